@@ -1,0 +1,270 @@
+//! The handshake: `connect.challenge`, `connect` params and `hello-ok`.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Payload of the `connect.challenge` event.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ConnectChallenge {
+    pub nonce: String,
+    pub ts: i64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
+}
+
+/// Valid `client.id` values (closed enum on the gateway).
+pub const CLIENT_IDS: &[&str] = &[
+    "webchat-ui", "openclaw-control-ui", "openclaw-browser-copilot", "openclaw-tui", "webchat", "cli",
+    "gateway-client", "openclaw-macos", "openclaw-linux", "openclaw-ios", "openclaw-watchos",
+    "openclaw-android", "node-host", "openclaw-worker", "test", "fingerprint", "openclaw-probe",
+];
+/// Valid `client.mode` values.
+pub const CLIENT_MODES: &[&str] = &["webchat", "cli", "ui", "backend", "node", "worker", "probe", "test"];
+
+/// What a Control UI identifies as.
+pub const CONTROL_UI_CLIENT_ID: &str = "openclaw-control-ui";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientInfo {
+    pub id: String,
+    pub version: String,
+    pub platform: String,
+    pub mode: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_family: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_identifier: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceAuth {
+    pub id: String,
+    pub public_key: String,
+    pub signature: String,
+    pub signed_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AuthParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bootstrap_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval_runtime_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_runtime_identity_token: Option<String>,
+}
+
+impl AuthParams {
+    /// The credential that goes into the signed payload: token, else device token, else
+    /// bootstrap token, else nothing.
+    pub fn signing_token(&self) -> &str {
+        self.token.as_deref().or(self.device_token.as_deref()).or(self.bootstrap_token.as_deref()).unwrap_or("")
+    }
+}
+
+impl std::fmt::Debug for SecretString {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+/// A string that never shows in `Debug` output (tokens in logs).
+#[derive(Clone, PartialEq)]
+pub struct SecretString(pub String);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectParams {
+    pub min_protocol: u32,
+    pub max_protocol: u32,
+    pub client: ClientInfo,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scopes: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caps: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<DeviceAuth>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth: Option<AuthParams>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub locale: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_agent: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_catalog: Option<Value>,
+    // Node/worker fields: accepted so the closed schema matches the real gateway's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permissions: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path_env: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub computer_use: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_runs: Option<Value>,
+}
+
+impl ConnectParams {
+    /// Field rules beyond the types (enums, non-empty strings, lengths). The message names
+    /// the field.
+    pub fn check(&self) -> Result<(), String> {
+        if self.min_protocol < 1 || self.max_protocol < 1 {
+            return Err("`minProtocol` and `maxProtocol` must be at least 1".into());
+        }
+        if !CLIENT_IDS.contains(&self.client.id.as_str()) {
+            return Err(format!("`client.id` must be one of the known client ids, not `{}`", crate::frame::truncate(&self.client.id, 40)));
+        }
+        if !CLIENT_MODES.contains(&self.client.mode.as_str()) {
+            return Err(format!("`client.mode` must be one of {}, not `{}`", CLIENT_MODES.join(", "), crate::frame::truncate(&self.client.mode, 40)));
+        }
+        for (name, v) in [("client.version", &self.client.version), ("client.platform", &self.client.platform)] {
+            if v.is_empty() {
+                return Err(format!("`{name}` must be non-empty"));
+            }
+        }
+        if let Some(b) = &self.client.build_id {
+            if b.is_empty() || b.chars().count() > 96 {
+                return Err("`client.buildId` must be 1 to 96 characters".into());
+            }
+        }
+        if let Some(tz) = &self.client.time_zone {
+            if tz.is_empty() || tz.chars().count() > 64 {
+                return Err("`client.timeZone` must be 1 to 64 characters".into());
+            }
+        }
+        if let Some(d) = &self.device {
+            if d.signed_at < 0 {
+                return Err("`device.signedAt` must be ≥ 0".into());
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerInfo {
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub boot_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control_ui_build_source: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub conn_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Features {
+    #[serde(default)]
+    pub methods: Vec<String>,
+    #[serde(default)]
+    pub events: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capabilities: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HelloAuth {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    #[serde(default)]
+    pub scopes: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_token: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at_ms: Option<i64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Policy {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_payload: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_buffered_bytes: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick_interval_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionDefaults {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_agent_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_session_key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model_configured: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Snapshot {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_defaults: Option<SessionDefaults>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uptime_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auth_mode: Option<String>,
+}
+
+/// `hello-ok`, the payload of a successful `connect`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HelloOk {
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub protocol: u32,
+    pub server: ServerInfo,
+    #[serde(default)]
+    pub features: Features,
+    #[serde(default)]
+    pub snapshot: Snapshot,
+    pub auth: HelloAuth,
+    pub policy: Policy,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signing_token_prefers_token_then_device_then_bootstrap() {
+        let mut a = AuthParams { bootstrap_token: Some("b".into()), ..Default::default() };
+        assert_eq!(a.signing_token(), "b");
+        a.device_token = Some("d".into());
+        assert_eq!(a.signing_token(), "d");
+        a.token = Some("t".into());
+        assert_eq!(a.signing_token(), "t");
+        assert_eq!(AuthParams::default().signing_token(), "");
+    }
+}

@@ -1,0 +1,176 @@
+//! Ed25519 device identity: the id, the v2/v3 signed payloads, signing and verification.
+
+use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+use sha2::{Digest, Sha256};
+
+use crate::b64;
+use crate::connect::{ConnectParams, DeviceAuth};
+use crate::error::detail;
+
+/// The fields that go into a signed payload.
+#[derive(Debug, Clone)]
+pub struct SignedFields<'a> {
+    pub device_id: &'a str,
+    pub client_id: &'a str,
+    pub client_mode: &'a str,
+    pub role: &'a str,
+    pub scopes: &'a [String],
+    pub signed_at_ms: i64,
+    pub token: &'a str,
+    pub nonce: &'a str,
+    pub platform: &'a str,
+    pub device_family: &'a str,
+}
+
+/// Trimmed and ASCII-lowercased (only `A`–`Z` change), as the gateway normalises it.
+fn norm(s: &str) -> String {
+    s.trim().to_ascii_lowercase()
+}
+
+impl SignedFields<'_> {
+    pub fn payload_v3(&self) -> String {
+        format!(
+            "v3|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}",
+            self.device_id,
+            self.client_id,
+            self.client_mode,
+            self.role,
+            self.scopes.join(","),
+            self.signed_at_ms,
+            self.token,
+            self.nonce,
+            norm(self.platform),
+            norm(self.device_family)
+        )
+    }
+    pub fn payload_v2(&self) -> String {
+        format!(
+            "v2|{}|{}|{}|{}|{}|{}|{}|{}",
+            self.device_id,
+            self.client_id,
+            self.client_mode,
+            self.role,
+            self.scopes.join(","),
+            self.signed_at_ms,
+            self.token,
+            self.nonce
+        )
+    }
+}
+
+/// Lowercase hex SHA-256 of the raw 32-byte public key.
+pub fn device_id_for(public_key: &[u8]) -> String {
+    let digest = Sha256::digest(public_key);
+    let mut s = String::with_capacity(64);
+    for b in digest {
+        s.push(char::from_digit((b >> 4) as u32, 16).unwrap());
+        s.push(char::from_digit((b & 15) as u32, 16).unwrap());
+    }
+    s
+}
+
+/// A device key pair. The seed is the only secret; the UI keeps it in `localStorage`.
+pub struct DeviceIdentity {
+    key: SigningKey,
+}
+
+impl DeviceIdentity {
+    pub fn from_seed(seed: [u8; 32]) -> Self {
+        DeviceIdentity { key: SigningKey::from_bytes(&seed) }
+    }
+    pub fn seed(&self) -> [u8; 32] {
+        self.key.to_bytes()
+    }
+    pub fn public_key_b64(&self) -> String {
+        b64::encode(self.key.verifying_key().as_bytes())
+    }
+    pub fn device_id(&self) -> String {
+        device_id_for(self.key.verifying_key().as_bytes())
+    }
+    pub fn sign_b64(&self, payload: &str) -> String {
+        b64::encode(&self.key.sign(payload.as_bytes()).to_bytes())
+    }
+}
+
+/// Why a device signature was refused; each maps to a `details.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceAuthError {
+    DeviceIdMismatch,
+    SignatureExpired,
+    NonceRequired,
+    NonceMismatch,
+    SignatureInvalid,
+    PublicKeyInvalid,
+}
+
+impl DeviceAuthError {
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::DeviceIdMismatch => detail::DEVICE_AUTH_DEVICE_ID_MISMATCH,
+            Self::SignatureExpired => detail::DEVICE_AUTH_SIGNATURE_EXPIRED,
+            Self::NonceRequired => detail::DEVICE_AUTH_NONCE_REQUIRED,
+            Self::NonceMismatch => detail::DEVICE_AUTH_NONCE_MISMATCH,
+            Self::SignatureInvalid => detail::DEVICE_AUTH_SIGNATURE_INVALID,
+            Self::PublicKeyInvalid => detail::DEVICE_AUTH_PUBLIC_KEY_INVALID,
+        }
+    }
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::DeviceIdMismatch => "device identity mismatch: device.id is not the SHA-256 of device.publicKey",
+            Self::SignatureExpired => "device signature expired: signedAt is more than 120 s from the gateway clock",
+            Self::NonceRequired => "device nonce required: sign the connect.challenge nonce",
+            Self::NonceMismatch => "device nonce mismatch: the signed nonce is not this connection's challenge",
+            Self::SignatureInvalid => "device signature invalid",
+            Self::PublicKeyInvalid => "device public key invalid",
+        }
+    }
+}
+
+/// Which payload version verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadVersion {
+    V3,
+    V2,
+}
+
+/// Verifies `params.device` the way the real gateway does, in its order: id, clock skew,
+/// nonce, then the signature (v3 first, then v2).
+pub fn verify_connect(params: &ConnectParams, challenge_nonce: &str, now_ms: i64) -> Result<PayloadVersion, DeviceAuthError> {
+    let device: &DeviceAuth = params.device.as_ref().ok_or(DeviceAuthError::SignatureInvalid)?;
+    let key_bytes = b64::decode(&device.public_key).ok_or(DeviceAuthError::PublicKeyInvalid)?;
+    if device_id_for(&key_bytes) != device.id {
+        return Err(DeviceAuthError::DeviceIdMismatch);
+    }
+    if (now_ms - device.signed_at).abs() > crate::SIGNATURE_SKEW_MS {
+        return Err(DeviceAuthError::SignatureExpired);
+    }
+    let nonce = device.nonce.as_deref().filter(|n| !n.is_empty()).ok_or(DeviceAuthError::NonceRequired)?;
+    if nonce != challenge_nonce {
+        return Err(DeviceAuthError::NonceMismatch);
+    }
+    let key_arr: [u8; 32] = key_bytes.as_slice().try_into().map_err(|_| DeviceAuthError::PublicKeyInvalid)?;
+    let key = VerifyingKey::from_bytes(&key_arr).map_err(|_| DeviceAuthError::PublicKeyInvalid)?;
+    let sig_bytes = b64::decode(&device.signature).ok_or(DeviceAuthError::SignatureInvalid)?;
+    let sig_arr: [u8; 64] = sig_bytes.as_slice().try_into().map_err(|_| DeviceAuthError::SignatureInvalid)?;
+    let sig = Signature::from_bytes(&sig_arr);
+    let empty = Vec::new();
+    let fields = SignedFields {
+        device_id: &device.id,
+        client_id: &params.client.id,
+        client_mode: &params.client.mode,
+        role: params.role.as_deref().unwrap_or("operator"),
+        scopes: params.scopes.as_ref().unwrap_or(&empty),
+        signed_at_ms: device.signed_at,
+        token: params.auth.as_ref().map(|a| a.signing_token()).unwrap_or(""),
+        nonce,
+        platform: &params.client.platform,
+        device_family: params.client.device_family.as_deref().unwrap_or(""),
+    };
+    if key.verify(fields.payload_v3().as_bytes(), &sig).is_ok() {
+        return Ok(PayloadVersion::V3);
+    }
+    if key.verify(fields.payload_v2().as_bytes(), &sig).is_ok() {
+        return Ok(PayloadVersion::V2);
+    }
+    Err(DeviceAuthError::SignatureInvalid)
+}

@@ -1,0 +1,115 @@
+//! Methods, events and the scopes each method needs.
+
+pub mod scope {
+    pub const ADMIN: &str = "operator.admin";
+    pub const READ: &str = "operator.read";
+    pub const WRITE: &str = "operator.write";
+    pub const APPROVALS: &str = "operator.approvals";
+    pub const QUESTIONS: &str = "operator.questions";
+    pub const PAIRING: &str = "operator.pairing";
+    pub const SESSIONS_READ: &str = "operator.sessions.read";
+    pub const SESSIONS_WRITE: &str = "operator.sessions.write";
+    pub const TALK_SECRETS: &str = "operator.talk.secrets";
+
+    /// Every operator scope a gateway knows.
+    pub const ALL: &[&str] = &[ADMIN, READ, WRITE, APPROVALS, QUESTIONS, PAIRING, SESSIONS_READ, SESSIONS_WRITE, TALK_SECRETS];
+}
+
+/// The scopes this UI asks for, in the order it signs them.
+pub const UI_SCOPES: &[&str] = &[scope::READ, scope::WRITE, scope::APPROVALS, scope::QUESTIONS];
+
+/// Method → the broad scope it needs, and the narrow guest scope that allows it for the
+/// caller's own sessions only (if any).
+pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
+    ("health", scope::READ, None),
+    ("sessions.list", scope::READ, Some(scope::SESSIONS_READ)),
+    ("sessions.subscribe", scope::READ, Some(scope::SESSIONS_READ)),
+    ("sessions.create", scope::WRITE, Some(scope::SESSIONS_WRITE)),
+    ("sessions.messages.subscribe", scope::READ, Some(scope::SESSIONS_READ)),
+    ("sessions.messages.unsubscribe", scope::READ, Some(scope::SESSIONS_READ)),
+    ("chat.history", scope::READ, Some(scope::SESSIONS_READ)),
+    ("chat.send", scope::WRITE, Some(scope::SESSIONS_WRITE)),
+    ("chat.abort", scope::WRITE, Some(scope::SESSIONS_WRITE)),
+    ("chat.inject", scope::ADMIN, None),
+    ("question.list", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    ("question.get", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    ("question.resolve", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    ("question.request", scope::QUESTIONS, None),
+    ("question.waitAnswer", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+];
+
+/// Events a gateway may send to an operator UI.
+pub const EVENTS: &[&str] = &[
+    "connect.challenge", "tick", "shutdown", "question.requested", "question.resolved", "chat",
+    "session.message", "sessions.changed",
+];
+
+/// How far a connection may use a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Holds the broad scope (or admin).
+    Full,
+    /// Holds only the narrow guest scope: own sessions only.
+    OwnSessions,
+}
+
+/// Whether `granted` may call `method`. `Err` carries the missing scope and the list of
+/// scopes that would do; `None` means the method is unknown.
+pub fn access(method: &str, granted: &[String]) -> Option<Result<Access, (&'static str, Vec<&'static str>)>> {
+    let &(_, broad, narrow) = METHOD_SCOPES.iter().find(|(m, _, _)| *m == method)?;
+    let has = |s: &str| granted.iter().any(|g| g == s);
+    if has(scope::ADMIN) || has(broad) {
+        return Some(Ok(Access::Full));
+    }
+    if let Some(n) = narrow {
+        if has(n) {
+            return Some(Ok(Access::OwnSessions));
+        }
+    }
+    let mut required = vec![broad];
+    required.extend(narrow);
+    if broad != scope::ADMIN {
+        required.push(scope::ADMIN);
+    }
+    Some(Err((broad, required)))
+}
+
+/// Whether the granted scopes let a person answer questions (broadly or as a guest).
+pub fn can_answer_questions(granted: &[String]) -> bool {
+    matches!(access("question.resolve", granted), Some(Ok(_)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn admin_satisfies_everything_and_unknown_methods_are_none() {
+        for (m, _, _) in METHOD_SCOPES {
+            assert_eq!(access(m, &s(&[scope::ADMIN])), Some(Ok(Access::Full)), "{m}");
+        }
+        assert_eq!(access("no.such", &s(&[scope::ADMIN])), None);
+    }
+
+    #[test]
+    fn every_method_fails_without_its_scope() {
+        for (m, broad, _) in METHOD_SCOPES {
+            let Some(Err((missing, required))) = access(m, &[]) else { panic!("{m} allowed with no scopes") };
+            assert_eq!(missing, *broad);
+            assert!(required.contains(broad));
+        }
+    }
+
+    #[test]
+    fn guest_scope_gives_own_session_access_to_questions_only_where_listed() {
+        let guest = s(&[scope::SESSIONS_WRITE]);
+        assert_eq!(access("question.resolve", &guest), Some(Ok(Access::OwnSessions)));
+        assert!(matches!(access("question.request", &guest), Some(Err(_))));
+        assert!(can_answer_questions(&guest));
+        assert!(!can_answer_questions(&s(&[scope::READ, scope::WRITE])));
+    }
+}

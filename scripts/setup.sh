@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs everything `make run` and `make test` need, idempotently: each step is
+# skipped when the tool is already present at the pinned version. See
+# ../shared/docs/toolchain.md for why each pin is what it is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+TRUNK_VERSION=0.21.14
+WASM_BINDGEN_VERSION=0.2.130
+say() { printf '[setup] %s\n' "$*"; }
+
+# 1. OS packages: Chromium + chromedriver for every browser test tier.
+# Never Debian's binaryen: its wasm-opt 108 silently produces a broken app.
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
+  say "installing chromium and chromium-driver (apt)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+# 2. The wasm target.
+if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+  say "adding rust target wasm32-unknown-unknown"
+  rustup target add wasm32-unknown-unknown
+fi
+
+# 3. Rust tools. wasm-bindgen-cli must NOT be --locked (webpki-roots pin is unavailable).
+if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $WASM_BINDGEN_VERSION"; then
+  say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 2 min)"
+  cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
+fi
+if ! trunk --version 2>/dev/null | grep -qx "trunk $TRUNK_VERSION"; then
+  say "installing trunk $TRUNK_VERSION (about 7 min)"
+  cargo install trunk --version "$TRUNK_VERSION" --locked
+fi
+
+# 4. npm: wasm-opt from binaryen 132 (pinned in package.json / package-lock.json).
+if ! [ -x node_modules/.bin/wasm-opt ] || ! node_modules/.bin/wasm-opt --version | grep -q 'version 132'; then
+  say "installing npm dev dependencies (binaryen 132)"
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+
+# 5. Every crate for every platform: trunk's `cargo metadata` needs them all.
+cargo fetch --quiet
+say "toolchain ready"

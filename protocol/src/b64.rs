@@ -1,16 +1,32 @@
 //! Base64url without padding, as used for device keys and signatures.
 //! Hand-written so the UI bundle does not carry a general base64 crate.
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const STANDARD: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/// Base64url without padding.
 pub fn encode(bytes: &[u8]) -> String {
+    encode_with(bytes, URL_SAFE, false)
+}
+
+/// Standard base64 with padding (CSP source hashes use it).
+pub fn encode_standard(bytes: &[u8]) -> String {
+    encode_with(bytes, STANDARD, true)
+}
+
+fn encode_with(bytes: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         let chars = chunk.len() + 1;
         for i in 0..chars {
-            out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+        if pad {
+            for _ in chars..4 {
+                out.push('=');
+            }
         }
     }
     out
@@ -61,6 +77,8 @@ mod tests {
             assert_eq!(decode(enc).unwrap(), raw.as_bytes());
         }
         assert_eq!(decode("Zg=="), Some(b"f".to_vec()));
+        assert_eq!(encode_standard(b"f"), "Zg==");
+        assert_eq!(encode_standard(&[0xfb, 0xff]), "+/8=");
         assert_eq!(decode("Z"), None);
         assert_eq!(decode("Zh"), None, "non-zero leftover bits are rejected");
         assert_eq!(decode("Zm9v!"), None);

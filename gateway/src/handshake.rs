@@ -1,0 +1,180 @@
+//! Admission: everything `connect` checks, in the real gateway's order, and `hello-ok`.
+
+use protocol::closed::from_value_closed;
+use protocol::connect::{CONTROL_UI_CLIENT_ID, ConnectParams, Features, HelloAuth, HelloOk, Policy, ServerInfo, SessionDefaults, Snapshot};
+use protocol::device::verify_connect;
+use protocol::error::{ErrorShape, detail};
+use protocol::methods::scope;
+use serde_json::{Value, json};
+
+use crate::Gateway;
+use crate::util::{now_ms, random_token, secret_eq};
+
+/// Who was let in.
+#[derive(Debug, Clone)]
+pub struct Admitted {
+    pub client_id: String,
+    pub scopes: Vec<String>,
+    pub owner: String,
+    pub device_token: Option<String>,
+}
+
+/// What the transport knows about the client.
+pub struct Transport<'a> {
+    pub origin: Option<&'a str>,
+    /// The `Host` header: the gateway's own origin is `http://<host>`.
+    pub host: Option<&'a str>,
+    pub challenge_nonce: &'a str,
+}
+
+fn connect_error(message: &str, code: &str) -> ErrorShape {
+    ErrorShape::invalid(message).with_details(json!({ "code": code }))
+}
+
+fn is_loopback_origin(origin: &str) -> bool {
+    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else { return false };
+    let host = if rest.starts_with('[') { rest.split(']').next().map(|h| &h[1..]).unwrap_or("") } else { rest.split(':').next().unwrap_or("") };
+    matches!(host, "127.0.0.1" | "localhost" | "::1") && !rest.contains('/')
+}
+
+fn origin_allowed(gw: &Gateway, t: &Transport<'_>) -> bool {
+    let Some(origin) = t.origin else { return false };
+    if is_loopback_origin(origin) {
+        return true;
+    }
+    if let Some(host) = t.host {
+        if origin == format!("http://{host}") || origin == format!("https://{host}") {
+            return true;
+        }
+    }
+    gw.config.allowed_origins.iter().any(|o| o == origin)
+}
+
+pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted, ErrorShape> {
+    let p: ConnectParams = from_value_closed(params).map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
+    p.check().map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
+    if p.min_protocol > protocol::PROTOCOL_VERSION || p.max_protocol < protocol::PROTOCOL_VERSION {
+        return Err(ErrorShape::invalid(format!(
+            "protocol mismatch: the client speaks v{}–v{}, this gateway speaks v{}",
+            p.min_protocol,
+            p.max_protocol,
+            protocol::PROTOCOL_VERSION
+        ))
+        .with_details(json!({"code": detail::PROTOCOL_MISMATCH, "expectedProtocol": protocol::PROTOCOL_VERSION, "minimumProbeProtocol": protocol::PROTOCOL_VERSION})));
+    }
+    let control_ui = p.client.id == CONTROL_UI_CLIENT_ID;
+    if control_ui && !origin_allowed(gw, t) {
+        return Err(ErrorShape::invalid("origin not allowed: open the Control UI from the gateway's own address, or add this origin to the allowed origins")
+            .with_details(json!({"code": detail::CONTROL_UI_ORIGIN_NOT_ALLOWED, "reason": "origin missing or invalid"})));
+    }
+    // A browser page (any Origin) must prove a device identity; so must the Control UI.
+    if (control_ui || t.origin.is_some()) && p.device.is_none() {
+        return Err(connect_error("control ui requires device identity (use HTTPS or localhost secure context)", detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED));
+    }
+    let now = now_ms();
+    if p.device.is_some() {
+        verify_connect(&p, t.challenge_nonce, now).map_err(|e| connect_error(e.message(), e.code()))?;
+    }
+    let auth = p.auth.clone().unwrap_or_default();
+    let known_device = match &p.device {
+        Some(d) => gw.store.device(&d.id).map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("device store unavailable: {e}")))?,
+        None => None,
+    };
+    match (&auth.token, &auth.device_token) {
+        (Some(token), _) => {
+            if !secret_eq(token, &gw.config.token) {
+                let can_retry = known_device.is_some() && auth.device_token.is_none();
+                return Err(ErrorShape::invalid("unauthorized: gateway token mismatch (open the dashboard URL and paste the token in Control UI settings)")
+                    .with_details(json!({"code": detail::AUTH_TOKEN_MISMATCH, "canRetryWithDeviceToken": can_retry, "recommendedNextStep": if can_retry { "retry_with_device_token" } else { "update_auth_credentials" }})));
+            }
+        }
+        (None, Some(device_token)) => {
+            let ok = known_device.as_ref().is_some_and(|d| secret_eq(device_token, &d.device_token));
+            if !ok {
+                return Err(ErrorShape::invalid("unauthorized: device token mismatch (paste the gateway token again)")
+                    .with_details(json!({"code": detail::AUTH_DEVICE_TOKEN_MISMATCH, "recommendedNextStep": "update_auth_credentials"})));
+            }
+        }
+        (None, None) => {
+            return Err(ErrorShape::invalid("unauthorized: gateway token missing (open the dashboard URL with #token=… or paste the token in Control UI settings)")
+                .with_details(json!({"code": detail::AUTH_TOKEN_MISSING, "recommendedNextStep": "update_auth_credentials"})));
+        }
+    }
+    // Loopback pairs automatically; grant what was asked among the scopes we know.
+    let requested = p.scopes.clone().unwrap_or_default();
+    let mut scopes: Vec<String> = Vec::new();
+    for s in requested {
+        if scope::ALL.contains(&s.as_str()) && !scopes.contains(&s) {
+            scopes.push(s);
+        }
+    }
+    let (owner, device_token) = match &p.device {
+        Some(d) => {
+            let token = gw
+                .store
+                .pair_device(&d.id, &d.public_key, &p.client.id, now, &random_token())
+                .map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("device store unavailable: {e}")))?;
+            (d.id.clone(), Some(token))
+        }
+        None => (format!("client:{}", p.client.id), None),
+    };
+    Ok(Admitted { client_id: p.client.id, scopes, owner, device_token })
+}
+
+/// Methods this gateway implements, as advertised in `hello-ok.features.methods`.
+pub fn implemented_methods() -> Vec<String> {
+    crate::methods::IMPLEMENTED.iter().map(|m| m.to_string()).collect()
+}
+
+pub fn hello_ok(gw: &Gateway, a: &Admitted, conn_id: &str) -> HelloOk {
+    HelloOk {
+        kind: "hello-ok".into(),
+        protocol: protocol::PROTOCOL_VERSION,
+        server: ServerInfo {
+            version: gw.config.version.clone(),
+            build_id: Some(format!("local-{}", gw.config.version)),
+            boot_id: Some(gw.boot_id.clone()),
+            control_ui_build_source: Some("configured".into()),
+            conn_id: Some(conn_id.into()),
+        },
+        features: Features { methods: implemented_methods(), events: protocol::methods::EVENTS.iter().map(|e| e.to_string()).collect(), capabilities: vec![] },
+        snapshot: Snapshot {
+            session_defaults: Some(SessionDefaults {
+                default_agent_id: Some("main".into()),
+                main_key: Some("main".into()),
+                main_session_key: Some("agent:main:main".into()),
+                model_configured: Some(true),
+                scope: Some("per-sender".into()),
+            }),
+            uptime_ms: Some(gw.started.elapsed().as_millis() as u64),
+            auth_mode: Some("token".into()),
+        },
+        auth: HelloAuth {
+            method: Some("token".into()),
+            role: Some("operator".into()),
+            scopes: a.scopes.clone(),
+            device_token: a.device_token.clone(),
+            issued_at_ms: Some(now_ms()),
+        },
+        policy: Policy {
+            max_payload: Some(protocol::MAX_PAYLOAD_BYTES as u64),
+            max_buffered_bytes: Some(protocol::MAX_BUFFERED_BYTES as u64),
+            tick_interval_ms: Some(gw.config.tick_interval_ms),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_origins_are_recognised_exactly() {
+        for o in ["http://127.0.0.1:8080", "http://localhost", "http://[::1]:18789", "https://localhost:1"] {
+            assert!(is_loopback_origin(o), "{o}");
+        }
+        for o in ["http://127.0.0.1.evil.com", "http://localhost.evil:80", "null", "http://evil.com", "file://", "http://127.0.0.1:1/x"] {
+            assert!(!is_loopback_origin(o), "{o}");
+        }
+    }
+}

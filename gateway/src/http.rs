@@ -1,0 +1,193 @@
+//! HTTP: the WebSocket upgrade and the built UI, with SPA fallback and the real gateway's CSP.
+
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
+
+use crate::Gateway;
+use crate::conn::{self, Headers};
+
+pub fn router(gw: Arc<Gateway>) -> Router {
+    Router::new().fallback(handle).with_state(gw)
+}
+
+async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, headers: HeaderMap, ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>) -> Response {
+    if let Ok(ws) = ws {
+        let h = Headers {
+            origin: headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string),
+            host: headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_string),
+        };
+        return ws
+            .max_message_size(protocol::MAX_PAYLOAD_BYTES)
+            .max_frame_size(protocol::MAX_PAYLOAD_BYTES)
+            .on_upgrade(move |socket| conn::handle(gw, socket, h));
+    }
+    if method != Method::GET && method != Method::HEAD {
+        return (StatusCode::METHOD_NOT_ALLOWED, "method not allowed").into_response();
+    }
+    serve_static(&gw.config.ui_root, uri.path()).await
+}
+
+/// Maps a URL path into the UI root, refusing anything that climbs out of it.
+fn resolve(root: &Path, url_path: &str) -> Option<PathBuf> {
+    let mut out = root.to_path_buf();
+    for c in Path::new(url_path.trim_start_matches('/')).components() {
+        match c {
+            Component::Normal(p) => out.push(p),
+            Component::CurDir => {}
+            _ => return None,
+        }
+    }
+    Some(out)
+}
+
+fn content_type(path: &Path) -> &'static str {
+    match path.extension().and_then(|e| e.to_str()).unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" | "mjs" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "wasm" => "application/wasm",
+        "json" => "application/json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "ico" => "image/x-icon",
+        "txt" => "text/plain; charset=utf-8",
+        "woff2" => "font/woff2",
+        _ => "application/octet-stream",
+    }
+}
+
+async fn serve_static(root: &Path, url_path: &str) -> Response {
+    let decoded = percent_decode(url_path);
+    let Some(path) = decoded.as_deref().and_then(|p| resolve(root, p)) else {
+        return (StatusCode::BAD_REQUEST, "bad path").into_response();
+    };
+    if path != root && path.is_file() && path.file_name().is_some_and(|n| n != "index.html") {
+        return match tokio::fs::read(&path).await {
+            Ok(bytes) => file_response(bytes, content_type(&path)),
+            Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read file: {e}")).into_response(),
+        };
+    }
+    // A missing asset is a 404; every other route is the single-page app.
+    let looks_like_file = Path::new(url_path).extension().is_some();
+    if looks_like_file && !path.is_dir() && !url_path.ends_with("index.html") {
+        return (StatusCode::NOT_FOUND, "not found").into_response();
+    }
+    match tokio::fs::read_to_string(root.join("index.html")).await {
+        Ok(html) => html_response(html),
+        Err(_) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            format!("Control UI assets are missing: no index.html in {}. Build the UI first (make build).", root.display()),
+        )
+            .into_response(),
+    }
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn security_headers(resp: &mut Response) {
+    let h = resp.headers_mut();
+    h.insert("x-frame-options", HeaderValue::from_static("DENY"));
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+}
+
+fn file_response(bytes: Vec<u8>, ctype: &'static str) -> Response {
+    let mut resp = Response::new(Body::from(bytes));
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    security_headers(&mut resp);
+    resp
+}
+
+fn html_response(html: String) -> Response {
+    let csp = csp_for(&html);
+    let mut resp = Response::new(Body::from(html));
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if let Ok(v) = HeaderValue::from_str(&csp) {
+        h.insert(header::CONTENT_SECURITY_POLICY, v);
+    }
+    security_headers(&mut resp);
+    resp
+}
+
+/// The bodies of inline `<script>` elements (those without `src`).
+fn inline_scripts(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find("<script") {
+        let after = &rest[start..];
+        let Some(tag_end) = after.find('>') else { break };
+        let tag = &after[..tag_end];
+        let body_start = tag_end + 1;
+        let Some(close) = after[body_start..].find("</script>") else { break };
+        if !tag.contains(" src=") {
+            out.push(&after[body_start..body_start + close]);
+        }
+        rest = &after[body_start + close..];
+    }
+    out
+}
+
+/// The CSP the real gateway sends for a configured UI root (terminal enabled, so
+/// `'wasm-unsafe-eval'` is present), with a hash for every inline script.
+pub fn csp_for(html: &str) -> String {
+    let hashes: Vec<String> =
+        inline_scripts(html).iter().map(|s| format!("'sha256-{}'", protocol::b64::encode_standard(&Sha256::digest(s.as_bytes())))).collect();
+    format!(
+        "default-src 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'; frame-src 'self' http: https:; \
+         script-src 'self' {} 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https:; \
+         media-src 'self' data: blob:; font-src 'self'; worker-src 'self'; connect-src 'self' ws: wss:",
+        hashes.join(" ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csp_hashes_only_inline_scripts() {
+        let html = r#"<html><script type="module">import x from "/a.js";</script><script src="/b.js"></script><script>1</script></html>"#;
+        assert_eq!(inline_scripts(html), vec![r#"import x from "/a.js";"#, "1"]);
+        let csp = csp_for(html);
+        assert_eq!(csp.matches("'sha256-").count(), 2);
+        assert!(csp.contains("'wasm-unsafe-eval'"));
+        // sha256("1") in standard base64
+        assert!(csp.contains("'sha256-a4ayc/80/OGda4BO/1o/V0etpOqiLx1JwB5S3beHW0s='"), "{csp}");
+    }
+
+    #[test]
+    fn paths_cannot_leave_the_root() {
+        let root = Path::new("/srv/ui");
+        assert_eq!(resolve(root, "/assets/app.js"), Some(PathBuf::from("/srv/ui/assets/app.js")));
+        assert_eq!(resolve(root, "/../etc/passwd"), None);
+        assert_eq!(resolve(root, "/a/../../x"), None);
+        assert_eq!(percent_decode("/%2e%2e/x").as_deref(), Some("/../x"));
+    }
+}

@@ -1,0 +1,108 @@
+//! Every live connection, and event fan-out with per-connection `seq`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc;
+
+/// What a connection's writer sends.
+pub enum Outbound {
+    /// An already-serialised frame (responses and seq-less events).
+    Text(String),
+    /// An event; the writer numbers it with the connection's next `seq`.
+    Event { event: Arc<str>, payload: Arc<str> },
+    /// Close the socket with this code and reason.
+    Close(u16, String),
+}
+
+/// The sending half of a connection, with the byte count of what is queued but unsent.
+#[derive(Clone)]
+pub struct ConnSender {
+    tx: mpsc::UnboundedSender<Outbound>,
+    pub queued_bytes: Arc<AtomicUsize>,
+}
+
+impl ConnSender {
+    pub fn new() -> (ConnSender, mpsc::UnboundedReceiver<Outbound>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (ConnSender { tx, queued_bytes: Arc::new(AtomicUsize::new(0)) }, rx)
+    }
+
+    /// Queues a frame. A client that lets more than `maxBufferedBytes` pile up is closed:
+    /// it is not reading, and it must not make the gateway hold unbounded memory.
+    pub fn send(&self, out: Outbound) -> bool {
+        let size = match &out {
+            Outbound::Text(t) => t.len(),
+            Outbound::Event { event, payload } => event.len() + payload.len() + 48,
+            Outbound::Close(..) => 0,
+        };
+        let queued = self.queued_bytes.fetch_add(size, Ordering::AcqRel) + size;
+        if queued > protocol::MAX_BUFFERED_BYTES {
+            let _ = self.tx.send(Outbound::Close(1008, "slow consumer: send buffer limit exceeded".into()));
+            return false;
+        }
+        self.tx.send(out).is_ok()
+    }
+
+    pub fn sent(&self, size: usize) {
+        self.queued_bytes.fetch_sub(size.min(self.queued_bytes.load(Ordering::Acquire)), Ordering::AcqRel);
+    }
+}
+
+/// Who a connection is, for event visibility.
+#[derive(Clone)]
+pub struct Peer {
+    pub conn_id: String,
+    pub scopes: Vec<String>,
+    /// Device id, or the client id for device-less backends: owner of guest sessions.
+    pub owner: String,
+    pub sender: ConnSender,
+}
+
+impl Peer {
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope || s == protocol::methods::scope::ADMIN)
+    }
+}
+
+#[derive(Default)]
+pub struct Hub {
+    peers: Mutex<HashMap<String, Peer>>,
+}
+
+impl Hub {
+    fn peers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Peer>> {
+        self.peers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn join(&self, peer: Peer) {
+        self.peers().insert(peer.conn_id.clone(), peer);
+    }
+
+    pub fn leave(&self, conn_id: &str) {
+        self.peers().remove(conn_id);
+    }
+
+    pub fn count(&self) -> usize {
+        self.peers().len()
+    }
+
+    /// Sends an event to every connection `visible` accepts. The payload is serialised once.
+    pub fn broadcast(&self, event: &str, payload: &serde_json::Value, visible: impl Fn(&Peer) -> bool) {
+        let event: Arc<str> = Arc::from(event);
+        let payload: Arc<str> = Arc::from(payload.to_string());
+        let targets: Vec<ConnSender> = self.peers().values().filter(|p| visible(p)).map(|p| p.sender.clone()).collect();
+        for t in targets {
+            t.send(Outbound::Event { event: event.clone(), payload: payload.clone() });
+        }
+    }
+
+    /// The `shutdown` event, then a going-away close, to everyone.
+    pub fn shutdown(&self, reason: &str) {
+        self.broadcast("shutdown", &serde_json::json!({ "reason": reason }), |_| true);
+        for p in self.peers().values() {
+            p.sender.send(Outbound::Close(1012, "gateway restarting".into()));
+        }
+    }
+}

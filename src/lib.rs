@@ -1,0 +1,12 @@
+//! The Control UI: a Leptos single-page app for OpenClaw-compatible gateways.
+//!
+//! Network code lives in [`gateway_client`]; browser storage in [`browser`] and
+//! [`identity`]; the pure rules in the `model` and `protocol` crates.
+
+pub mod app;
+pub mod browser;
+pub mod components;
+pub mod gateway_client;
+pub mod identity;
+
+pub use app::App;

@@ -1,1 +1,72 @@
+//! Harness for the end-to-end tests: real Chromium driven through chromedriver, the local
+//! gateway (in process) and the real OpenClaw gateway (through the shared scripts).
 
+pub mod browser;
+pub mod real;
+
+use std::path::PathBuf;
+
+/// The repository root.
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e lives in the repo").to_path_buf()
+}
+
+/// The release UI build. `make test` builds it before the e2e tests run.
+pub fn dist_dir() -> PathBuf {
+    let dist = std::env::var("OCUI_DIST").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("dist"));
+    assert!(dist.join("index.html").is_file(), "no UI build in {}: run `make build` (or `make test`, which builds it) first", dist.display());
+    dist
+}
+
+/// Where screenshots of e2e runs go (looked at by people, kept out of git).
+pub fn artifacts_dir() -> PathBuf {
+    let dir = repo_root().join("target").join("e2e-artifacts");
+    std::fs::create_dir_all(&dir).expect("artifacts dir");
+    dir
+}
+
+/// A free loopback port.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
+}
+
+/// The local gateway, in process, serving the UI build.
+pub struct LocalGateway {
+    pub running: Option<gateway::Running>,
+    pub token: String,
+    pub port: u16,
+    pub data_dir: tempfile::TempDir,
+}
+
+impl LocalGateway {
+    pub async fn start() -> LocalGateway {
+        let data_dir = tempfile::tempdir().expect("tempdir");
+        let token = format!("e2e-{}", free_port());
+        let mut g = LocalGateway { running: None, token, port: 0, data_dir };
+        g.restart_on(0).await;
+        g
+    }
+
+    /// Starts (again) on `port` (0 picks one), keeping the data directory.
+    pub async fn restart_on(&mut self, port: u16) {
+        let mut cfg = gateway::Config::local(&self.token, self.data_dir.path().to_path_buf(), dist_dir());
+        cfg.port = port;
+        let running = gateway::start(cfg).await.expect("local gateway starts");
+        self.port = running.addr.port();
+        self.running = Some(running);
+    }
+
+    pub async fn stop(&mut self) {
+        if let Some(r) = self.running.take() {
+            r.shutdown().await;
+        }
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn ui_url(&self) -> String {
+        format!("{}/#token={}", self.base(), self.token)
+    }
+}

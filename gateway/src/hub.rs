@@ -98,6 +98,14 @@ impl Hub {
         }
     }
 
+    /// Sends a raw text frame to every connection, bypassing the protocol types: the test
+    /// gateway mode uses it to inject malformed, duplicated or out-of-order frames.
+    pub fn inject_raw(&self, text: &str) {
+        for p in self.peers().values() {
+            p.sender.send(Outbound::Text(text.to_string()));
+        }
+    }
+
     /// The `shutdown` event, then a going-away close, to everyone.
     pub fn shutdown(&self, reason: &str) {
         self.broadcast("shutdown", &serde_json::json!({ "reason": reason }), |_| true);

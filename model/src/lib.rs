@@ -1,1 +1,6 @@
-//! placeholder
+//! The UI's pure state machines. Nothing here touches a browser, so every rule has a
+//! native test: connection status and failures, and (in later modules) the question dock,
+//! the outbox and async answers.
+
+pub mod connection;
+pub mod fragment;

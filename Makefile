@@ -1,0 +1,45 @@
+# Two commands for a fresh machine:  make run  and  make test.
+# Every target installs what it needs first (scripts/setup.sh skips what is present).
+
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+export TRUNK_SKIP_VERSION_CHECK := true
+export OCUI_SHARED_DIR ?= $(abspath $(CURDIR)/../shared)
+
+PORT ?= 18789
+DATA_DIR ?= $(CURDIR)/.data
+export PORT DATA_DIR
+
+.PHONY: setup build gateway run test test-native test-wasm test-e2e clean
+
+setup:
+	@bash scripts/setup.sh
+
+## Release UI build into dist/ (wasm-opt -Oz through npm binaryen 132).
+build: setup
+	trunk build --release --public-url /
+
+gateway: setup
+	cargo build --profile gateway -p gateway
+
+## Build the UI, start the local gateway with the demo agent on http://127.0.0.1:$(PORT)/,
+## and print the URL (with the token). Runs in the foreground until Ctrl-C.
+run: build gateway
+	UI_ROOT=$(CURDIR)/dist exec target/gateway/gateway
+
+## Every test tier: native, wasm-bindgen-test in headless Chromium, then e2e in Chromium
+## against the local gateway and the real OpenClaw gateway.
+test: setup test-native test-wasm build test-e2e
+
+test-native:
+	cargo test -p protocol -p model -p gateway
+
+test-wasm:
+	cargo test --target wasm32-unknown-unknown -p control-ui
+
+test-e2e:
+	cargo test -p e2e -- --test-threads=2
+
+clean:
+	cargo clean
+	rm -rf dist

@@ -1,0 +1,119 @@
+//! Headless Chromium through chromedriver, with polling helpers.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::json;
+use tokio::process::{Child, Command};
+
+pub struct Browser {
+    pub client: Client,
+    driver: Child,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Starts chromedriver on a free port and a fresh headless Chromium profile.
+    pub async fn start() -> Browser {
+        Self::start_sized(1280, 900).await
+    }
+
+    pub async fn start_sized(width: u32, height: u32) -> Browser {
+        let port = crate::free_port();
+        let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+        let driver = Command::new(&chromedriver)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {chromedriver}: {e} (make test installs chromium-driver)"));
+        let profile = tempfile::tempdir().expect("profile dir");
+        // Chromium keeps windows at least 500 px wide; narrower layouts use device emulation.
+        let emulation = if width < 500 {
+            json!({"deviceMetrics": {"width": width, "height": height, "pixelRatio": 1.0}})
+        } else {
+            serde_json::Value::Null
+        };
+        let mut caps = json!({
+            "goog:chromeOptions": {
+                "binary": std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
+                    "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                    format!("--window-size={width},{height}"),
+                    format!("--user-data-dir={}", profile.path().display()),
+                ]
+            },
+            "goog:loggingPrefs": { "browser": "ALL" }
+        });
+        if !emulation.is_null() {
+            caps["goog:chromeOptions"]["mobileEmulation"] = emulation;
+        }
+        let caps = caps.as_object().expect("object").clone();
+        let url = format!("http://127.0.0.1:{port}");
+        let mut last_err = String::new();
+        for _ in 0..100 {
+            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new()).capabilities(caps.clone()).connect(&url).await {
+                Ok(client) => return Browser { client, driver, _profile: profile },
+                Err(e) => {
+                    last_err = e.to_string();
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            }
+        }
+        panic!("chromedriver did not start a session: {last_err}");
+    }
+
+    pub async fn goto(&self, url: &str) {
+        self.client.goto(url).await.unwrap_or_else(|e| panic!("goto {url}: {e}"));
+    }
+
+    /// Polls until the element matching `css` has text that `accept` takes; returns it.
+    pub async fn wait_text(&self, css: &str, timeout: Duration, accept: impl Fn(&str) -> bool) -> String {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut last = String::from("<no element>");
+        loop {
+            if let Ok(el) = self.client.find(Locator::Css(css)).await {
+                if let Ok(t) = el.text().await {
+                    if accept(&t) {
+                        return t;
+                    }
+                    last = t;
+                }
+            }
+            if tokio::time::Instant::now() > deadline {
+                let shot = self.screenshot("timeout").await;
+                panic!("timed out waiting on `{css}`; last text: {last:?}; screenshot: {shot}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Runs JavaScript in the page and returns its value.
+    pub async fn js(&self, script: &str) -> serde_json::Value {
+        self.client.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+    }
+
+    pub async fn current_url(&self) -> String {
+        self.client.current_url().await.expect("url").to_string()
+    }
+
+    /// Saves a PNG under target/e2e-artifacts and returns its path.
+    pub async fn screenshot(&self, name: &str) -> String {
+        let path = crate::artifacts_dir().join(format!("{name}.png"));
+        match self.client.screenshot().await {
+            Ok(png) => {
+                let _ = std::fs::write(&path, png);
+                path.display().to_string()
+            }
+            Err(e) => format!("<no screenshot: {e}>"),
+        }
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.client.clone().close().await;
+        let _ = self.driver.kill().await;
+    }
+}

@@ -1,0 +1,90 @@
+//! The real OpenClaw gateway (npm `openclaw@2026.9.6`), run through
+//! `../shared/tools/openclaw-gateway/run-real-gateway.sh`, serving our UI build from
+//! `gateway.controlUi.root`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// `../shared` beside the repository (CI lays a copy there), or `OCUI_SHARED_DIR`.
+pub fn shared_dir() -> PathBuf {
+    let dir = std::env::var("OCUI_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|_| crate::repo_root().join("..").join("shared"));
+    assert!(dir.join("tools/openclaw-gateway/run-real-gateway.sh").is_file(), "no shared tools in {}: set OCUI_SHARED_DIR", dir.display());
+    dir
+}
+
+/// Where the real gateway is installed and keeps its state: outside the repo, reused.
+pub fn install_dir() -> PathBuf {
+    std::env::var("OPENCLAW_REAL_DIR").map(PathBuf::from).unwrap_or_else(|_| {
+        PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".cache/ocui/openclaw-2026.9.6")
+    })
+}
+
+pub const TOKEN: &str = "TEST";
+
+pub struct RealGateway {
+    pub port: u16,
+    dir: PathBuf,
+    _ui_copy: tempfile::TempDir,
+}
+
+fn script() -> PathBuf {
+    shared_dir().join("tools/openclaw-gateway/run-real-gateway.sh")
+}
+
+fn run(dir: &Path, port: u16, args: &[&str], ui_root: Option<&Path>) -> std::process::Output {
+    let mut cmd = Command::new("bash");
+    cmd.arg(script()).arg(dir).args(args).env("PORT", port.to_string()).env("TOKEN", TOKEN);
+    if let Some(root) = ui_root {
+        cmd.env("CONTROL_UI_ROOT", root);
+    }
+    cmd.output().expect("run-real-gateway.sh runs")
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            // A copy, never a hard link: the real gateway refuses hard-linked UI files.
+            std::fs::write(&target, std::fs::read(entry.path()).unwrap()).unwrap();
+        }
+    }
+}
+
+impl RealGateway {
+    /// Installs (once; cached), then starts the real gateway serving a copy of our build.
+    pub fn start() -> RealGateway {
+        let dir = install_dir();
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = crate::free_port();
+        let out = run(&dir, port, &["install"], None);
+        assert!(out.status.success(), "real gateway install failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let ui_copy = tempfile::tempdir().unwrap();
+        copy_dir(&crate::dist_dir(), ui_copy.path());
+        let out = run(&dir, port, &["start"], Some(ui_copy.path()));
+        let gw = RealGateway { port, dir, _ui_copy: ui_copy };
+        assert!(out.status.success(), "real gateway did not start:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        gw
+    }
+
+    pub fn base(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn ui_url(&self) -> String {
+        format!("{}/#token={TOKEN}", self.base())
+    }
+}
+
+impl Drop for RealGateway {
+    fn drop(&mut self) {
+        // `stop` cancels pending questions first; otherwise SIGTERM waits for them.
+        let out = run(&self.dir, self.port, &["stop"], None);
+        if !out.status.success() {
+            eprintln!("real gateway stop failed: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Thin adapters over browser APIs: storage, the address bar, time and randomness.
+//! Every function degrades to "nothing stored" instead of panicking when an API is
+//! unavailable (private mode, blocked storage).
+
+use web_sys::Storage;
+
+fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+pub fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+fn local() -> Option<Storage> {
+    window()?.local_storage().ok().flatten()
+}
+
+fn session() -> Option<Storage> {
+    window()?.session_storage().ok().flatten()
+}
+
+pub fn local_get(key: &str) -> Option<String> {
+    local()?.get_item(key).ok().flatten()
+}
+
+/// Returns false when the value could not be stored (quota, blocked storage).
+pub fn local_set(key: &str, value: &str) -> bool {
+    local().is_some_and(|s| s.set_item(key, value).is_ok())
+}
+
+pub fn session_get(key: &str) -> Option<String> {
+    session()?.get_item(key).ok().flatten()
+}
+
+pub fn session_set(key: &str, value: &str) -> bool {
+    session().is_some_and(|s| s.set_item(key, value).is_ok())
+}
+
+pub fn session_remove(key: &str) {
+    if let Some(s) = session() {
+        let _ = s.remove_item(key);
+    }
+}
+
+/// Fills `buf` from the browser's CSPRNG.
+pub fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
+    let crypto = window().and_then(|w| w.crypto().ok()).ok_or("this browser has no Web Crypto")?;
+    crypto.get_random_values_with_u8_array(buf).map(|_| ()).map_err(|_| "random number generator failed".to_string())
+}
+
+pub fn location() -> Option<web_sys::Location> {
+    Some(window()?.location())
+}
+
+/// `http://host:port` of the page.
+pub fn page_origin() -> String {
+    location().and_then(|l| l.origin().ok()).unwrap_or_default()
+}
+
+pub fn platform() -> String {
+    window().and_then(|w| w.navigator().platform().ok()).filter(|p| !p.is_empty()).unwrap_or_else(|| "web".into())
+}
+
+/// Replaces the address bar's URL without navigating (used to drop `#token=`).
+pub fn replace_url(url: &str) {
+    if let Some(h) = window().and_then(|w| w.history().ok()) {
+        let _ = h.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(url));
+    }
+}
+
+pub fn log_warn(msg: &str) {
+    web_sys::console::warn_1(&msg.into());
+}

@@ -1,0 +1,554 @@
+//! The typed gateway client: the only place that talks to the network.
+//!
+//! It waits for `connect.challenge`, signs `connect` with the device identity, correlates
+//! requests with responses, watches ticks, reconnects with backoff, and bumps
+//! [`GatewayClient::resync_epoch`] whenever an event `seq` gap shows that something was
+//! missed. Components read its signals and call [`GatewayClient::request`].
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use futures_channel::oneshot;
+use leptos::prelude::*;
+use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
+use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloOk};
+use protocol::device::{DeviceIdentity, SignedFields};
+use protocol::error::ErrorShape;
+use protocol::frame::{Frame, RequestFrame};
+use serde_json::Value;
+use wasm_bindgen::JsCast;
+use wasm_bindgen::prelude::Closure;
+use web_sys::{CloseEvent, MessageEvent, WebSocket};
+
+use crate::{browser, identity};
+
+/// Where the connection stands, in terms a person can act on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    Connecting,
+    Connected,
+    /// Waiting to try again; `next_at_ms` is when.
+    Reconnecting { attempt: u32, next_at_ms: f64, reason: String },
+    /// The token was rejected or is missing.
+    NeedsToken { message: String },
+    /// Retrying will not help until something changes.
+    Failed { message: String, reload: bool },
+}
+
+/// Why a request did not get a payload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestError {
+    /// Not connected, or the connection dropped before the response came.
+    Disconnected,
+    /// The gateway answered with an error.
+    Gateway(ErrorShape),
+}
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RequestError::Disconnected => f.write_str("Not connected to the gateway. Try again after reconnecting."),
+            RequestError::Gateway(e) => f.write_str(&e.message),
+        }
+    }
+}
+
+type Handler = Rc<dyn Fn(&Value)>;
+
+struct Socket {
+    ws: WebSocket,
+    // Kept alive as long as the socket is ours.
+    _on_message: Closure<dyn FnMut(MessageEvent)>,
+    _on_close: Closure<dyn FnMut(CloseEvent)>,
+}
+
+struct Inner {
+    url: String,
+    identity: Option<DeviceIdentity>,
+    socket: Option<Socket>,
+    /// Bumped for every socket, so late callbacks of an old socket are ignored.
+    generation: u64,
+    connected: bool,
+    /// The connect of this socket was refused; its close must not trigger a retry.
+    refused: bool,
+    /// The shared token failed and we are trying the stored device token once.
+    using_device_token: bool,
+    connect_id: Option<String>,
+    pending: HashMap<String, oneshot::Sender<Result<Value, RequestError>>>,
+    next_id: u64,
+    seq: SeqTracker,
+    attempt: u32,
+    last_inbound_ms: f64,
+    tick_interval_ms: Option<u64>,
+    handlers: Vec<(String, Handler)>,
+    reconnect_timer: Option<TimeoutHandle>,
+    watchdog: Option<IntervalHandle>,
+}
+
+/// A handle to the one gateway connection of this page. `Copy`, so components can keep it.
+#[derive(Clone, Copy)]
+pub struct GatewayClient {
+    pub status: RwSignal<Status>,
+    /// The last `hello-ok` (kept while reconnecting, so the version stays visible).
+    pub hello: RwSignal<Option<HelloOk>>,
+    /// Bumped on every successful connect: hydrate state again when it changes.
+    pub connected_epoch: RwSignal<u64>,
+    /// Bumped when an event `seq` gap shows missed events: re-fetch state.
+    pub resync_epoch: RwSignal<u64>,
+    pub url: RwSignal<String>,
+    inner: StoredValue<Rc<RefCell<Inner>>, LocalStorage>,
+}
+
+impl GatewayClient {
+    /// Creates the client and starts connecting to `url`.
+    pub fn start(url: String) -> GatewayClient {
+        let identity = match identity::load_or_create() {
+            Ok(id) => Some(id),
+            Err(e) => {
+                browser::log_warn(&format!("no device identity: {e}"));
+                None
+            }
+        };
+        let client = GatewayClient {
+            status: RwSignal::new(Status::Connecting),
+            hello: RwSignal::new(None),
+            connected_epoch: RwSignal::new(0),
+            resync_epoch: RwSignal::new(0),
+            url: RwSignal::new(url.clone()),
+            inner: StoredValue::new_local(Rc::new(RefCell::new(Inner {
+                url,
+                identity,
+                socket: None,
+                generation: 0,
+                connected: false,
+                refused: false,
+                using_device_token: false,
+                connect_id: None,
+                pending: HashMap::new(),
+                next_id: 0,
+                seq: SeqTracker::default(),
+                attempt: 0,
+                last_inbound_ms: 0.0,
+                tick_interval_ms: None,
+                handlers: Vec::new(),
+                reconnect_timer: None,
+                watchdog: None,
+            }))),
+        };
+        client.open();
+        client
+    }
+
+    fn inner(&self) -> Rc<RefCell<Inner>> {
+        self.inner.get_value()
+    }
+
+    /// The device id shown in the status area.
+    pub fn device_id(&self) -> Option<String> {
+        self.inner().borrow().identity.as_ref().map(|i| i.device_id())
+    }
+
+    /// Granted scopes of the current connection.
+    pub fn scopes(&self) -> Vec<String> {
+        self.hello.with(|h| h.as_ref().map(|h| h.auth.scopes.clone()).unwrap_or_default())
+    }
+
+    /// Calls `handler` with the payload of every `event` frame named `event`.
+    pub fn on_event(&self, event: &str, handler: impl Fn(&Value) + 'static) {
+        self.inner().borrow_mut().handlers.push((event.to_string(), Rc::new(handler)));
+    }
+
+    /// Uses a new shared token (from the connection form) and reconnects now.
+    pub fn set_token(&self, token: &str) {
+        let url = self.inner().borrow().url.clone();
+        identity::set_session_token(&url, Some(token.trim()));
+        self.reconnect_now();
+    }
+
+    /// Switches to another gateway URL and reconnects now.
+    pub fn set_url(&self, url: String) {
+        self.inner().borrow_mut().url = url.clone();
+        self.url.set(url);
+        self.reconnect_now();
+    }
+
+    /// Drops any socket or timer and connects at once, with a fresh backoff.
+    pub fn reconnect_now(&self) {
+        {
+            let inner = self.inner();
+            let mut i = inner.borrow_mut();
+            i.attempt = 0;
+            i.using_device_token = false;
+        }
+        self.open();
+    }
+
+    /// Sends a request; resolves with the payload or the gateway's error.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, RequestError> {
+        let rx = {
+            let inner = self.inner();
+            let mut i = inner.borrow_mut();
+            if !i.connected {
+                return Err(RequestError::Disconnected);
+            }
+            i.next_id += 1;
+            let id = format!("{}:{}", i.next_id, i.generation);
+            let text = Frame::Req(RequestFrame::new(id.clone(), method, params)).to_json();
+            let Some(sock) = &i.socket else { return Err(RequestError::Disconnected) };
+            if sock.ws.send_with_str(&text).is_err() {
+                return Err(RequestError::Disconnected);
+            }
+            let (tx, rx) = oneshot::channel();
+            i.pending.insert(id, tx);
+            rx
+        };
+        rx.await.unwrap_or(Err(RequestError::Disconnected))
+    }
+
+    fn open(&self) {
+        let inner = self.inner();
+        let mut i = inner.borrow_mut();
+        if let Some(t) = i.reconnect_timer.take() {
+            t.clear();
+        }
+        if let Some(w) = i.watchdog.take() {
+            w.clear();
+        }
+        if let Some(old) = i.socket.take() {
+            let _ = old.ws.close();
+        }
+        fail_pending(&mut i);
+        i.generation += 1;
+        i.connected = false;
+        i.refused = false;
+        i.connect_id = None;
+        i.seq = SeqTracker::default();
+        let generation = i.generation;
+        if let Err(e) = model::fragment::check_gateway_url(&i.url) {
+            drop(i);
+            self.status.set(Status::Failed { message: e, reload: false });
+            return;
+        }
+        let ws = match WebSocket::new(&i.url) {
+            Ok(ws) => ws,
+            Err(_) => {
+                let message = format!("Cannot open a connection to {}: the browser refused the address.", i.url);
+                drop(i);
+                self.status.set(Status::Failed { message, reload: false });
+                return;
+            }
+        };
+        let this = *self;
+        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            if let Some(text) = ev.data().as_string() {
+                this.handle_text(generation, &text);
+            } else {
+                browser::log_warn("ignored a binary frame from the gateway");
+            }
+        });
+        let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |ev: CloseEvent| {
+            this.handle_close(generation, ev.code(), &ev.reason());
+        });
+        ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        i.last_inbound_ms = browser::now_ms();
+        i.socket = Some(Socket { ws, _on_message: on_message, _on_close: on_close });
+        drop(i);
+        if !matches!(self.status.get_untracked(), Status::Reconnecting { .. }) {
+            self.status.set(Status::Connecting);
+        }
+    }
+
+    fn handle_text(&self, generation: u64, text: &str) {
+        let inner = self.inner();
+        {
+            let mut i = inner.borrow_mut();
+            if i.generation != generation {
+                return;
+            }
+            i.last_inbound_ms = browser::now_ms();
+        }
+        let frame = match Frame::parse(text) {
+            Ok(f) => f,
+            Err(e) => {
+                // A malformed frame is reported and skipped; the connection goes on.
+                browser::log_warn(&format!("ignored a malformed frame from the gateway: {e} ({})", protocol::frame::truncate(text, 120)));
+                return;
+            }
+        };
+        match frame {
+            Frame::Event(ev) if ev.event == "connect.challenge" => {
+                let challenge: Result<ConnectChallenge, _> = serde_json::from_value(ev.payload.unwrap_or_default());
+                match challenge {
+                    Ok(c) => self.send_connect(&c),
+                    Err(e) => browser::log_warn(&format!("ignored a connect.challenge without a nonce: {e}")),
+                }
+            }
+            Frame::Event(ev) => {
+                let check = {
+                    let mut i = inner.borrow_mut();
+                    if !i.connected {
+                        return;
+                    }
+                    i.seq.observe(ev.seq)
+                };
+                match check {
+                    SeqCheck::Stale => return,
+                    SeqCheck::Gap { expected, got } => {
+                        browser::log_warn(&format!("missed events {expected}..{}; resyncing", got - 1));
+                        self.resync_epoch.update(|n| *n += 1);
+                    }
+                    SeqCheck::InOrder | SeqCheck::Unnumbered => {}
+                }
+                if ev.event == "shutdown" {
+                    let reason = ev.payload.as_ref().and_then(|p| p.get("reason")).and_then(Value::as_str).unwrap_or("stopping").to_string();
+                    browser::log_warn(&format!("gateway is shutting down: {reason}"));
+                }
+                let payload = ev.payload.unwrap_or(Value::Null);
+                let handlers: Vec<Handler> = inner.borrow().handlers.iter().filter(|(n, _)| *n == ev.event).map(|(_, h)| h.clone()).collect();
+                for h in handlers {
+                    h(&payload);
+                }
+            }
+            Frame::Res(res) => {
+                let is_connect = inner.borrow().connect_id.as_deref() == Some(res.id.as_str());
+                if is_connect {
+                    inner.borrow_mut().connect_id = None;
+                    self.handle_connect_response(res.ok, res.payload, res.error);
+                    return;
+                }
+                let tx = inner.borrow_mut().pending.remove(&res.id);
+                match tx {
+                    Some(tx) => {
+                        let result = if res.ok {
+                            Ok(res.payload.unwrap_or(Value::Null))
+                        } else {
+                            Err(RequestError::Gateway(res.error.unwrap_or_else(|| ErrorShape::new("UNKNOWN", "the gateway reported an error without details"))))
+                        };
+                        let _ = tx.send(result);
+                    }
+                    None => browser::log_warn(&format!("ignored a response to an unknown request `{}`", protocol::frame::truncate(&res.id, 40))),
+                }
+            }
+            Frame::Req(req) => browser::log_warn(&format!("ignored a request frame from the gateway (`{}`)", protocol::frame::truncate(&req.method, 40))),
+        }
+    }
+
+    fn send_connect(&self, challenge: &ConnectChallenge) {
+        let inner = self.inner();
+        let mut i = inner.borrow_mut();
+        if i.connected || i.connect_id.is_some() {
+            return;
+        }
+        let scopes: Vec<String> = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
+        let platform = browser::platform();
+        let device_id = i.identity.as_ref().map(|id| id.device_id());
+        let stored_device_token = device_id.as_deref().and_then(|d| identity::device_token(d, &i.url));
+        let shared = identity::session_token(&i.url);
+        // The shared token when we have one; the device token when it is all we have, or
+        // once after the gateway said the shared token is wrong but the device is known.
+        let auth = if i.using_device_token || shared.is_none() {
+            AuthParams { device_token: stored_device_token, ..Default::default() }
+        } else {
+            AuthParams { token: shared, ..Default::default() }
+        };
+        let device = i.identity.as_ref().map(|id| {
+            let device_id = id.device_id();
+            let fields = SignedFields {
+                device_id: &device_id,
+                client_id: protocol::connect::CONTROL_UI_CLIENT_ID,
+                client_mode: "webchat",
+                role: "operator",
+                scopes: &scopes,
+                signed_at_ms: challenge.ts,
+                token: auth.signing_token(),
+                nonce: &challenge.nonce,
+                platform: &platform,
+                device_family: "",
+            };
+            DeviceAuth {
+                id: device_id.clone(),
+                public_key: id.public_key_b64(),
+                signature: id.sign_b64(&fields.payload_v3()),
+                signed_at: challenge.ts,
+                nonce: Some(challenge.nonce.clone()),
+            }
+        });
+        let params = ConnectParams {
+            min_protocol: protocol::PROTOCOL_VERSION,
+            max_protocol: protocol::PROTOCOL_VERSION,
+            client: ClientInfo {
+                id: protocol::connect::CONTROL_UI_CLIENT_ID.into(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                platform,
+                mode: "webchat".into(),
+                display_name: None,
+                device_family: None,
+                model_identifier: None,
+                instance_id: None,
+                build_id: None,
+                time_zone: None,
+            },
+            role: Some("operator".into()),
+            scopes: Some(scopes),
+            caps: Some(vec![]),
+            device,
+            auth: Some(auth),
+            locale: None,
+            user_agent: None,
+            model_catalog: None,
+            commands: None,
+            permissions: None,
+            path_env: None,
+            computer_use: None,
+            worker_runs: None,
+        };
+        let id = format!("connect:{}", i.generation);
+        let text = Frame::Req(RequestFrame::new(id.clone(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json();
+        if let Some(s) = &i.socket {
+            if s.ws.send_with_str(&text).is_ok() {
+                i.connect_id = Some(id);
+            }
+        }
+    }
+
+    fn handle_connect_response(&self, ok: bool, payload: Option<Value>, error: Option<ErrorShape>) {
+        let inner = self.inner();
+        if ok {
+            let hello: HelloOk = match payload.map(serde_json::from_value).transpose() {
+                Ok(Some(h)) => h,
+                other => {
+                    let why = match other {
+                        Err(e) => e.to_string(),
+                        _ => "empty payload".into(),
+                    };
+                    self.refuse(Status::Failed { message: format!("The gateway's hello-ok could not be read ({why}). Is this an OpenClaw protocol v4 gateway?"), reload: false });
+                    return;
+                }
+            };
+            {
+                let mut i = inner.borrow_mut();
+                i.connected = true;
+                i.attempt = 0;
+                i.using_device_token = false;
+                i.tick_interval_ms = hello.policy.tick_interval_ms;
+                if let (Some(token), Some(id)) = (&hello.auth.device_token, i.identity.as_ref().map(|x| x.device_id())) {
+                    identity::store_device_token(&id, &i.url, token);
+                }
+            }
+            self.start_watchdog();
+            self.hello.set(Some(hello));
+            self.status.set(Status::Connected);
+            self.connected_epoch.update(|n| *n += 1);
+            return;
+        }
+        let e = error.unwrap_or_else(|| ErrorShape::new("UNKNOWN", "connect failed without details"));
+        let (has_device_token, tried) = {
+            let i = inner.borrow();
+            let has = i.identity.as_ref().is_some_and(|id| identity::device_token(&id.device_id(), &i.url).is_some());
+            (has, i.using_device_token)
+        };
+        if can_retry_with_device_token(&e) && has_device_token && !tried {
+            // Once, with the device token this browser was issued before.
+            inner.borrow_mut().using_device_token = true;
+            self.open();
+            return;
+        }
+        let failure = classify_connect_error(&e, protocol::PROTOCOL_VERSION, &browser::page_origin());
+        match failure {
+            ConnectFailure::NeedsToken { message } => {
+                let url = inner.borrow().url.clone();
+                identity::set_session_token(&url, None);
+                self.refuse(Status::NeedsToken { message });
+            }
+            ConnectFailure::Fatal { message } => self.refuse(Status::Failed { message, reload: false }),
+            ConnectFailure::ReloadRequired { message } => self.refuse(Status::Failed { message, reload: true }),
+            ConnectFailure::Retry { after_ms, message } => {
+                inner.borrow_mut().refused = true;
+                self.schedule_reconnect(after_ms, message);
+            }
+        }
+    }
+
+    /// Marks this socket's connect as refused and shows `status` until the person acts.
+    fn refuse(&self, status: Status) {
+        let inner = self.inner();
+        let mut i = inner.borrow_mut();
+        i.refused = true;
+        if let Some(s) = i.socket.take() {
+            let _ = s.ws.close();
+        }
+        drop(i);
+        self.status.set(status);
+    }
+
+    fn handle_close(&self, generation: u64, code: u16, reason: &str) {
+        let inner = self.inner();
+        let refused = {
+            let mut i = inner.borrow_mut();
+            if i.generation != generation {
+                return;
+            }
+            i.socket = None;
+            i.connected = false;
+            if let Some(w) = i.watchdog.take() {
+                w.clear();
+            }
+            fail_pending(&mut i);
+            i.refused
+        };
+        if refused {
+            return;
+        }
+        self.schedule_reconnect(None, describe_close(code, reason));
+    }
+
+    fn schedule_reconnect(&self, after_ms: Option<u64>, reason: String) {
+        let inner = self.inner();
+        let mut i = inner.borrow_mut();
+        let delay = after_ms.unwrap_or_else(|| backoff_ms(i.attempt));
+        i.attempt += 1;
+        let attempt = i.attempt;
+        let this = *self;
+        if let Some(t) = i.reconnect_timer.take() {
+            t.clear();
+        }
+        i.reconnect_timer = set_timeout_with_handle(move || this.open(), Duration::from_millis(delay)).ok();
+        drop(i);
+        self.status.set(Status::Reconnecting { attempt, next_at_ms: browser::now_ms() + delay as f64, reason });
+    }
+
+    fn start_watchdog(&self) {
+        let inner = self.inner();
+        let mut i = inner.borrow_mut();
+        let deadline = watchdog_deadline_ms(i.tick_interval_ms) as f64;
+        let every = Duration::from_millis((deadline as u64 / 4).clamp(250, 5_000));
+        let this = *self;
+        let generation = i.generation;
+        i.watchdog = set_interval_with_handle(
+            move || {
+                let inner = this.inner();
+                let i = inner.borrow();
+                if i.generation != generation || !i.connected {
+                    return;
+                }
+                if browser::now_ms() - i.last_inbound_ms > deadline {
+                    if let Some(s) = &i.socket {
+                        // Our own close code; `handle_close` then reconnects.
+                        let _ = s.ws.close_with_code_and_reason(4000, "tick timeout");
+                    }
+                }
+            },
+            every,
+        )
+        .ok();
+    }
+}
+
+fn fail_pending(i: &mut Inner) {
+    for (_, tx) in i.pending.drain() {
+        let _ = tx.send(Err(RequestError::Disconnected));
+    }
+}

@@ -1,0 +1,39 @@
+//! In headless Chromium: the device identity and tokens land in the right storage.
+#![cfg(target_arch = "wasm32")]
+
+use wasm_bindgen_test::*;
+
+wasm_bindgen_test_configure!(run_in_browser);
+
+fn local_dump() -> String {
+    let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    (0..s.length().unwrap()).filter_map(|i| s.key(i).unwrap()).map(|k| format!("{k}={}", s.get_item(&k).unwrap().unwrap_or_default())).collect::<Vec<_>>().join("\n")
+}
+
+#[wasm_bindgen_test]
+fn device_identity_is_created_once_and_reused() {
+    let a = control_ui::identity::load_or_create().unwrap();
+    let b = control_ui::identity::load_or_create().unwrap();
+    assert_eq!(a.device_id(), b.device_id());
+    assert_eq!(a.device_id().len(), 64);
+    assert!(local_dump().contains(&a.device_id()));
+}
+
+#[wasm_bindgen_test]
+fn a_damaged_identity_is_replaced_not_fatal() {
+    let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
+    s.set_item("ocui.device.v1", "{not json").unwrap();
+    let id = control_ui::identity::load_or_create().unwrap();
+    assert_eq!(id.device_id().len(), 64);
+    assert!(s.get_item("ocui.device.v1").unwrap().unwrap().contains(&id.device_id()));
+}
+
+#[wasm_bindgen_test]
+fn the_shared_token_stays_in_session_storage_only() {
+    let url = "ws://127.0.0.1:9";
+    control_ui::identity::set_session_token(url, Some("sekrit-token-123"));
+    assert_eq!(control_ui::identity::session_token(url).as_deref(), Some("sekrit-token-123"));
+    assert!(!local_dump().contains("sekrit-token-123"));
+    control_ui::identity::set_session_token(url, None);
+    assert_eq!(control_ui::identity::session_token(url), None);
+}

@@ -3,10 +3,14 @@
 use leptos::prelude::*;
 
 use crate::browser;
+use crate::components::composer::Composer;
 use crate::components::connect_form::ConnectForm;
+use crate::components::question_dock::QuestionDock;
+use crate::components::question_receipt::QuestionReceipt;
 use crate::components::status_bar::StatusBar;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::identity;
+use crate::questions::{DockController, QuestionAccess, StorageHealth};
 
 /// Works out the gateway URL, and takes the token out of the address bar into this tab's
 /// `sessionStorage`.
@@ -37,23 +41,50 @@ fn initial_gateway_url() -> String {
 pub fn App() -> impl IntoView {
     let client = GatewayClient::start(initial_gateway_url());
     provide_context(client);
+    let dock = DockController::new(client);
+    provide_context(dock);
     let settings_open = RwSignal::new(false);
     let needs_token = move || matches!(client.status.get(), Status::NeedsToken { .. });
+    let connected = move || client.status.get() == Status::Connected;
+    let storage_warning = move || match dock.storage_health.get() {
+        StorageHealth::Degraded(m) => Some(m),
+        _ => None,
+    };
+    let no_access = move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
+    let receipts = Memo::new(move |_| {
+        let deep = dock.deep_link.get();
+        dock.dock.with(|d| d.receipts.iter().filter(|r| deep.as_ref().is_none_or(|x| *x == r.id)).cloned().collect::<Vec<_>>())
+    });
     view! {
         <div class="shell">
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
             <Show when=move || settings_open.get() || needs_token()>
                 <ConnectForm on_done=move |_| settings_open.set(false)/>
             </Show>
-            <main class="conversation" aria-label="Conversation">
-                <p class="conversation__empty">
-                    {move || if client.status.get() == Status::Connected {
-                        "Connected. Questions from your agents appear above the composer."
-                    } else {
-                        "Waiting for the gateway connection."
-                    }}
+            {move || storage_warning().map(|m| view! { <p class="banner banner--warn" role="alert" data-testid="storage-warning">{m}</p> })}
+            <Show when=no_access>
+                <p class="banner" role="note" data-testid="no-question-scope">
+                    "Questions from agents cannot be shown here: this connection was granted neither operator.questions nor operator.sessions.write."
                 </p>
+            </Show>
+            <main class="conversation" aria-label="Conversation">
+                <For each=move || receipts.get() key=|r| (r.id.clone(), r.outcome.label(), r.unsent_text.len()) let:r>
+                    <QuestionReceipt receipt=r/>
+                </For>
+                <Show when=move || receipts.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty())>
+                    <p class="conversation__empty">
+                        {move || if connected() {
+                            "Connected. Questions from your agents appear above the composer."
+                        } else {
+                            "Waiting for the gateway connection."
+                        }}
+                    </p>
+                </Show>
             </main>
+            <div class="dock-slot">
+                <QuestionDock/>
+                <Composer/>
+            </div>
         </div>
     }
 }

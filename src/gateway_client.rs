@@ -295,9 +295,13 @@ impl GatewayClient {
                     i.seq.observe(ev.seq)
                 };
                 match check {
-                    SeqCheck::Stale => return,
+                    SeqCheck::Duplicate => return,
                     SeqCheck::Gap { expected, got } => {
                         browser::log_warn(&format!("missed events {expected}..{}; resyncing", got - 1));
+                        self.resync_epoch.update(|n| *n += 1);
+                    }
+                    SeqCheck::OutOfOrder { last, got } => {
+                        browser::log_warn(&format!("event seq went back from {last} to {got}; resyncing"));
                         self.resync_epoch.update(|n| *n += 1);
                     }
                     SeqCheck::InOrder | SeqCheck::Unnumbered => {}

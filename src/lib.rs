@@ -8,5 +8,7 @@ pub mod browser;
 pub mod components;
 pub mod gateway_client;
 pub mod identity;
+pub mod questions;
+pub mod storage;
 
 pub use app::App;

@@ -91,6 +91,48 @@ impl Browser {
         }
     }
 
+    /// Finds an element by XPath, waiting for it to appear.
+    pub async fn find_xpath(&self, xpath: &str, timeout: Duration) -> fantoccini::elements::Element {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Ok(el) = self.client.find(Locator::XPath(xpath)).await {
+                return el;
+            }
+            if tokio::time::Instant::now() > deadline {
+                let shot = self.screenshot("timeout-xpath").await;
+                panic!("no element for {xpath}; screenshot: {shot}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Clicks the button whose visible name is `name`.
+    pub async fn click_button(&self, name: &str) {
+        self.find_xpath(&format!("//button[normalize-space()='{name}' or @aria-label='{name}']"), Duration::from_secs(10)).await.click().await.unwrap_or_else(|e| panic!("click {name}: {e}"));
+    }
+
+    /// The radio or checkbox labelled by `label`.
+    pub async fn option(&self, label: &str) -> fantoccini::elements::Element {
+        self.find_xpath(&format!("//label[contains(@class,'option-item')][.//span[contains(@class,'option-item__label') and normalize-space()='{label}']]//input"), Duration::from_secs(10)).await
+    }
+
+    /// Whether an element matching `css` is present now.
+    pub async fn exists(&self, css: &str) -> bool {
+        self.client.find(Locator::Css(css)).await.is_ok()
+    }
+
+    /// Waits until no element matches `css`.
+    pub async fn wait_gone(&self, css: &str, timeout: Duration) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        while self.exists(css).await {
+            if tokio::time::Instant::now() > deadline {
+                let shot = self.screenshot("timeout-gone").await;
+                panic!("`{css}` did not go away; screenshot: {shot}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Runs JavaScript in the page and returns its value.
     pub async fn js(&self, script: &str) -> serde_json::Value {
         self.client.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))

@@ -69,4 +69,19 @@ impl LocalGateway {
     pub fn ui_url(&self) -> String {
         format!("{}/#token={}", self.base(), self.token)
     }
+
+    pub fn ws(&self) -> String {
+        format!("ws://127.0.0.1:{}", self.port)
+    }
+
+    /// A trusted backend client with every scope, playing the agent.
+    pub async fn agent(&self) -> gateway::client::Client {
+        gateway::client::Client::connect(gateway::client::ClientOptions::backend(&self.ws(), &self.token, &[protocol::methods::scope::ADMIN]))
+            .await
+            .expect("agent connects")
+    }
+
+    pub fn hub(&self) -> &gateway::hub::Hub {
+        &self.running.as_ref().expect("running").gateway.hub
+    }
 }

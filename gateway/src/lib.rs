@@ -13,6 +13,7 @@ pub mod http;
 pub mod hub;
 pub mod log;
 pub mod methods;
+pub mod questions;
 pub mod store;
 pub mod util;
 
@@ -27,6 +28,7 @@ pub struct Gateway {
     pub config: Config,
     pub store: store::Store,
     pub hub: hub::Hub,
+    pub questions: questions::Questions,
     pub boot_id: String,
     pub started: Instant,
 }
@@ -61,7 +63,7 @@ pub async fn start(config: Config) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let gateway = Arc::new(Gateway { config, store, hub: hub::Hub::default(), boot_id: util::uuid_v4(), started: Instant::now() });
+    let gateway = Arc::new(Gateway { config, store, hub: hub::Hub::default(), questions: Default::default(), boot_id: util::uuid_v4(), started: Instant::now() });
     let app = http::router(gateway.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(async move {

@@ -4,6 +4,11 @@
 //!           [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]...
 //!
 //! PORT, TOKEN, DATA_DIR, UI_ROOT and BIND are read from the environment when the flag is absent.
+//!
+//!   gateway ask --file q.json [--url ws://127.0.0.1:18789] [--token T] [--wait]
+//!
+//! raises a question on a running gateway (as a trusted backend client) without writing code.
+//! The file holds `question.request` params, or just the array of questions.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -49,8 +54,58 @@ fn parse() -> Result<(Config, bool), String> {
     Ok((cfg, generated))
 }
 
+/// `gateway ask`: raise a question from a JSON file and optionally wait for the answer.
+async fn ask(args: Vec<String>) -> Result<(), String> {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let mut file = None;
+    let mut url = format!("ws://127.0.0.1:{}", env("PORT").unwrap_or_else(|| "18789".into()));
+    let mut token = env("TOKEN");
+    let mut wait = false;
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--file" => file = it.next(),
+            "--url" => url = it.next().ok_or("--url needs a value")?,
+            "--token" => token = it.next(),
+            "--wait" => wait = true,
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    let file = file.ok_or("ask needs --file FILE (or --file - for standard input)")?;
+    let text = if file == "-" {
+        std::io::read_to_string(std::io::stdin()).map_err(|e| e.to_string())?
+    } else {
+        std::fs::read_to_string(&file).map_err(|e| format!("cannot read {file}: {e}"))?
+    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file} is not JSON: {e}"))?;
+    let params = if value.is_array() { serde_json::json!({ "questions": value }) } else { value };
+    let token = token.ok_or("ask needs the gateway token: --token T or TOKEN=T")?;
+    let opts = gateway::client::ClientOptions::backend(&url, &token, &[protocol::methods::scope::ADMIN]);
+    let mut client = gateway::client::Client::connect(opts).await.map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    let created = client.request("question.request", params).await.map_err(|e| format!("question.request failed: {}", e.message))?;
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    println!("QUESTION_ID={id}");
+    if wait {
+        let answer = client
+            .request("question.waitAnswer", serde_json::json!({ "id": id }))
+            .await
+            .map_err(|e| format!("question.waitAnswer failed: {}", e.message))?;
+        println!("{answer}");
+    }
+    Ok(())
+}
+
 #[tokio::main]
 async fn main() {
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("ask") {
+        args.next();
+        if let Err(e) = ask(args.collect()).await {
+            eprintln!("gateway ask: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     let (cfg, generated) = match parse() {
         Ok(c) => c,
         Err(e) => {

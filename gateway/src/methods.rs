@@ -1,31 +1,85 @@
-//! Method dispatch with scope enforcement.
+//! Method dispatch with scope enforcement and closed-schema params.
 
+use std::sync::Arc;
+
+use protocol::closed::from_value_closed;
 use protocol::error::ErrorShape;
 use protocol::frame::RequestFrame;
-use protocol::methods::access;
+use protocol::methods::{Access, access};
+use protocol::question::{QuestionIdParams, QuestionRequestParams, QuestionResolveParams, QuestionWaitParams};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use crate::Gateway;
 use crate::hub::Peer;
+use crate::{Gateway, questions};
 
 /// Methods this gateway implements (advertised in `hello-ok`).
-pub const IMPLEMENTED: &[&str] = &["health"];
+pub const IMPLEMENTED: &[&str] =
+    &["health", "sessions.create", "question.request", "question.list", "question.get", "question.resolve", "question.waitAnswer"];
 
-pub async fn dispatch(gw: &Gateway, peer: &Peer, req: RequestFrame) -> Result<Value, ErrorShape> {
+/// Who is calling, and how far their scopes reach.
+pub struct Caller<'a> {
+    pub peer: &'a Peer,
+    /// Broad scope (or admin); otherwise guest access to own sessions only.
+    pub full: bool,
+}
+
+fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorShape> {
+    from_value_closed(v).map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SessionCreateParams {
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+}
+
+pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Result<Value, ErrorShape> {
     let method = req.method.as_str();
     if !IMPLEMENTED.contains(&method) {
         return Err(ErrorShape::invalid(format!("unknown method: {}", protocol::frame::truncate(method, 64))));
     }
-    match access(method, &peer.scopes) {
-        Some(Ok(_)) => {}
+    let full = match access(method, &peer.scopes) {
+        Some(Ok(a)) => a == Access::Full,
         Some(Err((missing, required))) => return Err(ErrorShape::missing_scope(missing, &required)),
         None => return Err(ErrorShape::invalid(format!("unknown method: {method}"))),
-    }
-    let params = req.params.unwrap_or(json!({}));
+    };
+    let caller = Caller { peer, full };
+    let p = req.params.unwrap_or(json!({}));
     match method {
         "health" => {
-            closed_empty(&params, method)?;
+            closed_empty(&p, method)?;
             Ok(json!({"ok": true, "uptimeMs": gw.started.elapsed().as_millis() as u64, "connections": gw.hub.count()}))
+        }
+        "sessions.create" => {
+            let sp: SessionCreateParams = params(method, p)?;
+            let key = questions::canonical_session_key(&sp.key.unwrap_or_else(|| format!("s-{}", &crate::util::uuid_v4()[..8])));
+            let _ = sp.agent_id;
+            let created = gw
+                .store
+                .create_session(&key, &peer.owner, sp.label.as_deref(), crate::util::now_ms())
+                .map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("session store unavailable: {e}")))?;
+            if !created && gw.store.session_owner(&key).ok().flatten().as_deref() != Some(peer.owner.as_str()) && !full {
+                return Err(ErrorShape::invalid(format!("session '{key}' already exists")));
+            }
+            Ok(json!({"ok": true, "key": key, "created": created}))
+        }
+        "question.request" => questions::request(gw, params::<QuestionRequestParams>(method, p)?),
+        "question.list" => {
+            closed_empty(&p, method)?;
+            Ok(questions::list(gw, &caller))
+        }
+        "question.get" => questions::get(gw, &caller, &params::<QuestionIdParams>(method, p)?.id),
+        "question.resolve" => questions::resolve(gw, &caller, params::<QuestionResolveParams>(method, p)?),
+        "question.waitAnswer" => {
+            let w: QuestionWaitParams = params(method, p)?;
+            questions::wait_answer(gw, &caller, &w.id, w.timeout_ms, w.include_resolution_id == Some(true)).await
         }
         _ => unreachable!("IMPLEMENTED lists only handled methods"),
     }

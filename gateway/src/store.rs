@@ -20,6 +20,21 @@ const MIGRATIONS: &[&str] = &[
         created_at_ms INTEGER NOT NULL,
         last_seen_ms INTEGER NOT NULL
     );",
+    // 2: sessions (with the owner that created them, for guest visibility) and resolved
+    // questions (pending ones live in memory, as in the real gateway).
+    "CREATE TABLE sessions (
+        key TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        label TEXT,
+        created_at_ms INTEGER NOT NULL
+    );
+    CREATE TABLE questions (
+        id TEXT PRIMARY KEY,
+        session_key TEXT,
+        status TEXT NOT NULL,
+        record_json TEXT NOT NULL,
+        resolved_at_ms INTEGER NOT NULL
+    );",
 ];
 
 pub struct Device {
@@ -75,6 +90,42 @@ impl Store {
             params![device_id, public_key, new_token, client_id, now_ms],
         )?;
         db.query_row("SELECT device_token FROM devices WHERE device_id = ?1", [device_id], |r| r.get(0))
+    }
+}
+
+impl Store {
+    /// Creates a session owned by `owner`; false when it already existed.
+    pub fn create_session(&self, key: &str, owner: &str, label: Option<&str>, now_ms: i64) -> rusqlite::Result<bool> {
+        let n = self.db().execute(
+            "INSERT INTO sessions (key, owner, label, created_at_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING",
+            params![key, owner, label, now_ms],
+        )?;
+        Ok(n == 1)
+    }
+
+    pub fn session_owner(&self, key: &str) -> rusqlite::Result<Option<String>> {
+        self.db().query_row("SELECT owner FROM sessions WHERE key = ?1", [key], |r| r.get(0)).optional()
+    }
+
+    /// Persists a resolved question (secret values were already replaced by "stored").
+    pub fn save_question(&self, record: &protocol::question::QuestionRecord, now_ms: i64) -> rusqlite::Result<()> {
+        let json = serde_json::to_string(record).unwrap_or_default();
+        self.db().execute(
+            "INSERT INTO questions (id, session_key, status, record_json, resolved_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(id) DO UPDATE SET status = excluded.status, record_json = excluded.record_json, resolved_at_ms = excluded.resolved_at_ms",
+            params![record.id, record.session_key, record.status.as_str(), json, now_ms],
+        )?;
+        Ok(())
+    }
+
+    pub fn question_exists(&self, id: &str) -> rusqlite::Result<bool> {
+        Ok(self.db().query_row("SELECT 1 FROM questions WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
+    }
+
+    /// A resolved question as it was saved.
+    pub fn saved_question(&self, id: &str) -> rusqlite::Result<Option<protocol::question::QuestionRecord>> {
+        let json: Option<String> = self.db().query_row("SELECT record_json FROM questions WHERE id = ?1", [id], |r| r.get(0)).optional()?;
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
     }
 }
 

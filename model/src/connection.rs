@@ -26,8 +26,11 @@ pub enum SeqCheck {
     InOrder,
     /// Events between `expected` and `got` never arrived.
     Gap { expected: u64, got: u64 },
-    /// Already seen (a duplicate or a replay): ignore the event.
-    Stale,
+    /// The same `seq` again: a duplicate frame; ignore it.
+    Duplicate,
+    /// Lower than one already seen: the numbering was disturbed. Take this as the new
+    /// baseline and resync (so one bogus number cannot silence every later event).
+    OutOfOrder { last: u64, got: u64 },
     /// Events without `seq` (targeted ones) are not counted.
     Unnumbered,
 }
@@ -36,7 +39,11 @@ impl SeqTracker {
     pub fn observe(&mut self, seq: Option<u64>) -> SeqCheck {
         let Some(seq) = seq else { return SeqCheck::Unnumbered };
         match self.last {
-            Some(last) if seq <= last => SeqCheck::Stale,
+            Some(last) if seq == last => SeqCheck::Duplicate,
+            Some(last) if seq < last => {
+                self.last = Some(seq);
+                SeqCheck::OutOfOrder { last, got: seq }
+            }
             Some(last) if seq > last + 1 => {
                 self.last = Some(seq);
                 SeqCheck::Gap { expected: last + 1, got: seq }
@@ -168,9 +175,13 @@ mod tests {
         assert_eq!(t.observe(None), SeqCheck::Unnumbered);
         assert_eq!(t.observe(Some(1)), SeqCheck::InOrder);
         assert_eq!(t.observe(Some(2)), SeqCheck::InOrder);
-        assert_eq!(t.observe(Some(2)), SeqCheck::Stale);
+        assert_eq!(t.observe(Some(2)), SeqCheck::Duplicate);
         assert_eq!(t.observe(Some(5)), SeqCheck::Gap { expected: 3, got: 5 });
         assert_eq!(t.observe(Some(6)), SeqCheck::InOrder);
+        // A bogus high number must not silence what follows.
+        assert_eq!(t.observe(Some(999)), SeqCheck::Gap { expected: 7, got: 999 });
+        assert_eq!(t.observe(Some(7)), SeqCheck::OutOfOrder { last: 999, got: 7 });
+        assert_eq!(t.observe(Some(8)), SeqCheck::InOrder);
         // A new connection starts a new tracker; the first seq may be anything.
         let mut fresh = SeqTracker::default();
         assert_eq!(fresh.observe(Some(40)), SeqCheck::InOrder);

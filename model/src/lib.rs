@@ -3,4 +3,6 @@
 //! the outbox and async answers.
 
 pub mod connection;
+pub mod dock;
+pub mod draft;
 pub mod fragment;

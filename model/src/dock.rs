@@ -1,0 +1,548 @@
+//! The question dock's state machine: which blocking requests are pending, which one is
+//! shown, what happened to the ones that left, and how to reconcile all of it with the
+//! gateway after events, reconnects, reloads and lost acknowledgements.
+//!
+//! Nothing here ever answers for the person: expiry only marks a request unanswerable.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use protocol::error::{ErrorShape, reason};
+use protocol::question::{Question, QuestionAnswers, QuestionRecord, QuestionResolveParams, QuestionStatus, validate_questions};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::draft::{Incomplete, QuestionDraft};
+
+/// A record that breaks the schema: shown as a readable notice with its raw text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidRecord {
+    pub id: Option<String>,
+    pub problem: String,
+    pub raw: String,
+}
+
+/// Reads a `question.requested` payload (or a listed record) and checks it the way the
+/// gateway checks a request.
+pub fn read_record(v: &Value) -> Result<QuestionRecord, InvalidRecord> {
+    let id = v.get("id").and_then(Value::as_str).map(str::to_string);
+    let invalid = |problem: String| InvalidRecord { id: id.clone(), problem, raw: protocol::frame::truncate(&v.to_string(), 4000) };
+    let record: QuestionRecord = serde_json::from_value(v.clone()).map_err(|e| invalid(format!("the question does not match the protocol: {e}")))?;
+    validate_questions(&record.questions).map_err(|e| invalid(format!("the question breaks the rules: {e}")))?;
+    Ok(record)
+}
+
+/// Where a pending request stands locally.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LocalState {
+    Open,
+    /// `question.resolve` is in flight; `answers` is `None` for Skip.
+    Submitting { answers: Option<QuestionAnswers> },
+    /// The connection dropped after the answer was sent; reconciled on reconnect.
+    Unconfirmed { answers: Option<QuestionAnswers> },
+    /// The last attempt failed; the draft is intact.
+    Failed { message: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    Valid { record: QuestionRecord, state: LocalState },
+    Invalid(InvalidRecord),
+}
+
+impl Entry {
+    pub fn id(&self) -> &str {
+        match self {
+            Entry::Valid { record, .. } => &record.id,
+            Entry::Invalid(i) => i.id.as_deref().unwrap_or(""),
+        }
+    }
+}
+
+/// How a request left the dock. Shown in the conversation with the full wording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Outcome {
+    Answered { answers: QuestionAnswers },
+    AnsweredElsewhere { answers: QuestionAnswers },
+    Skipped,
+    SkippedElsewhere,
+    Expired,
+    Unavailable,
+}
+
+impl Outcome {
+    pub fn label(&self) -> &'static str {
+        match self {
+            Outcome::Answered { .. } => "Answered",
+            Outcome::AnsweredElsewhere { .. } => "Answered elsewhere",
+            Outcome::Skipped => "Skipped",
+            Outcome::SkippedElsewhere => "Skipped elsewhere",
+            Outcome::Expired => "Expired",
+            Outcome::Unavailable => "Unavailable",
+        }
+    }
+}
+
+/// The compact summary a resolved request leaves in the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Receipt {
+    pub id: String,
+    pub questions: Vec<Question>,
+    pub outcome: Outcome,
+    pub at_ms: f64,
+    /// Text the person typed but could not send (expired, skipped elsewhere): copyable.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub unsent_text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_key: Option<String>,
+}
+
+/// What the glue should do after a transition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Call `question.get` for this id now.
+    Get(String),
+    /// Call `question.get` again after a delay (recovery retries: 1, 2, 4 s).
+    GetAfter(String, u64),
+    /// Say this in the polite live region.
+    Announce(String),
+    /// The request left the dock: its draft can go.
+    DropDraft(String),
+    /// Store this receipt.
+    SaveReceipt(Receipt),
+}
+
+/// The retry delays of `question.get` during recovery.
+pub const GET_RETRY_MS: [u64; 3] = [1_000, 2_000, 4_000];
+
+#[derive(Debug, Default, Clone)]
+pub struct Dock {
+    /// Pending requests in arrival order.
+    pub entries: Vec<Entry>,
+    pub current: Option<String>,
+    pub expanded: bool,
+    /// Summaries of requests that left, oldest first.
+    pub receipts: Vec<Receipt>,
+    /// Ids that are resolved: a later listing never brings them back.
+    tombstones: BTreeSet<String>,
+    /// Resolutions that arrived before their request (kept, and applied on arrival).
+    early: BTreeMap<String, (QuestionStatus, Option<QuestionAnswers>)>,
+    get_attempts: BTreeMap<String, usize>,
+}
+
+impl Dock {
+    pub fn new() -> Self {
+        Dock { expanded: true, ..Default::default() }
+    }
+
+    /// Restores receipts saved earlier (they also tombstone their ids).
+    pub fn restore_receipts(&mut self, mut receipts: Vec<Receipt>) {
+        receipts.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+        for r in receipts {
+            self.tombstones.insert(r.id.clone());
+            self.entries.retain(|e| e.id() != r.id);
+            if !self.receipts.iter().any(|x| x.id == r.id) {
+                self.receipts.push(r);
+            }
+        }
+        self.fix_current();
+    }
+
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id() == id)
+    }
+
+    pub fn record(&self, id: &str) -> Option<&QuestionRecord> {
+        match self.entry(id)? {
+            Entry::Valid { record, .. } => Some(record),
+            Entry::Invalid(_) => None,
+        }
+    }
+
+    pub fn state(&self, id: &str) -> Option<&LocalState> {
+        match self.entry(id)? {
+            Entry::Valid { state, .. } => Some(state),
+            Entry::Invalid(_) => None,
+        }
+    }
+
+    fn set_state(&mut self, id: &str, new: LocalState) {
+        for e in &mut self.entries {
+            if let Entry::Valid { record, state } = e {
+                if record.id == id {
+                    *state = new;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// `(index, count)` of the shown request, 1-based.
+    pub fn position(&self) -> Option<(usize, usize)> {
+        let cur = self.current.as_deref()?;
+        let i = self.entries.iter().position(|e| e.id() == cur)?;
+        Some((i + 1, self.entries.len()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn fix_current(&mut self) {
+        let valid = self.current.as_deref().is_some_and(|c| self.entries.iter().any(|e| e.id() == c));
+        if !valid {
+            self.current = self.entries.first().map(|e| e.id().to_string());
+        }
+    }
+
+    pub fn select(&mut self, id: &str) {
+        if self.entries.iter().any(|e| e.id() == id) {
+            self.current = Some(id.to_string());
+        }
+    }
+
+    /// Next or previous request, wrapping around.
+    pub fn step_request(&mut self, forward: bool) {
+        let n = self.entries.len();
+        if n == 0 {
+            return;
+        }
+        let i = self.current.as_deref().and_then(|c| self.entries.iter().position(|e| e.id() == c)).unwrap_or(0);
+        let j = if forward { (i + 1) % n } else { (i + n - 1) % n };
+        self.current = Some(self.entries[j].id().to_string());
+    }
+
+    /// A request arrived (`question.requested`, or a listed record).
+    ///
+    /// A new blocking request takes priority and is shown, unless the person is typing in
+    /// the dock: then it waits behind the arrows and is announced, and nothing they typed
+    /// moves.
+    pub fn requested(&mut self, payload: &Value, typing_in_dock: bool) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        let entry = match read_record(payload) {
+            Ok(record) => {
+                if self.tombstones.contains(&record.id) || record.status != QuestionStatus::Pending {
+                    return fx;
+                }
+                if let Some((status, answers)) = self.early.remove(&record.id) {
+                    // Its resolution came first: never show it as answerable.
+                    return self.finish_from_gateway(record, status, answers);
+                }
+                Entry::Valid { record, state: LocalState::Open }
+            }
+            Err(invalid) => Entry::Invalid(invalid),
+        };
+        let id = entry.id().to_string();
+        if let Some(existing) = self.entries.iter_mut().find(|e| e.id() == id) {
+            // Already known: take the newer record, keep the local state.
+            if let (Entry::Valid { record: old, .. }, Entry::Valid { record: new, .. }) = (&mut *existing, &entry) {
+                *old = new.clone();
+            }
+            return fx;
+        }
+        self.entries.push(entry);
+        let n = self.entries.len();
+        if typing_in_dock && self.current.is_some() {
+            fx.push(Effect::Announce(format!("A new question arrived. {n} questions are waiting; use the request arrows to see it.")));
+        } else {
+            self.current = Some(id);
+            fx.push(Effect::Announce(if n == 1 { "The agent is asking a question.".to_string() } else { format!("The agent is asking a new question ({n} waiting).") }));
+        }
+        fx
+    }
+
+    /// The pending records after a (re)connect. Listed records are shown at once; known
+    /// ids missing from the list are reconciled with `question.get`.
+    pub fn listed(&mut self, records: &[Value]) -> Vec<Effect> {
+        let mut fx = Vec::new();
+        let listed: BTreeSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
+        for r in records {
+            let before = self.entries.len();
+            let arrived = self.requested(r, true);
+            // Listing is not an arrival: stay quiet about known requests.
+            if self.entries.len() > before {
+                fx.extend(arrived.into_iter().filter(|e| !matches!(e, Effect::Announce(_))));
+            }
+        }
+        for e in &mut self.entries {
+            if let Entry::Valid { record, state } = e {
+                if listed.contains(&record.id) {
+                    if let LocalState::Unconfirmed { .. } = state {
+                        // Still pending: the answer never landed. Say so; the draft is intact.
+                        *state = LocalState::Failed { message: "The connection dropped before the gateway took the answer. Your answer is kept; submit again.".into() };
+                    }
+                } else {
+                    fx.push(Effect::Get(record.id.clone()));
+                }
+            }
+        }
+        self.fix_current();
+        fx
+    }
+
+    /// `question.resolved` from the gateway.
+    pub fn resolved(&mut self, payload: &Value) -> Vec<Effect> {
+        let Some(id) = payload.get("id").and_then(Value::as_str) else { return vec![] };
+        let status: QuestionStatus = match payload.get("status").cloned().map(serde_json::from_value) {
+            Some(Ok(s)) => s,
+            _ => return vec![],
+        };
+        let answers: Option<QuestionAnswers> = payload.get("answers").cloned().and_then(|a| serde_json::from_value(a).ok());
+        match self.record(id).cloned() {
+            Some(record) => self.finish_from_gateway(record, status, answers),
+            None => {
+                if !self.tombstones.contains(id) && self.entry(id).is_none() {
+                    self.early.insert(id.to_string(), (status, answers));
+                }
+                if let Some(pos) = self.entries.iter().position(|e| e.id() == id) {
+                    // An invalid record resolved: it simply leaves.
+                    self.entries.remove(pos);
+                    self.tombstones.insert(id.to_string());
+                    self.fix_current();
+                    return vec![Effect::DropDraft(id.to_string())];
+                }
+                vec![]
+            }
+        }
+    }
+
+    fn finish_from_gateway(&mut self, record: QuestionRecord, status: QuestionStatus, answers: Option<QuestionAnswers>) -> Vec<Effect> {
+        let mine = match self.state(&record.id) {
+            Some(LocalState::Submitting { answers: a }) | Some(LocalState::Unconfirmed { answers: a }) => Some(a.clone()),
+            _ => None,
+        };
+        let outcome = match (status, mine) {
+            (QuestionStatus::Answered, Some(Some(ours))) => {
+                let theirs = answers.unwrap_or_default();
+                if same_answers(&ours, &theirs) { Outcome::Answered { answers: theirs } } else { Outcome::AnsweredElsewhere { answers: theirs } }
+            }
+            (QuestionStatus::Answered, _) => Outcome::AnsweredElsewhere { answers: answers.unwrap_or_default() },
+            (QuestionStatus::Cancelled, Some(None)) => Outcome::Skipped,
+            (QuestionStatus::Cancelled, _) => Outcome::SkippedElsewhere,
+            (QuestionStatus::Expired, _) => Outcome::Expired,
+            (QuestionStatus::Pending, _) => return vec![],
+        };
+        self.leave(record, outcome, String::new())
+    }
+
+    /// Moves a request out of the dock into a receipt.
+    fn leave(&mut self, record: QuestionRecord, outcome: Outcome, unsent_text: String) -> Vec<Effect> {
+        let id = record.id.clone();
+        let label = outcome.label();
+        self.entries.retain(|e| e.id() != id);
+        self.tombstones.insert(id.clone());
+        self.get_attempts.remove(&id);
+        let receipt = Receipt { id: id.clone(), questions: record.questions, outcome, at_ms: 0.0, unsent_text, session_key: record.session_key };
+        self.receipts.retain(|r| r.id != id);
+        self.receipts.push(receipt.clone());
+        self.fix_current();
+        let left = self.entries.len();
+        let more = if left == 0 { String::new() } else { format!(" {left} still waiting.") };
+        vec![Effect::SaveReceipt(receipt), Effect::DropDraft(id), Effect::Announce(format!("Question closed: {label}.{more}"))]
+    }
+
+    /// Attaches text the person typed to an unanswerable request's receipt, so it stays
+    /// copyable after the panel closes.
+    pub fn keep_unsent_text(&mut self, id: &str, text: String) -> Option<Receipt> {
+        let r = self.receipts.iter_mut().find(|r| r.id == id)?;
+        if text.trim().is_empty() || !r.unsent_text.is_empty() {
+            return None;
+        }
+        if matches!(r.outcome, Outcome::Answered { .. }) {
+            return None;
+        }
+        r.unsent_text = text;
+        Some(r.clone())
+    }
+
+    /// The result of `question.get` during recovery. `Err(None)` is QUESTION_NOT_FOUND.
+    pub fn got(&mut self, id: &str, result: Result<&Value, Option<&str>>) -> Vec<Effect> {
+        match result {
+            Ok(payload) => {
+                let Some(v) = payload.get("question") else { return vec![] };
+                let Ok(fresh) = serde_json::from_value::<QuestionRecord>(v.clone()) else { return vec![] };
+                if fresh.status == QuestionStatus::Pending {
+                    if self.record(id).is_none() && !self.tombstones.contains(id) {
+                        return self.requested(v, true);
+                    }
+                    return vec![];
+                }
+                if let Some(record) = self.record(id).cloned() {
+                    return self.finish_from_gateway(record, fresh.status, fresh.answers);
+                }
+                // Expired here by the clock, but the gateway says it ended otherwise.
+                let locally_expired = self.receipts.iter().any(|r| r.id == id && r.outcome == Outcome::Expired);
+                if locally_expired && fresh.status != QuestionStatus::Expired {
+                    let outcome = match fresh.status {
+                        QuestionStatus::Answered => Outcome::AnsweredElsewhere { answers: fresh.answers.clone().unwrap_or_default() },
+                        _ => Outcome::SkippedElsewhere,
+                    };
+                    if let Some(r) = self.receipts.iter_mut().find(|r| r.id == id) {
+                        r.outcome = outcome;
+                        return vec![Effect::SaveReceipt(r.clone())];
+                    }
+                }
+                if !self.receipts.iter().any(|r| r.id == id) {
+                    // Finished before we ever saw it (a deep link): show how it ended.
+                    let outcome = match fresh.status {
+                        QuestionStatus::Answered => Outcome::Answered { answers: fresh.answers.clone().unwrap_or_default() },
+                        QuestionStatus::Cancelled => Outcome::Skipped,
+                        _ => Outcome::Expired,
+                    };
+                    return self.leave(fresh, outcome, String::new());
+                }
+                vec![]
+            }
+            Err(None) => {
+                let Some(record) = self.record(id).cloned() else {
+                    if self.receipts.iter().any(|r| r.id == id) {
+                        return vec![];
+                    }
+                    // Never seen and unknown to the gateway (a deep link to an old id).
+                    let unknown = QuestionRecord {
+                        id: id.to_string(),
+                        questions: vec![],
+                        agent_id: None,
+                        session_key: None,
+                        run_id: None,
+                        created_at_ms: 0,
+                        expires_at_ms: 0,
+                        status: QuestionStatus::Expired,
+                        answers: None,
+                        resolved_by: None,
+                    };
+                    return self.leave(unknown, Outcome::Unavailable, String::new());
+                };
+                // Gone from the gateway. If our answer was sent, keep the local answer.
+                let outcome = match self.state(id) {
+                    Some(LocalState::Submitting { answers: Some(a) }) | Some(LocalState::Unconfirmed { answers: Some(a) }) => Outcome::Answered { answers: a.clone() },
+                    Some(LocalState::Submitting { answers: None }) | Some(LocalState::Unconfirmed { answers: None }) => Outcome::Skipped,
+                    _ => Outcome::Unavailable,
+                };
+                self.leave(record, outcome, String::new())
+            }
+            Err(Some(message)) => {
+                let n = self.get_attempts.entry(id.to_string()).or_insert(0);
+                let attempt = *n;
+                *n += 1;
+                match GET_RETRY_MS.get(attempt) {
+                    Some(delay) => vec![Effect::GetAfter(id.to_string(), *delay)],
+                    None => {
+                        self.set_state(id, LocalState::Failed { message: format!("Could not check this question with the gateway: {message}") });
+                        vec![]
+                    }
+                }
+            }
+        }
+    }
+
+    /// Marks requests whose deadline passed as expired locally (never answerable again)
+    /// and asks for reconciliation. Returns effects for the glue.
+    pub fn tick(&mut self, now_ms: i64) -> Vec<Effect> {
+        let due: Vec<QuestionRecord> = self
+            .entries
+            .iter()
+            .filter_map(|e| match e {
+                Entry::Valid { record, state } if record.expires_at_ms <= now_ms && !matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }) => {
+                    Some(record.clone())
+                }
+                _ => None,
+            })
+            .collect();
+        let mut fx = Vec::new();
+        for record in due {
+            let id = record.id.clone();
+            fx.extend(self.leave(record, Outcome::Expired, String::new()));
+            // The gateway has the last word: if it was answered elsewhere, `got` corrects it.
+            fx.push(Effect::Get(id));
+        }
+        fx
+    }
+
+    /// Starts Submit: the params to send, or why the draft is not complete yet.
+    pub fn submit(&mut self, id: &str, draft: &QuestionDraft) -> Result<QuestionResolveParams, Incomplete> {
+        let record = self.record(id).cloned().ok_or(Incomplete { step: 0, message: "This question is no longer pending.".into() })?;
+        if matches!(self.state(id), Some(LocalState::Submitting { .. })) {
+            return Err(Incomplete { step: draft.step, message: "Already sending this answer.".into() });
+        }
+        let answers = draft.build(&record)?;
+        self.set_state(id, LocalState::Submitting { answers: Some(answers.clone()) });
+        Ok(QuestionResolveParams { id: id.to_string(), answers: Some(answers), cancel: None, resolved_by: None, resolution_id: None, secret_store_allowed_hosts: None })
+    }
+
+    /// Starts Skip (declines the whole prompt).
+    pub fn skip(&mut self, id: &str) -> Option<QuestionResolveParams> {
+        if self.record(id).is_none() || matches!(self.state(id), Some(LocalState::Submitting { .. })) {
+            return None;
+        }
+        self.set_state(id, LocalState::Submitting { answers: None });
+        Some(QuestionResolveParams { id: id.to_string(), answers: None, cancel: Some(true), resolved_by: None, resolution_id: None, secret_store_allowed_hosts: None })
+    }
+
+    /// The gateway accepted Submit or Skip.
+    pub fn submit_ok(&mut self, id: &str, payload: &Value) -> Vec<Effect> {
+        let Some(record) = self.record(id).cloned() else { return vec![] };
+        let answers = payload.get("answers").cloned().and_then(|a| serde_json::from_value(a).ok());
+        let status = if payload.get("status").and_then(Value::as_str) == Some("cancelled") { QuestionStatus::Cancelled } else { QuestionStatus::Answered };
+        self.finish_from_gateway(record, status, answers)
+    }
+
+    /// Submit or Skip failed. Never destructive: the draft stays, the reason is shown.
+    /// `sent` tells whether the request left this browser (then the outcome is unknown
+    /// until reconnect).
+    pub fn submit_failed(&mut self, id: &str, error: Option<&ErrorShape>, sent: bool) -> Vec<Effect> {
+        let answers = match self.state(id) {
+            Some(LocalState::Submitting { answers }) => answers.clone(),
+            _ => return vec![],
+        };
+        match error {
+            None if sent => {
+                self.set_state(id, LocalState::Unconfirmed { answers });
+                vec![Effect::Announce("Connection lost while sending; checking with the gateway after reconnecting.".into())]
+            }
+            None => {
+                self.set_state(id, LocalState::Failed { message: "Not connected to the gateway. Your answer is kept; submit again after reconnecting.".into() });
+                vec![]
+            }
+            Some(e) if e.detail_reason() == Some(reason::QUESTION_ALREADY_TERMINAL) || e.detail_reason() == Some(reason::QUESTION_NOT_FOUND) => {
+                // Someone else got there first, or it expired: ask what happened.
+                self.set_state(id, LocalState::Open);
+                vec![Effect::Get(id.to_string())]
+            }
+            Some(e) => {
+                self.set_state(id, LocalState::Failed { message: describe_resolve_error(e) });
+                vec![]
+            }
+        }
+    }
+}
+
+/// Words for a refused `question.resolve`.
+pub fn describe_resolve_error(e: &ErrorShape) -> String {
+    if e.code == protocol::error::code::FORBIDDEN {
+        return format!("The gateway did not accept this answer: {}. Ask an operator for the missing scope.", e.message);
+    }
+    match e.detail_reason() {
+        Some(reason::QUESTION_INVALID_ANSWER) => format!("The gateway did not accept this answer: {}.", e.message),
+        Some(reason::QUESTION_REQUESTER_INACTIVE) => "The agent that asked is no longer running, so the answer cannot be delivered.".into(),
+        _ => format!("The gateway could not take the answer: {}", e.message),
+    }
+}
+
+fn same_answers(a: &QuestionAnswers, b: &QuestionAnswers) -> bool {
+    // The gateway trims and canonicalises; compare the same way.
+    let norm = |x: &QuestionAnswers| x.answers.iter().map(|(k, v)| (k.clone(), v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>();
+    norm(a) == norm(b) || b.answers.values().any(|v| v.iter().any(|s| s == "stored"))
+}
+
+/// `m:ss` left until `expires_at_ms`, and whether it is time to draw attention.
+pub fn countdown(expires_at_ms: i64, now_ms: i64) -> (String, bool) {
+    let left = ((expires_at_ms - now_ms).max(0) + 999) / 1000;
+    let (m, s) = (left / 60, left % 60);
+    (format!("{m}:{s:02}"), left <= 120)
+}

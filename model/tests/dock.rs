@@ -1,0 +1,192 @@
+//! The dock state machine: drafts, priority, hydration and reconciliation, expiry and races.
+
+use model::dock::{Dock, Effect, LocalState, Outcome, countdown};
+use model::draft::QuestionDraft;
+use protocol::error::ErrorShape;
+use serde_json::{Value, json};
+
+fn rec(id: &str, created: i64, expires: i64) -> Value {
+    json!({"id": id, "questions": [
+        {"questionId":"target","header":"Deploy","question":"Where?","options":[{"label":"Staging"},{"label":"Production"}],"isOther":true},
+        {"questionId":"notify","header":"Notify","question":"Who?","multiSelect":true,"options":[{"label":"Email"},{"label":"Slack"}],"isOther":true}
+    ], "createdAtMs": created, "expiresAtMs": expires, "status": "pending"})
+}
+
+fn answered_draft(dock: &Dock, id: &str) -> QuestionDraft {
+    let r = dock.record(id).unwrap();
+    let mut d = QuestionDraft::new(id);
+    d.pick(&r.questions[0], "Staging");
+    d.toggle(&r.questions[1], "Email");
+    d.type_other(&r.questions[1], "weekdays only");
+    d
+}
+
+fn receipts(fx: &[Effect]) -> Vec<Outcome> {
+    fx.iter().filter_map(|e| if let Effect::SaveReceipt(r) = e { Some(r.outcome.clone()) } else { None }).collect()
+}
+
+#[test]
+fn a_new_request_takes_priority_unless_the_person_is_typing_in_the_dock() {
+    let mut d = Dock::new();
+    d.requested(&rec("a", 1, 10_000), false);
+    assert_eq!(d.current.as_deref(), Some("a"));
+    d.requested(&rec("b", 2, 10_000), false);
+    assert_eq!(d.current.as_deref(), Some("b"), "the newest blocking request is shown");
+    let fx = d.requested(&rec("c", 3, 10_000), true);
+    assert_eq!(d.current.as_deref(), Some("b"), "no switch under the person's fingers");
+    assert!(matches!(&fx[0], Effect::Announce(t) if t.contains("3 questions are waiting")));
+    assert_eq!(d.position(), Some((2, 3)));
+    d.step_request(true);
+    assert_eq!(d.current.as_deref(), Some("c"));
+    d.step_request(true);
+    assert_eq!(d.current.as_deref(), Some("a"), "arrows wrap");
+    d.step_request(false);
+    assert_eq!(d.current.as_deref(), Some("c"));
+}
+
+#[test]
+fn an_invalid_record_becomes_a_readable_notice_not_a_crash() {
+    let mut d = Dock::new();
+    let mut bad = rec("x", 1, 10_000);
+    bad["questions"][0]["options"] = json!([{"label":"1"},{"label":"2"},{"label":"3"},{"label":"4"},{"label":"5"}]);
+    d.requested(&bad, false);
+    match d.entry("x").unwrap() {
+        model::dock::Entry::Invalid(i) => {
+            assert!(i.problem.contains("2 to 4 options"), "{}", i.problem);
+            assert!(i.raw.contains("\"label\":\"5\""));
+        }
+        other => panic!("expected an invalid entry, got {other:?}"),
+    }
+    d.requested(&json!({"id": "y", "questions": "nope"}), false);
+    assert_eq!(d.len(), 2);
+    d.requested(&json!(42), false);
+    assert_eq!(d.len(), 3);
+}
+
+#[test]
+fn submit_then_resolved_with_our_answers_is_answered_and_other_answers_are_answered_elsewhere() {
+    let mut d = Dock::new();
+    d.requested(&rec("a", 1, 10_000), false);
+    d.requested(&rec("b", 2, 10_000), false);
+    let draft = answered_draft(&d, "a");
+    let params = d.submit("a", &draft).unwrap();
+    assert_eq!(params.answers.as_ref().unwrap().answers["notify"], vec!["Email", "weekdays only"]);
+    assert!(d.submit("a", &draft).is_err(), "no double submission while waiting");
+    let fx = d.resolved(&json!({"id":"a","status":"answered","answers":{"answers":{"target":["Staging"],"notify":["Email","weekdays only"]}}}));
+    assert_eq!(receipts(&fx), vec![Outcome::Answered { answers: params.answers.clone().unwrap() }]);
+    assert!(fx.contains(&Effect::DropDraft("a".into())));
+    // b was answered by someone else.
+    let fx = d.resolved(&json!({"id":"b","status":"answered","answers":{"answers":{"target":["Production"],"notify":["Slack"]}}}));
+    assert!(matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { answers } if answers.answers["target"] == vec!["Production"]));
+    assert!(d.is_empty());
+    // A late submit response changes nothing.
+    assert!(d.submit_ok("a", &json!({"status":"answered"})).is_empty());
+}
+
+#[test]
+fn a_resolution_before_its_request_is_kept_and_the_id_never_comes_back() {
+    let mut d = Dock::new();
+    assert!(d.resolved(&json!({"id":"early","status":"cancelled"})).is_empty());
+    let fx = d.requested(&rec("early", 1, 10_000), false);
+    assert_eq!(receipts(&fx), vec![Outcome::SkippedElsewhere]);
+    assert!(d.is_empty());
+    // A stale listing cannot resurrect it.
+    d.listed(&[rec("early", 1, 10_000)]);
+    assert!(d.is_empty());
+}
+
+#[test]
+fn reconnect_hydrates_from_the_list_and_gets_the_missing_ones() {
+    let mut d = Dock::new();
+    d.requested(&rec("kept", 1, 10_000), false);
+    d.requested(&rec("gone", 2, 10_000), false);
+    let fx = d.listed(&[rec("kept", 1, 10_000), rec("new", 3, 10_000)]);
+    assert!(fx.contains(&Effect::Get("gone".into())));
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Get(id) if id == "kept")));
+    assert_eq!(d.len(), 3);
+    let fx = d.got("gone", Err(None));
+    assert_eq!(receipts(&fx), vec![Outcome::Unavailable]);
+    // A transient failure is retried after 1, 2 and 4 s, then reported.
+    d.requested(&rec("flaky", 4, 10_000), false);
+    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 1000)]);
+    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 2000)]);
+    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 4000)]);
+    assert!(d.got("flaky", Err(Some("boom"))).is_empty());
+    assert!(matches!(d.state("flaky"), Some(LocalState::Failed { message }) if message.contains("boom")));
+}
+
+#[test]
+fn a_lost_acknowledgement_keeps_the_local_answer() {
+    let mut d = Dock::new();
+    d.requested(&rec("a", 1, 10_000), false);
+    let draft = answered_draft(&d, "a");
+    let params = d.submit("a", &draft).unwrap();
+    d.submit_failed("a", None, true);
+    assert!(matches!(d.state("a"), Some(LocalState::Unconfirmed { .. })));
+    // After reconnect it is gone from the list and from the gateway: keep what we sent.
+    let fx = d.listed(&[]);
+    assert!(fx.contains(&Effect::Get("a".into())));
+    let fx = d.got("a", Err(None));
+    assert_eq!(receipts(&fx), vec![Outcome::Answered { answers: params.answers.unwrap() }]);
+}
+
+#[test]
+fn an_answer_that_never_landed_reopens_with_the_draft_intact() {
+    let mut d = Dock::new();
+    d.requested(&rec("a", 1, 10_000), false);
+    let draft = answered_draft(&d, "a");
+    d.submit("a", &draft).unwrap();
+    d.submit_failed("a", None, true);
+    d.listed(&[rec("a", 1, 10_000)]);
+    assert!(matches!(d.state("a"), Some(LocalState::Failed { message }) if message.contains("submit again")));
+    assert!(d.submit("a", &draft).is_ok(), "can be sent again");
+}
+
+#[test]
+fn errors_are_non_destructive_and_already_terminal_is_reconciled() {
+    let mut d = Dock::new();
+    d.requested(&rec("a", 1, 10_000), false);
+    let draft = answered_draft(&d, "a");
+    d.submit("a", &draft).unwrap();
+    d.submit_failed("a", None, false);
+    assert!(matches!(d.state("a"), Some(LocalState::Failed { message }) if message.starts_with("Not connected")));
+    d.submit("a", &draft).unwrap();
+    let invalid = ErrorShape::question("QUESTION_INVALID_ANSWER", "question 'target' contains an unknown option");
+    d.submit_failed("a", Some(&invalid), true);
+    assert!(matches!(d.state("a"), Some(LocalState::Failed { message }) if message.contains("unknown option")));
+    d.submit("a", &draft).unwrap();
+    let done = ErrorShape::question("QUESTION_ALREADY_TERMINAL", "question 'a' is already answered");
+    assert_eq!(d.submit_failed("a", Some(&done), true), vec![Effect::Get("a".into())]);
+    let fx = d.got("a", Ok(&json!({"question": {"id":"a","questions":rec("a",1,1)["questions"],"createdAtMs":1,"expiresAtMs":2,"status":"answered","answers":{"answers":{"target":["Production"],"notify":["Slack"]}}}})));
+    assert!(matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { .. }));
+}
+
+#[test]
+fn skip_is_its_own_outcome_and_expiry_never_answers() {
+    let mut d = Dock::new();
+    d.requested(&rec("s", 1, 10_000), false);
+    d.requested(&rec("e", 2, 5_000), false);
+    let p = d.skip("s").unwrap();
+    assert_eq!(p.cancel, Some(true));
+    assert!(p.answers.is_none());
+    assert_eq!(receipts(&d.submit_ok("s", &json!({"status":"cancelled"}))), vec![Outcome::Skipped]);
+    assert!(d.tick(4_999).is_empty());
+    let fx = d.tick(5_000);
+    assert_eq!(receipts(&fx), vec![Outcome::Expired]);
+    assert!(fx.contains(&Effect::Get("e".into())));
+    assert!(d.is_empty());
+    // The gateway says someone answered it just in time: the receipt is corrected.
+    let fx = d.got("e", Ok(&json!({"question": {"id":"e","questions":rec("e",1,1)["questions"],"createdAtMs":1,"expiresAtMs":2,"status":"answered","answers":{"answers":{"target":["Staging"],"notify":["Email"]}}}})));
+    assert!(matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { .. }));
+    let texts = d.keep_unsent_text("e", "typed".into());
+    assert!(texts.is_some());
+}
+
+#[test]
+fn countdown_is_m_ss_and_draws_attention_in_the_last_two_minutes() {
+    assert_eq!(countdown(600_000, 0), ("10:00".into(), false));
+    assert_eq!(countdown(121_000, 0), ("2:01".into(), false));
+    assert_eq!(countdown(120_000, 0), ("2:00".into(), true));
+    assert_eq!(countdown(1_500, 1_000), ("0:01".into(), true));
+    assert_eq!(countdown(0, 5_000), ("0:00".into(), true));
+}

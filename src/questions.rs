@@ -1,0 +1,400 @@
+//! The question dock's glue: gateway events and requests in, the pure [`Dock`] state
+//! machine in the middle, drafts and receipts mirrored to IndexedDB.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use model::dock::{Dock, Effect as DockEffect, LocalState, Receipt};
+use model::draft::QuestionDraft;
+use protocol::question::QuestionRecord;
+use serde_json::{Value, json};
+
+use crate::browser;
+use crate::gateway_client::{GatewayClient, RequestError, Status};
+use crate::storage::{IdbStore, KvStore, MemoryStore};
+
+/// Whether local storage works, and what is at risk when it does not.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StorageHealth {
+    Opening,
+    Ok,
+    /// IndexedDB failed: drafts live in memory and are lost on reload.
+    Degraded(String),
+}
+
+/// What the person may do with questions on this connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuestionAccess {
+    /// `operator.questions`, admin, or the guest scope for own sessions.
+    Answer,
+    /// Neither: questions cannot be listed or answered here.
+    None,
+}
+
+#[derive(Clone, Copy)]
+pub struct DockController {
+    pub dock: RwSignal<Dock>,
+    /// One signal per request's draft, so typing re-renders only that request.
+    pub drafts: RwSignal<HashMap<String, RwSignal<QuestionDraft>>>,
+    /// The polite live region's text.
+    pub announce: RwSignal<String>,
+    /// A clock for countdowns; ticks each second while requests are pending.
+    pub now: RwSignal<i64>,
+    pub storage_health: RwSignal<StorageHealth>,
+    /// `/ask/<id>`: only this request is shown.
+    pub deep_link: RwSignal<Option<String>>,
+    /// Set while a text field inside the dock has focus (no focus stealing).
+    pub typing_in_dock: RwSignal<bool>,
+    client: GatewayClient,
+    store: StoredValue<Rc<dyn KvStore>, LocalStorage>,
+    /// The controller's reactive owner: drafts live as long as the app, not as long as the
+    /// component that first touched them (a collapsed panel must not take drafts with it).
+    owner: StoredValue<Owner, LocalStorage>,
+}
+
+const DRAFTS: &str = "drafts";
+const RECEIPTS: &str = "receipts";
+
+impl DockController {
+    pub fn new(client: GatewayClient) -> DockController {
+        let expanded = browser::local_get("ocui.dock.expanded").as_deref() != Some("false");
+        let mut dock = Dock::new();
+        dock.expanded = expanded;
+        let c = DockController {
+            dock: RwSignal::new(dock),
+            drafts: RwSignal::new(HashMap::new()),
+            announce: RwSignal::new(String::new()),
+            now: RwSignal::new(browser::now_ms() as i64),
+            storage_health: RwSignal::new(StorageHealth::Opening),
+            deep_link: RwSignal::new(deep_link_from_path()),
+            typing_in_dock: RwSignal::new(false),
+            client,
+            store: StoredValue::new_local(Rc::new(MemoryStore::default()) as Rc<dyn KvStore>),
+            owner: StoredValue::new_local(Owner::current().unwrap_or_default()),
+        };
+        c.wire_events();
+        c.start_clock();
+        // Remember which request was shown, so a reload comes back to it.
+        Effect::new(move |_| {
+            if let Some(id) = c.dock.with(|d| d.current.clone()) {
+                browser::session_set("ocui.dock.current", &id);
+            }
+        });
+        spawn_local(async move { c.open_storage().await });
+        c
+    }
+
+    pub fn access(&self) -> QuestionAccess {
+        if protocol::methods::can_answer_questions(&self.client.scopes()) { QuestionAccess::Answer } else { QuestionAccess::None }
+    }
+
+    /// The scopes allow answering secret questions only with admin.
+    pub fn can_answer_secrets(&self) -> bool {
+        self.client.scopes().iter().any(|s| s == protocol::methods::scope::ADMIN)
+    }
+
+    async fn open_storage(self) {
+        match IdbStore::open(crate::storage::DB_NAME).await {
+            Ok(db) => {
+                let db: Rc<dyn KvStore> = Rc::new(db);
+                self.store.set_value(db.clone());
+                self.storage_health.set(StorageHealth::Ok);
+                self.load(db).await;
+            }
+            Err(e) => self.storage_health.set(StorageHealth::Degraded(format!(
+                "Drafts cannot be saved in this browser ({e}). They are kept while this page is open and lost if it reloads."
+            ))),
+        }
+    }
+
+    async fn load(self, db: Rc<dyn KvStore>) {
+        let receipts: Vec<Receipt> = match db.get_all(RECEIPTS).await {
+            Ok(rows) => rows.iter().filter_map(|(_, v)| serde_json::from_str(v).ok()).collect(),
+            Err(e) => {
+                self.storage_degraded(&e);
+                Vec::new()
+            }
+        };
+        self.dock.update(|d| d.restore_receipts(receipts));
+        if let Ok(rows) = db.get_all(DRAFTS).await {
+            for (_, v) in rows {
+                if let Ok(saved) = serde_json::from_str::<QuestionDraft>(&v) {
+                    // A draft typed before the stored copy loaded wins if it is newer.
+                    let existing = self.drafts.with_untracked(|m| m.get(&saved.request_id).copied());
+                    match existing {
+                        Some(sig) if sig.with_untracked(|d| d.revision >= saved.revision && d.is_touched()) => {}
+                        Some(sig) => sig.set(saved),
+                        None => {
+                            self.insert_draft(saved);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn storage_degraded(&self, e: &str) {
+        self.storage_health.set(StorageHealth::Degraded(format!(
+            "Saving to this browser's storage failed ({e}). Drafts are kept while this page is open; a reload would lose them."
+        )));
+    }
+
+    fn insert_draft(&self, draft: QuestionDraft) -> RwSignal<QuestionDraft> {
+        let this = *self;
+        self.owner.get_value().with(move || this.insert_draft_owned(draft))
+    }
+
+    fn insert_draft_owned(&self, draft: QuestionDraft) -> RwSignal<QuestionDraft> {
+        let id = draft.request_id.clone();
+        let sig = RwSignal::new(draft);
+        // The one effect that mirrors this draft to storage: only touched drafts, only
+        // forward revisions, never secrets (they are not serialised).
+        let this = *self;
+        let written = StoredValue::new(0u64);
+        Effect::new(move |_| {
+            let d = sig.get();
+            if !d.is_touched() || d.revision <= written.get_value() {
+                return;
+            }
+            written.set_value(d.revision);
+            let json = serde_json::to_string(&d).unwrap_or_default();
+            let id = d.request_id.clone();
+            let store = this.store.get_value();
+            spawn_local(async move {
+                if let Err(e) = store.put(DRAFTS, &id, &json).await {
+                    this.storage_degraded(&e);
+                }
+            });
+        });
+        self.drafts.update(|m| {
+            m.insert(id, sig);
+        });
+        sig
+    }
+
+    /// The draft signal of a request, created on first use.
+    pub fn draft(&self, id: &str) -> RwSignal<QuestionDraft> {
+        if let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) {
+            return sig;
+        }
+        self.insert_draft(QuestionDraft::new(id))
+    }
+
+    fn wire_events(&self) {
+        let this = *self;
+        self.client.on_event("question.requested", move |p| {
+            let typing = this.typing_in_dock.get_untracked();
+            let fx = this.dock.try_update(|d| d.requested(p, typing)).unwrap_or_default();
+            this.fit_draft_to(p);
+            this.run(fx);
+        });
+        self.client.on_event("question.resolved", move |p| {
+            let fx = this.dock.try_update(|d| d.resolved(p)).unwrap_or_default();
+            this.run(fx);
+        });
+        // Hydrate on every (re)connect and after missed events.
+        Effect::new(move |_| {
+            let _ = this.client.connected_epoch.get();
+            let _ = this.client.resync_epoch.get();
+            if this.client.status.get_untracked() == Status::Connected {
+                spawn_local(async move { this.hydrate().await });
+            }
+        });
+    }
+
+    fn fit_draft_to(&self, payload: &Value) {
+        if let (Some(id), Ok(record)) = (payload.get("id").and_then(Value::as_str), serde_json::from_value::<QuestionRecord>(payload.clone())) {
+            if let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) {
+                sig.update(|d| d.fit(&record));
+            }
+        }
+    }
+
+    async fn hydrate(self) {
+        if self.access() == QuestionAccess::None {
+            return;
+        }
+        match self.client.request("question.list", json!({})).await {
+            Ok(v) => {
+                let records: Vec<Value> = v.get("questions").and_then(Value::as_array).cloned().unwrap_or_default();
+                let shown_before_reload = browser::session_get("ocui.dock.current");
+                let fx = self.dock.try_update(|d| {
+                    let first_load = d.is_empty();
+                    let fx = d.listed(&records);
+                    if let (true, Some(id)) = (first_load, shown_before_reload) {
+                        d.select(&id);
+                    }
+                    fx
+                })
+                .unwrap_or_default();
+                for r in &records {
+                    self.fit_draft_to(r);
+                }
+                self.run(fx);
+            }
+            Err(e) => browser::log_warn(&format!("question.list failed: {e}")),
+        }
+        if let Some(id) = self.deep_link.get_untracked() {
+            let known = self.dock.with_untracked(|d| d.entry(&id).is_some() || d.receipts.iter().any(|r| r.id == id));
+            if !known {
+                self.fetch(id).await;
+            }
+        }
+    }
+
+    /// `question.get` for recovery and deep links.
+    async fn fetch(self, id: String) {
+        let result = self.client.request("question.get", json!({ "id": id })).await;
+        let fx = match &result {
+            Ok(v) => self.dock.try_update(|d| d.got(&id, Ok(v))).unwrap_or_default(),
+            Err(RequestError::Gateway(e)) if e.detail_reason() == Some(protocol::error::reason::QUESTION_NOT_FOUND) => {
+                self.dock.try_update(|d| d.got(&id, Err(None))).unwrap_or_default()
+            }
+            Err(e) => {
+                let msg = e.to_string();
+                self.dock.try_update(|d| d.got(&id, Err(Some(&msg)))).unwrap_or_default()
+            }
+        };
+        self.run(fx);
+    }
+
+    fn run(&self, fx: Vec<DockEffect>) {
+        for e in fx {
+            match e {
+                DockEffect::Get(id) => {
+                    let this = *self;
+                    spawn_local(async move { this.fetch(id).await });
+                }
+                DockEffect::GetAfter(id, ms) => {
+                    let this = *self;
+                    set_timeout(move || spawn_local(async move { this.fetch(id).await }), Duration::from_millis(ms));
+                }
+                DockEffect::Announce(text) => self.announce.set(text),
+                DockEffect::DropDraft(id) => self.drop_draft(&id),
+                DockEffect::SaveReceipt(mut r) => {
+                    if r.at_ms == 0.0 {
+                        r.at_ms = browser::now_ms();
+                        let stamped = r.clone();
+                        self.dock.update(|d| {
+                            if let Some(x) = d.receipts.iter_mut().find(|x| x.id == stamped.id) {
+                                x.at_ms = stamped.at_ms;
+                            }
+                        });
+                    }
+                    self.save_receipt(r);
+                }
+            }
+        }
+    }
+
+    fn save_receipt(&self, r: Receipt) {
+        let store = self.store.get_value();
+        let this = *self;
+        let json = serde_json::to_string(&r).unwrap_or_default();
+        spawn_local(async move {
+            if let Err(e) = store.put(RECEIPTS, &r.id, &json).await {
+                this.storage_degraded(&e);
+            }
+        });
+    }
+
+    /// A request left the dock. Text typed into one that could not be answered stays
+    /// copyable in its receipt; then the draft goes.
+    fn drop_draft(&self, id: &str) {
+        let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) else { return };
+        let questions = self.dock.with_untracked(|d| d.receipts.iter().find(|r| r.id == id).map(|r| r.questions.clone()));
+        if let Some(questions) = questions {
+            let text = sig.with_untracked(|d| d.typed_text(&questions));
+            if let Some(r) = self.dock.try_update(|d| d.keep_unsent_text(id, text)).flatten() {
+                self.save_receipt(r);
+            }
+        }
+        self.drafts.update(|m| {
+            m.remove(id);
+        });
+        let store = self.store.get_value();
+        let id = id.to_string();
+        spawn_local(async move {
+            let _ = store.delete(DRAFTS, &id).await;
+        });
+    }
+
+    fn start_clock(&self) {
+        let this = *self;
+        let _ = set_interval_with_handle(
+            move || {
+                let now = browser::now_ms() as i64;
+                let pending = this.dock.with_untracked(|d| !d.is_empty());
+                if !pending {
+                    return;
+                }
+                this.now.set(now);
+                let due = this.dock.with_untracked(|d| {
+                    d.entries.iter().any(|e| matches!(e, model::dock::Entry::Valid { record, state } if record.expires_at_ms <= now && *state != LocalState::Submitting { answers: None }))
+                });
+                if due {
+                    let fx = this.dock.try_update(|d| d.tick(now)).unwrap_or_default();
+                    this.run(fx);
+                }
+            },
+            Duration::from_secs(1),
+        );
+    }
+
+    pub fn set_expanded(&self, expanded: bool) {
+        self.dock.update(|d| d.expanded = expanded);
+        browser::local_set("ocui.dock.expanded", if expanded { "true" } else { "false" });
+    }
+
+    /// Submit the current draft of `id`.
+    pub fn submit(&self, id: &str) {
+        let draft = self.draft(id).get_untracked();
+        let started = self.dock.try_update(|d| d.submit(id, &draft));
+        match started {
+            Some(Ok(params)) => self.send_resolve(id.to_string(), serde_json::to_value(params).unwrap_or_default()),
+            Some(Err(incomplete)) => {
+                self.draft(id).update(|d| d.set_step(incomplete.step));
+                self.announce.set(incomplete.message.clone());
+                self.dock.update(|d| {
+                    if let Some(model::dock::Entry::Valid { state, .. }) = d.entries.iter_mut().find(|e| e.id() == id) {
+                        if !matches!(state, LocalState::Submitting { .. }) {
+                            *state = LocalState::Failed { message: incomplete.message };
+                        }
+                    }
+                });
+            }
+            None => {}
+        }
+    }
+
+    /// Skip: decline the whole prompt.
+    pub fn skip(&self, id: &str) {
+        if let Some(Some(params)) = self.dock.try_update(|d| d.skip(id)) {
+            self.send_resolve(id.to_string(), serde_json::to_value(params).unwrap_or_default());
+        }
+    }
+
+    fn send_resolve(&self, id: String, params: Value) {
+        let this = *self;
+        let connected = self.client.status.get_untracked() == Status::Connected;
+        spawn_local(async move {
+            let result = this.client.request("question.resolve", params).await;
+            let fx = match result {
+                Ok(v) => this.dock.try_update(|d| d.submit_ok(&id, &v)).unwrap_or_default(),
+                Err(RequestError::Gateway(e)) => this.dock.try_update(|d| d.submit_failed(&id, Some(&e), true)).unwrap_or_default(),
+                Err(RequestError::Disconnected) => this.dock.try_update(|d| d.submit_failed(&id, None, connected)).unwrap_or_default(),
+            };
+            this.run(fx);
+        });
+    }
+}
+
+/// `/ask/<id>` in the address bar.
+fn deep_link_from_path() -> Option<String> {
+    let path = browser::location()?.pathname().ok()?;
+    let id = path.strip_prefix("/ask/")?.trim_end_matches('/');
+    (!id.is_empty()).then(|| js_sys::decode_uri_component(id).ok().and_then(|s| s.as_string()).unwrap_or_else(|| id.to_string()))
+}

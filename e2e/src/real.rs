@@ -77,6 +77,39 @@ impl RealGateway {
     pub fn ui_url(&self) -> String {
         format!("{}/#token={TOKEN}", self.base())
     }
+
+    /// A trusted backend client (like the real `gateway-client`), retrying while the
+    /// gateway is still starting.
+    pub async fn agent(&self) -> gateway::client::Client {
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(90);
+        loop {
+            let opts = gateway::client::ClientOptions::backend(&format!("ws://127.0.0.1:{}", self.port), TOKEN, &[protocol::methods::scope::ADMIN]);
+            match gateway::client::Client::connect(opts).await {
+                Ok(c) => return c,
+                Err(e) if tokio::time::Instant::now() < deadline => {
+                    eprintln!("real gateway not ready yet: {e}");
+                    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+                }
+                Err(e) => panic!("cannot connect to the real gateway: {e}"),
+            }
+        }
+    }
+
+    /// Raises a question with the real `ask_user` tool (attach grant + MCP) through the
+    /// shared `ask.mjs`. The child prints `ask_user tool result: {...}` when answered.
+    pub fn ask_user_via_mcp(&self) -> tokio::process::Child {
+        tokio::process::Command::new("bash")
+            .arg(script())
+            .arg(&self.dir)
+            .args(["ask", "--scenario", "pending", "--via", "mcp", "--timeout-seconds", "300"])
+            .env("PORT", self.port.to_string())
+            .env("TOKEN", TOKEN)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("ask.mjs starts")
+    }
 }
 
 impl Drop for RealGateway {

@@ -1,21 +1,115 @@
 //! Our UI served by the real OpenClaw gateway 2026.9.6 through `gateway.controlUi.root`.
+//! One gateway for all scenarios (it lives in one shared install directory), run in order;
+//! every scenario checks what the agent receives.
 
 use std::time::Duration;
 
 use e2e::browser::Browser;
 use e2e::real::RealGateway;
+use serde_json::{Value, json};
+
+const T: Duration = Duration::from_secs(30);
+
+fn two_questions(timeout_ms: u64) -> Value {
+    json!({"questions":[
+        {"questionId":"deploy_target","header":"Deploy","question":"Where should this change be deployed?","options":[{"label":"Staging (Recommended)","description":"Safe default"},{"label":"Production"}],"isOther":true},
+        {"questionId":"notify","header":"Notify","question":"Which channels should be notified?","multiSelect":true,"options":[{"label":"Email"},{"label":"Slack"},{"label":"Pager","description":"Only for incidents"}],"isOther":true}
+    ],"timeoutMs": timeout_ms})
+}
+
+async fn other_input(b: &Browser) -> fantoccini::elements::Element {
+    b.find_xpath("//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input", T).await
+}
+
+async fn receipt_for(b: &Browser, id: &str, accept: impl Fn(&str) -> bool) -> String {
+    b.wait_text(&format!("[data-testid=question-receipt][data-question-id='{id}']"), T, accept).await
+}
 
 #[tokio::test(flavor = "multi_thread")]
-async fn ui_served_by_the_real_gateway_connects_and_shows_its_version() {
+async fn our_ui_on_the_real_gateway() {
     let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    // The real gateway refuses `connect` for a moment after start (retryable); we retry.
+    // The real gateway refuses `connect` for a moment after start (retryable); the UI retries.
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
     b.wait_text("[data-testid=server-version]", Duration::from_secs(10), |t| t == "2026.9.6").await;
     let scopes = b.wait_text("[data-testid=granted-scopes]", Duration::from_secs(10), |t| !t.is_empty()).await;
     assert!(scopes.contains("operator.questions") && scopes.contains("operator.read"), "{scopes}");
     b.screenshot("real-gateway-connected").await;
+    let mut agent = gw.agent().await;
+
+    // 1. A two-step answer with multiSelect plus free text.
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    b.option("Staging (Recommended)").await.click().await.unwrap();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    b.option("Email").await.click().await.unwrap();
+    b.option("Slack").await.click().await.unwrap();
+    other_input(&b).await.send_keys("Only on weekdays").await.unwrap();
+    b.click_button("Submit").await;
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(got["status"], "answered", "{got}");
+    assert_eq!(got["answers"]["answers"]["deploy_target"], json!(["Staging (Recommended)"]));
+    assert_eq!(got["answers"]["answers"]["notify"], json!(["Email", "Slack", "Only on weekdays"]));
+    receipt_for(&b, &id, |t| t.starts_with("Answered")).await;
+    b.screenshot("real-gateway-answered").await;
+
+    // 2. Skip.
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    b.click_button("Skip").await;
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(got["status"], "cancelled", "{got}");
+    receipt_for(&b, &id, |t| t.starts_with("Skipped")).await;
+
+    // 3. Answered elsewhere.
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    agent.request("question.resolve", json!({"id": id, "answers": {"answers": {"deploy_target": ["Production"], "notify": ["Pager"]}}})).await.unwrap();
+    let r = receipt_for(&b, &id, |t| t.starts_with("Answered elsewhere")).await;
+    assert!(r.contains("Production") && r.contains("Pager"), "{r}");
+
+    // 4. Restore after reload.
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    b.option("Production").await.click().await.unwrap();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    b.option("Pager").await.click().await.unwrap();
+    other_input(&b).await.send_keys("and the on-call lead").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    assert_eq!(other_input(&b).await.prop("value").await.unwrap().as_deref(), Some("and the on-call lead"));
+    b.click_button("Submit").await;
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(got["answers"]["answers"]["deploy_target"], json!(["Production"]), "{got}");
+    assert_eq!(got["answers"]["answers"]["notify"], json!(["Pager", "and the on-call lead"]), "{got}");
+
+    // 5. Expiry: nothing is sent on the person's behalf.
+    let id = agent.request("question.request", two_questions(5_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 20000})).await.unwrap();
+    assert_eq!(got["status"], "expired", "{got}");
+    receipt_for(&b, &id, |t| t.starts_with("Expired")).await;
+
+    // 6. The real ask_user tool over the attach MCP path.
+    let child = gw.ask_user_via_mcp();
+    b.wait_text("[data-testid=step-progress]", Duration::from_secs(60), |t| t == "1/2").await;
+    b.option("Staging (Recommended)").await.click().await.unwrap();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    b.option("Slack").await.click().await.unwrap();
+    other_input(&b).await.send_keys("Only on weekdays").await.unwrap();
+    b.click_button("Submit").await;
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("ask_user returns").unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().find(|l| l.starts_with("ask_user tool result: ")).unwrap_or_else(|| panic!("no tool result in:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let result: Value = serde_json::from_str(line.trim_start_matches("ask_user tool result: ")).unwrap();
+    assert_eq!(result["status"], "answered", "{result}");
+    assert_eq!(result["answers"]["answers"]["deploy_target"], json!(["Staging (Recommended)"]), "{result}");
+    assert_eq!(result["answers"]["answers"]["notify"], json!(["Slack", "Only on weekdays"]), "{result}");
+    b.screenshot("real-gateway-ask-user").await;
+
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }

@@ -36,20 +36,33 @@ pub struct LocalGateway {
     pub token: String,
     pub port: u16,
     pub data_dir: tempfile::TempDir,
+    /// Scopes a browser device may be granted (None: all it asks for).
+    pub device_scopes: Option<Vec<String>>,
 }
 
 impl LocalGateway {
     pub async fn start() -> LocalGateway {
+        Self::start_with_device_scopes(None).await
+    }
+
+    /// A gateway that grants browser devices at most `scopes`.
+    pub async fn start_with_device_scopes(scopes: Option<&[&str]>) -> LocalGateway {
         let data_dir = tempfile::tempdir().expect("tempdir");
         let token = format!("e2e-{}", free_port());
-        let mut g = LocalGateway { running: None, token, port: 0, data_dir };
+        let device_scopes = scopes.map(|s| s.iter().map(|x| x.to_string()).collect());
+        let mut g = LocalGateway { running: None, token, port: 0, data_dir, device_scopes };
         g.restart_on(0).await;
         g
+    }
+
+    pub fn gateway(&self) -> &std::sync::Arc<gateway::Gateway> {
+        &self.running.as_ref().expect("running").gateway
     }
 
     /// Starts (again) on `port` (0 picks one), keeping the data directory.
     pub async fn restart_on(&mut self, port: u16) {
         let mut cfg = gateway::Config::local(&self.token, self.data_dir.path().to_path_buf(), dist_dir());
+        cfg.device_scopes = self.device_scopes.clone();
         cfg.port = port;
         let running = gateway::start(cfg).await.expect("local gateway starts");
         self.port = running.addr.port();

@@ -17,6 +17,8 @@ pub struct Config {
     /// Browser origins allowed besides loopback ones and the gateway's own.
     pub allowed_origins: Vec<String>,
     pub version: String,
+    /// When set, connections with a device identity are granted at most these scopes.
+    pub device_scopes: Option<Vec<String>>,
 }
 
 impl std::fmt::Debug for Config {
@@ -44,6 +46,7 @@ impl Config {
             tick_interval_ms: protocol::TICK_INTERVAL_MS,
             allowed_origins: Vec::new(),
             version: env!("CARGO_PKG_VERSION").to_string(),
+            device_scopes: None,
         }
     }
 

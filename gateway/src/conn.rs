@@ -141,10 +141,21 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
                 // hold up the rest of the connection.
                 tokio::spawn(async move {
                     let id = frame.id.clone();
+                    let method = frame.method.clone();
+                    let drop_it = gw.fault_drops(&method);
+                    if drop_it {
+                        // Lose everything from here on: no events, no response.
+                        gw.hub.leave(&p.conn_id);
+                    }
                     let res = match methods::dispatch(&gw, &p, frame).await {
                         Ok(payload) => ResponseFrame::ok(id, payload),
                         Err(e) => ResponseFrame::err(id, e),
                     };
+                    if drop_it {
+                        log::warn(&format!("fault injection: dropping the connection before the `{method}` response"));
+                        p.sender.send(Outbound::Close(1011, "fault injection".into()));
+                        return;
+                    }
                     p.sender.send(Outbound::Text(res_text(res)));
                 });
             }

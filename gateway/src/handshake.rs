@@ -108,6 +108,22 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
             scopes.push(s);
         }
     }
+    // Browser devices get at most the scopes they are approved for (a guest or a read-only
+    // operator). Asking for a broad scope yields its narrow session-only form if only that
+    // is approved.
+    if let (Some(approved), Some(_)) = (&gw.config.device_scopes, &p.device) {
+        let asked = scopes.clone();
+        let broad_of = |narrow: &str| match narrow {
+            scope::SESSIONS_WRITE => Some(scope::WRITE),
+            scope::SESSIONS_READ => Some(scope::READ),
+            _ => None,
+        };
+        scopes = approved
+            .iter()
+            .filter(|a| asked.contains(a) || broad_of(a).is_some_and(|b| asked.iter().any(|x| x == b)))
+            .cloned()
+            .collect();
+    }
     let (owner, device_token) = match &p.device {
         Some(d) => {
             let token = gw

@@ -17,6 +17,13 @@ pub mod questions;
 pub mod store;
 pub mod util;
 
+impl Gateway {
+    /// Whether a fault asks to drop the response to `method`.
+    pub fn fault_drops(&self, method: &str) -> bool {
+        self.faults.should_drop(method)
+    }
+}
+
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Instant;
@@ -31,6 +38,24 @@ pub struct Gateway {
     pub questions: questions::Questions,
     pub boot_id: String,
     pub started: Instant,
+    /// Fault injection for tests (never set in normal runs).
+    pub faults: Faults,
+}
+
+/// Test gateway mode: faults the e2e tests switch on to prove the UI loses nothing.
+#[derive(Default)]
+pub struct Faults {
+    /// Close the caller's socket right after handling this method, before its response.
+    pub drop_before_response: std::sync::Mutex<Option<String>>,
+}
+
+impl Faults {
+    pub fn drop_before_response(&self, method: Option<&str>) {
+        *self.drop_before_response.lock().unwrap_or_else(|p| p.into_inner()) = method.map(str::to_string);
+    }
+    fn should_drop(&self, method: &str) -> bool {
+        self.drop_before_response.lock().unwrap_or_else(|p| p.into_inner()).as_deref() == Some(method)
+    }
 }
 
 /// A running gateway.
@@ -63,7 +88,7 @@ pub async fn start(config: Config) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let gateway = Arc::new(Gateway { config, store, hub: hub::Hub::default(), questions: Default::default(), boot_id: util::uuid_v4(), started: Instant::now() });
+    let gateway = Arc::new(Gateway { config, store, hub: hub::Hub::default(), questions: Default::default(), faults: Faults::default(), boot_id: util::uuid_v4(), started: Instant::now() });
     let app = http::router(gateway.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(async move {

@@ -1,7 +1,7 @@
 //! `gateway`: run the local gateway.
 //!
 //!   gateway [--port N] [--bind ADDR] [--allow-non-loopback] [--token T] [--data-dir DIR]
-//!           [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]...
+//!           [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]... [--device-scopes a,b]
 //!
 //! PORT, TOKEN, DATA_DIR, UI_ROOT and BIND are read from the environment when the flag is absent.
 //!
@@ -17,7 +17,7 @@ use gateway::{Config, log, util};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: gateway [--port N] [--bind ADDR] [--allow-non-loopback] [--token T] [--data-dir DIR] [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]..."
+        "usage: gateway [--port N] [--bind ADDR] [--allow-non-loopback] [--token T] [--data-dir DIR] [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]... [--device-scopes a,b]"
     );
     std::process::exit(2)
 }
@@ -45,6 +45,7 @@ fn parse() -> Result<(Config, bool), String> {
             "--ui-root" => cfg.ui_root = PathBuf::from(val("--ui-root")?),
             "--tick-ms" => cfg.tick_interval_ms = val("--tick-ms")?.parse().map_err(|_| "--tick-ms must be a number".to_string())?,
             "--allowed-origin" => cfg.allowed_origins.push(val("--allowed-origin")?),
+            "--device-scopes" => cfg.device_scopes = Some(val("--device-scopes")?.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()),
             "-h" | "--help" => usage(),
             other => return Err(format!("unknown argument `{other}`")),
         }

@@ -5,6 +5,8 @@
 //! device auth, the Origin rule, scope enforcement, ticks, per-connection `seq`), and keeps
 //! what must survive a restart in SQLite.
 
+pub mod agent;
+pub mod chat;
 pub mod client;
 pub mod config;
 pub mod conn;
@@ -36,10 +38,24 @@ pub struct Gateway {
     pub store: store::Store,
     pub hub: hub::Hub,
     pub questions: questions::Questions,
+    pub runs: chat::Runs,
+    pub lanes: Lanes,
     pub boot_id: String,
     pub started: Instant,
     /// Fault injection for tests (never set in normal runs).
     pub faults: Faults,
+}
+
+/// One queue per session, so runs of a session happen one after another.
+#[derive(Default)]
+pub struct Lanes {
+    lanes: std::sync::Mutex<std::collections::HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+impl Lanes {
+    pub fn lane(&self, session: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.lanes.lock().unwrap_or_else(|p| p.into_inner()).entry(session.to_string()).or_default().clone()
+    }
 }
 
 /// Test gateway mode: faults the e2e tests switch on to prove the UI loses nothing.
@@ -88,7 +104,7 @@ pub async fn start(config: Config) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let gateway = Arc::new(Gateway { config, store, hub: hub::Hub::default(), questions: Default::default(), faults: Faults::default(), boot_id: util::uuid_v4(), started: Instant::now() });
+    let gateway = Arc::new(Gateway { config, store, hub: hub::Hub::default(), questions: Default::default(), runs: Default::default(), lanes: Lanes::default(), faults: Faults::default(), boot_id: util::uuid_v4(), started: Instant::now() });
     let app = http::router(gateway.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(async move {

@@ -12,11 +12,35 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::hub::Peer;
-use crate::{Gateway, questions};
+use crate::{Gateway, chat, questions};
 
 /// Methods this gateway implements (advertised in `hello-ok`).
-pub const IMPLEMENTED: &[&str] =
-    &["health", "sessions.create", "question.request", "question.list", "question.get", "question.resolve", "question.waitAnswer"];
+pub const IMPLEMENTED: &[&str] = &[
+    "health",
+    "sessions.list",
+    "sessions.create",
+    "sessions.subscribe",
+    "sessions.messages.subscribe",
+    "sessions.messages.unsubscribe",
+    "chat.send",
+    "chat.history",
+    "chat.abort",
+    "question.request",
+    "question.list",
+    "question.get",
+    "question.resolve",
+    "question.waitAnswer",
+];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SubscribeParams {
+    key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    include_approvals: Option<bool>,
+}
 
 /// Who is calling, and how far their scopes reach.
 pub struct Caller<'a> {
@@ -70,6 +94,21 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
             }
             Ok(json!({"ok": true, "key": key, "created": created}))
         }
+        "sessions.list" => chat::sessions_list(gw, &caller, params(method, p)?),
+        // Events of every visible session go to every connection; subscribing is accepted
+        // for compatibility with clients of the real gateway.
+        "sessions.subscribe" => {
+            closed_empty(&p, method)?;
+            Ok(json!({"subscribed": true}))
+        }
+        "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => {
+            let sp: SubscribeParams = params(method, p)?;
+            let _ = (sp.agent_id, sp.include_approvals);
+            Ok(json!({"subscribed": method.ends_with(".subscribe"), "key": questions::canonical_session_key(&sp.key)}))
+        }
+        "chat.send" => chat::send(gw, &caller, params(method, p)?),
+        "chat.history" => chat::history(gw, &caller, params(method, p)?),
+        "chat.abort" => chat::abort(gw, &caller, params(method, p)?),
         "question.request" => questions::request(gw, params::<QuestionRequestParams>(method, p)?),
         "question.list" => {
             closed_empty(&p, method)?;

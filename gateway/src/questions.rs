@@ -23,6 +23,9 @@ const DEFAULT_TIMEOUT_MS: u64 = 900_000;
 
 struct Entry {
     record: QuestionRecord,
+    /// Asked by the agent's own run: a plain chat reply in its session may answer it.
+    /// Questions made by clients through `question.request` are never claimed by chat.
+    claimable: bool,
     resolution_id: Option<String>,
     /// Wakes `question.waitAnswer` callers when the record resolves.
     done: watch::Sender<bool>,
@@ -47,6 +50,28 @@ impl Questions {
     /// The secret value an agent asked for (memory only).
     pub fn secret(&self, name: &str) -> Option<String> {
         self.secrets.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
+    }
+
+    /// The newest pending agent-run question of a session that chat replies may claim.
+    pub fn claimable_for_session(&self, session: &str) -> Option<QuestionRecord> {
+        self.entries()
+            .values()
+            .filter(|e| e.claimable && e.record.status == QuestionStatus::Pending && e.record.session_key.as_deref() == Some(session))
+            .max_by_key(|e| e.record.created_at_ms)
+            .map(|e| e.record.clone())
+    }
+
+    fn mark_claimable(&self, id: &str) {
+        if let Some(e) = self.entries().get_mut(id) {
+            e.claimable = true;
+        }
+    }
+
+    /// Waits until `id` resolves; returns its final record.
+    pub async fn wait(&self, id: &str) -> Option<QuestionRecord> {
+        let mut rx = self.entries().get(id)?.done.subscribe();
+        let _ = rx.wait_for(|d| *d).await;
+        self.entries().get(id).map(|e| e.record.clone())
     }
 
     pub fn pending_count(&self) -> usize {
@@ -109,7 +134,7 @@ pub fn request(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<Value
             return Err(ErrorShape::question(reason::QUESTION_ID_IN_USE, format!("question id '{id}' is already in use")));
         }
         let (done, _) = watch::channel(false);
-        entries.insert(id.clone(), Entry { record: record.clone(), resolution_id: None, done });
+        entries.insert(id.clone(), Entry { record: record.clone(), claimable: false, resolution_id: None, done });
     }
     let payload = serde_json::to_value(&record).unwrap_or_default();
     gw.hub.broadcast("question.requested", &payload, |p| peer_sees(gw, p, &record));
@@ -121,6 +146,14 @@ pub fn request(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<Value
         let _ = finish(&gw2, &expiry_id, QuestionStatus::Expired, None, Some("wait-timeout".into()), None);
     });
     Ok(json!({ "id": id, "expiresAtMs": record.expires_at_ms }))
+}
+
+/// A question asked by the gateway's own agent run (the demo agent), claimable by chat.
+pub fn ask_for_run(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<String, ErrorShape> {
+    let created = request(gw, params)?;
+    let id = created["id"].as_str().unwrap_or_default().to_string();
+    gw.questions.mark_claimable(&id);
+    Ok(id)
 }
 
 /// The canonical form of a session key: a bare `main` is `agent:main:main`.

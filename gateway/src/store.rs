@@ -35,7 +35,35 @@ const MIGRATIONS: &[&str] = &[
         record_json TEXT NOT NULL,
         resolved_at_ms INTEGER NOT NULL
     );",
+    // 3: transcripts and the chat.send dedupe records (one per idempotency key).
+    "CREATE TABLE messages (
+        session_key TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        id TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        idempotency_key TEXT,
+        json TEXT NOT NULL,
+        created_ms INTEGER NOT NULL,
+        PRIMARY KEY (session_key, seq)
+    );
+    CREATE INDEX messages_idem ON messages (idempotency_key);
+    CREATE TABLE sends (
+        idempotency_key TEXT PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        status TEXT NOT NULL,
+        summary TEXT,
+        created_ms INTEGER NOT NULL
+    );",
 ];
+
+/// What became of a `chat.send`, for answering a retry with the same key.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SendStatus {
+    InFlight,
+    Ok,
+    Error(String),
+    Aborted,
+}
 
 pub struct Device {
     pub device_id: String,
@@ -126,6 +154,122 @@ impl Store {
     pub fn saved_question(&self, id: &str) -> rusqlite::Result<Option<protocol::question::QuestionRecord>> {
         let json: Option<String> = self.db().query_row("SELECT record_json FROM questions WHERE id = ?1", [id], |r| r.get(0)).optional()?;
         Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+}
+
+impl Store {
+    /// Sessions, newest activity first; only `owner`'s when given.
+    pub fn list_sessions(&self, owner: Option<&str>, limit: usize) -> rusqlite::Result<Vec<serde_json::Value>> {
+        let db = self.db();
+        let mut stmt = db.prepare(
+            "SELECT s.key, s.label, s.created_at_ms, MAX(m.created_ms), COUNT(m.seq),
+                    (SELECT json FROM messages f WHERE f.session_key = s.key AND f.role = 'user' ORDER BY f.seq LIMIT 1)
+             FROM sessions s LEFT JOIN messages m ON m.session_key = s.key
+             WHERE ?1 IS NULL OR s.owner = ?1
+             GROUP BY s.key ORDER BY COALESCE(MAX(m.created_ms), s.created_at_ms) DESC LIMIT ?2",
+        )?;
+        let rows = stmt.query_map(params![owner, limit as i64], |r| {
+            let key: String = r.get(0)?;
+            let label: Option<String> = r.get(1)?;
+            let created: i64 = r.get(2)?;
+            let last: Option<i64> = r.get(3)?;
+            let count: i64 = r.get(4)?;
+            let first: Option<String> = r.get(5)?;
+            let derived = first
+                .and_then(|j| serde_json::from_str::<serde_json::Value>(&j).ok())
+                .and_then(|v| v["content"].as_str().map(|t| protocol::frame::truncate(t.lines().next().unwrap_or(""), 60)));
+            Ok(serde_json::json!({"key": key, "label": label, "derivedTitle": derived, "updatedAt": last.unwrap_or(created), "messageCount": count}))
+        })?;
+        rows.collect()
+    }
+
+    pub fn send_status(&self, key: &str) -> rusqlite::Result<Option<SendStatus>> {
+        let row: Option<(String, Option<String>)> =
+            self.db().query_row("SELECT status, summary FROM sends WHERE idempotency_key = ?1", [key], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        Ok(row.map(|(s, summary)| match s.as_str() {
+            "ok" => SendStatus::Ok,
+            "error" => SendStatus::Error(summary.unwrap_or_default()),
+            "aborted" => SendStatus::Aborted,
+            _ => SendStatus::InFlight,
+        }))
+    }
+
+    pub fn set_send_status(&self, key: &str, status: &SendStatus) -> rusqlite::Result<()> {
+        let (s, summary) = match status {
+            SendStatus::InFlight => ("in_flight", None),
+            SendStatus::Ok => ("ok", None),
+            SendStatus::Error(m) => ("error", Some(m.as_str())),
+            SendStatus::Aborted => ("aborted", None),
+        };
+        self.db().execute("UPDATE sends SET status = ?2, summary = ?3 WHERE idempotency_key = ?1", params![key, s, summary])?;
+        Ok(())
+    }
+
+    fn insert_message(tx: &rusqlite::Transaction<'_>, session: &str, mut message: serde_json::Value, mut meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
+        let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_key = ?1", [session], |r| r.get(0))?;
+        let now = crate::util::now_ms();
+        meta["seq"] = serde_json::json!(seq);
+        meta["recordTimestampMs"] = serde_json::json!(now);
+        let id = meta["id"].as_str().unwrap_or_default().to_string();
+        let idem = meta["idempotencyKey"].as_str().map(str::to_string);
+        message["__openclaw"] = meta;
+        let role = message["role"].as_str().unwrap_or("custom").to_string();
+        tx.execute(
+            "INSERT INTO messages (session_key, seq, id, role, idempotency_key, json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![session, seq, id, role, idem, message.to_string(), now],
+        )?;
+        Ok(message)
+    }
+
+    /// Saves a user message together with its dedupe record. `Ok(None)` when the key was
+    /// already taken (a concurrent retry): the caller answers from the dedupe record.
+    pub fn save_user_message(&self, session: &str, key: &str, message: serde_json::Value, meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        tx.execute(
+            "INSERT INTO sends (idempotency_key, session_key, status, created_ms) VALUES (?1, ?2, 'in_flight', ?3)",
+            params![key, session, crate::util::now_ms()],
+        )?;
+        let saved = Self::insert_message(&tx, session, message, meta)?;
+        tx.commit()?;
+        Ok(saved)
+    }
+
+    /// Saves an assistant or custom row (a run's reply or failure).
+    pub fn save_message(&self, session: &str, message: serde_json::Value, meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let saved = Self::insert_message(&tx, session, message, meta)?;
+        tx.commit()?;
+        Ok(saved)
+    }
+
+    /// A page of the transcript: the `limit` messages before the newest `offset`, oldest
+    /// first, and the total count.
+    pub fn history(&self, session: &str, limit: usize, offset: usize) -> rusqlite::Result<(Vec<serde_json::Value>, usize)> {
+        let db = self.db();
+        let total: i64 = db.query_row("SELECT COUNT(*) FROM messages WHERE session_key = ?1", [session], |r| r.get(0))?;
+        let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 ORDER BY seq DESC LIMIT ?2 OFFSET ?3")?;
+        let mut rows: Vec<serde_json::Value> = stmt
+            .query_map(params![session, limit as i64, offset as i64], |r| r.get::<_, String>(0))?
+            .filter_map(|r| r.ok().and_then(|j| serde_json::from_str(&j).ok()))
+            .collect();
+        rows.reverse();
+        Ok((rows, total as usize))
+    }
+
+    /// Every saved message of a session with this idempotency key (tests count them).
+    pub fn count_messages_with_key(&self, key: &str) -> rusqlite::Result<usize> {
+        let n: i64 = self.db().query_row("SELECT COUNT(*) FROM messages WHERE idempotency_key = ?1", [key], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
+    /// The text of every user message of a session, oldest first (tests compare these).
+    pub fn user_texts(&self, session: &str) -> rusqlite::Result<Vec<String>> {
+        let db = self.db();
+        let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 AND role = 'user' ORDER BY seq")?;
+        let rows = stmt.query_map([session], |r| r.get::<_, String>(0))?;
+        Ok(rows.filter_map(|r| r.ok()).filter_map(|j| serde_json::from_str::<serde_json::Value>(&j).ok()?["content"].as_str().map(str::to_string)).collect())
     }
 }
 

@@ -62,7 +62,8 @@ pub fn access(method: &str, granted: &[String]) -> Option<Result<Access, (&'stat
         return Some(Ok(Access::Full));
     }
     if let Some(n) = narrow {
-        if has(n) {
+        // Writing one's own sessions includes reading them.
+        if has(n) || (n == scope::SESSIONS_READ && has(scope::SESSIONS_WRITE)) {
             return Some(Ok(Access::OwnSessions));
         }
     }

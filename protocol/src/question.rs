@@ -360,3 +360,122 @@ mod tests {
         assert_eq!(canonicalize_answers(&[open], &ans(&[("b", &["anything"])])).unwrap(), ans(&[("b", &["anything"])]));
     }
 }
+
+/// Maps one reply part to an option label (by 1-based number or case-insensitive label),
+/// or keeps it as free text where free text is allowed.
+fn map_reply_part(q: &Question, part: &str) -> Option<String> {
+    let t = part.trim();
+    if t.is_empty() {
+        return None;
+    }
+    if let Ok(n) = t.parse::<usize>() {
+        if n >= 1 && n <= q.options.len() {
+            return Some(q.options[n - 1].label.clone());
+        }
+    }
+    if let Some(o) = q.options.iter().find(|o| o.label.trim().eq_ignore_ascii_case(t) || o.label.trim().to_lowercase() == t.to_lowercase()) {
+        return Some(o.label.clone());
+    }
+    q.allows_free_text().then(|| t.to_string())
+}
+
+fn reply_for_question(q: &Question, text: &str) -> Option<Vec<String>> {
+    if !q.multi() {
+        return map_reply_part(q, text).map(|v| vec![v]);
+    }
+    let whole = text.trim();
+    if let Some(o) = q.options.iter().find(|o| o.label.trim().to_lowercase() == whole.to_lowercase()) {
+        return Some(vec![o.label.clone()]);
+    }
+    let mut out: Vec<String> = Vec::new();
+    for part in whole.split([',', ';', '\n']) {
+        if part.trim().is_empty() {
+            continue;
+        }
+        let v = map_reply_part(q, part)?;
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// How a plain chat reply answers a pending question (protocol §7.2): a number, an option
+/// label or free text; commas for several choices; `key: value` lines for several questions.
+/// `None` when the reply does not make a valid answer (the question then stays pending).
+pub fn claim_plain_text(questions: &[Question], text: &str) -> Option<QuestionAnswers> {
+    let mut answers = QuestionAnswers::default();
+    if questions.len() == 1 {
+        answers.answers.insert(questions[0].question_id.clone(), reply_for_question(&questions[0], text)?);
+    } else {
+        let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let keyed = |line: &str| -> Option<(usize, String)> {
+            let pos = line.find([':', '=', '-'])?;
+            let (key, value) = (line[..pos].trim().to_lowercase(), line[pos + 1..].trim().to_string());
+            let idx = questions.iter().enumerate().position(|(i, q)| {
+                key == q.question_id.to_lowercase() || (!q.header.trim().is_empty() && key == q.header.trim().to_lowercase()) || key == q.question.trim().to_lowercase() || key == (i + 1).to_string()
+            })?;
+            Some((idx, value))
+        };
+        for (i, line) in lines.iter().enumerate() {
+            let (idx, value) = keyed(line).unwrap_or((i, line.to_string()));
+            let q = questions.get(idx)?;
+            answers.answers.insert(q.question_id.clone(), reply_for_question(q, &value)?);
+        }
+    }
+    canonicalize_answers(questions, &answers).ok()
+}
+
+#[cfg(test)]
+mod claim_tests {
+    use super::*;
+
+    fn q(id: &str, header: &str, labels: &[&str], multi: bool, other: bool) -> Question {
+        Question {
+            question_id: id.into(),
+            header: header.into(),
+            question: format!("{id}?"),
+            url: None,
+            options: labels.iter().map(|l| QuestionOption { label: l.to_string(), description: None }).collect(),
+            multi_select: multi.then_some(true),
+            is_other: other.then_some(true),
+            is_secret: None,
+            secret_store: None,
+            secret_store_existing: None,
+        }
+    }
+    fn get(a: &QuestionAnswers, k: &str) -> Vec<String> {
+        a.answers[k].clone()
+    }
+
+    #[test]
+    fn single_select_takes_a_number_a_label_or_free_text() {
+        let qs = [q("target", "Deploy", &["Staging", "Production"], false, true)];
+        assert_eq!(get(&claim_plain_text(&qs, " 2 ").unwrap(), "target"), vec!["Production"]);
+        assert_eq!(get(&claim_plain_text(&qs, "staging").unwrap(), "target"), vec!["Staging"]);
+        assert_eq!(get(&claim_plain_text(&qs, "canary first").unwrap(), "target"), vec!["canary first"]);
+        let strict = [q("target", "Deploy", &["Staging", "Production"], false, false)];
+        assert!(claim_plain_text(&strict, "canary").is_none(), "no free text without isOther");
+        assert!(claim_plain_text(&strict, "3").is_none());
+    }
+
+    #[test]
+    fn multi_select_splits_on_commas_semicolons_and_newlines_and_dedupes() {
+        let qs = [q("notify", "Notify", &["Email", "Slack", "Pager"], true, true)];
+        assert_eq!(get(&claim_plain_text(&qs, "1, slack;email\nweekdays only").unwrap(), "notify"), vec!["Email", "Slack", "weekdays only"]);
+        let strict = [q("notify", "Notify", &["Email", "Slack"], true, false)];
+        assert!(claim_plain_text(&strict, "email, fax").is_none());
+    }
+
+    #[test]
+    fn several_questions_by_key_or_by_line() {
+        let qs = [q("target", "Deploy", &["Staging", "Production"], false, true), q("notify", "Notify", &["Email", "Slack"], true, true)];
+        let a = claim_plain_text(&qs, "notify: 2\ndeploy = production").unwrap();
+        assert_eq!(get(&a, "target"), vec!["Production"]);
+        assert_eq!(get(&a, "notify"), vec!["Slack"]);
+        let a = claim_plain_text(&qs, "1\nEmail, Slack").unwrap();
+        assert_eq!(get(&a, "target"), vec!["Staging"]);
+        assert_eq!(get(&a, "notify"), vec!["Email", "Slack"]);
+        assert!(claim_plain_text(&qs, "just one line").is_none(), "partial answers stay pending");
+    }
+}

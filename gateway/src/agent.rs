@@ -1,0 +1,207 @@
+//! The demo agent: deterministic runs that stream replies, ask `ask_user` questions while
+//! they wait, fail or get aborted, so every path of the UI can be seen and tested.
+//!
+//! | message contains | the run |
+//! |---|---|
+//! | `deploy` | asks where to deploy and whom to notify, waits, then replies with the answer |
+//! | `color` / `colour` | asks for a color (single choice), waits, replies |
+//! | `slow` | streams for about five seconds (time to press Stop) |
+//! | `fail` | fails with an error |
+//! | `help` | lists these commands |
+//! | anything else | echoes it back |
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use protocol::question::{QuestionRecord, QuestionRequestParams, QuestionStatus};
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use crate::chat::{broadcast_message, chat_event};
+use crate::store::SendStatus;
+use crate::util::{now_ms, uuid_v4};
+use crate::{Gateway, log, questions};
+
+pub const HELP: &str = "I am the demo agent. Try: \"deploy the site\" (I ask where and whom to notify), \"pick a color\" (one choice), \"slow\" (a long reply you can Stop), \"fail\" (a run that errors), or anything else (I echo it).";
+
+fn deploy_questions() -> Value {
+    json!([
+        {"questionId":"deploy_target","header":"Deploy","question":"Where should this change be deployed?",
+         "options":[{"label":"Staging (Recommended)","description":"Safe default"},{"label":"Production"}],"isOther":true},
+        {"questionId":"notify","header":"Notify","question":"Who should be notified?","multiSelect":true,
+         "options":[{"label":"Email"},{"label":"Slack"},{"label":"Pager","description":"Only for incidents"}],"isOther":true}
+    ])
+}
+
+fn color_questions() -> Value {
+    json!([{"questionId":"color","header":"Color","question":"Which color should the new theme use?",
+        "options":[{"label":"Red"},{"label":"Blue"},{"label":"Green"}],"isOther":true}])
+}
+
+/// Queues a run for `session`; runs of one session go one after another.
+pub fn start_run(gw: Arc<Gateway>, session: String, run_id: String, text: String) {
+    tokio::spawn(async move {
+        let lane = gw.lanes.lane(&session);
+        let _turn = lane.lock().await;
+        let Some(abort) = gw.runs.start(&session, &run_id) else {
+            log::warn(&format!("run {run_id}: session {session} is busy"));
+            return;
+        };
+        let outcome = run(&gw, &session, &run_id, &text, abort).await;
+        let status = match &outcome {
+            Outcome::Done => SendStatus::Ok,
+            Outcome::Failed(m) => SendStatus::Error(m.clone()),
+            Outcome::Aborted => SendStatus::Aborted,
+        };
+        if let Err(e) = gw.store.set_send_status(&run_id, &status) {
+            log::error(&format!("run {run_id}: cannot record its end: {e}"));
+        }
+        gw.runs.finish(&session, &run_id);
+    });
+}
+
+enum Outcome {
+    Done,
+    Failed(String),
+    Aborted,
+}
+
+struct Stream<'a> {
+    gw: &'a Gateway,
+    session: &'a str,
+    run_id: &'a str,
+    seq: u64,
+    text: String,
+}
+
+impl Stream<'_> {
+    fn event(&mut self, state: &str, extra: Value) {
+        self.seq += 1;
+        let mut p = json!({"runId": self.run_id, "sessionKey": self.session, "agentId": "main", "seq": self.seq, "state": state});
+        if let (Some(p), Some(e)) = (p.as_object_mut(), extra.as_object()) {
+            p.extend(e.clone());
+        }
+        chat_event(self.gw, self.session, p);
+    }
+
+    /// Streams `text` in small deltas; false when aborted on the way.
+    async fn say(&mut self, text: &str, pace_ms: u64, abort: &mut watch::Receiver<bool>) -> bool {
+        let mut chunk = String::new();
+        for word in text.split_inclusive(' ') {
+            chunk.push_str(word);
+            if chunk.len() < 12 {
+                continue;
+            }
+            if !self.delta(std::mem::take(&mut chunk), pace_ms, abort).await {
+                return false;
+            }
+        }
+        chunk.is_empty() || self.delta(chunk, pace_ms, abort).await
+    }
+
+    async fn delta(&mut self, piece: String, pace_ms: u64, abort: &mut watch::Receiver<bool>) -> bool {
+        if *abort.borrow() {
+            return false;
+        }
+        self.text.push_str(&piece);
+        self.event("delta", json!({"deltaText": piece}));
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(pace_ms)) => true,
+            _ = abort.wait_for(|a| *a) => false,
+        }
+    }
+
+    fn save(&self, stop_reason: &str, terminal: bool) -> Value {
+        let message = json!({"role": "assistant", "content": [{"type": "text", "text": self.text}], "stopReason": stop_reason,
+            "timestamp": now_ms(), "provider": "demo", "model": "demo-agent"});
+        let meta = json!({"id": uuid_v4(), "runId": self.run_id, "runTerminal": terminal});
+        match self.gw.store.save_message(self.session, message, meta) {
+            Ok(saved) => {
+                broadcast_message(self.gw, self.session, &saved);
+                saved
+            }
+            Err(e) => {
+                log::error(&format!("run {}: cannot save the reply: {e}", self.run_id));
+                Value::Null
+            }
+        }
+    }
+}
+
+async fn ask(gw: &Arc<Gateway>, session: &str, run_id: &str, questions: Value, abort: &mut watch::Receiver<bool>) -> Option<QuestionRecord> {
+    let params = QuestionRequestParams {
+        id: None,
+        questions: serde_json::from_value(questions).ok()?,
+        agent_id: Some("main".into()),
+        session_key: Some(session.to_string()),
+        run_id: Some(run_id.to_string()),
+        timeout_ms: Some(600_000),
+    };
+    let id = questions::ask_for_run(gw, params).ok()?;
+    tokio::select! {
+        r = gw.questions.wait(&id) => r,
+        _ = abort.wait_for(|a| *a) => None,
+    }
+}
+
+fn answer_text(record: &QuestionRecord, id: &str) -> String {
+    record.answers.as_ref().and_then(|a| a.answers.get(id)).map(|v| v.join(", ")).unwrap_or_default()
+}
+
+async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abort: watch::Receiver<bool>) -> Outcome {
+    let mut s = Stream { gw, session, run_id, seq: 0, text: String::new() };
+    s.event("status", json!({"phase": "preparing_context"}));
+    let lower = text.to_lowercase();
+    let reply: String = if lower.contains("fail") {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let message = "The demo agent failed on purpose (you asked it to).";
+        s.event("error", json!({"errorMessage": message, "errorKind": "unknown"}));
+        let row = json!({"role": "custom", "customType": "run-failed-before-reply", "content": message, "display": true, "timestamp": now_ms()});
+        if let Ok(saved) = gw.store.save_message(session, row, json!({"id": uuid_v4(), "runId": run_id})) {
+            broadcast_message(gw, session, &saved);
+        }
+        return Outcome::Failed(message.into());
+    } else if lower.contains("deploy") {
+        if !s.say("Before I deploy, I need two answers from you. ", 40, &mut abort).await {
+            return aborted(&mut s);
+        }
+        match ask(gw, session, run_id, deploy_questions(), &mut abort).await {
+            Some(r) if r.status == QuestionStatus::Answered => {
+                format!("Deploying to {}. I will notify: {}.", answer_text(&r, "deploy_target"), answer_text(&r, "notify"))
+            }
+            Some(r) if r.status == QuestionStatus::Expired => "No answer arrived, so I did not deploy anything.".into(),
+            Some(_) => "Understood: I will not deploy.".into(),
+            None => return aborted(&mut s),
+        }
+    } else if lower.contains("color") || lower.contains("colour") {
+        match ask(gw, session, run_id, color_questions(), &mut abort).await {
+            Some(r) if r.status == QuestionStatus::Answered => format!("{} it is.", answer_text(&r, "color")),
+            Some(r) if r.status == QuestionStatus::Expired => "No answer arrived; I kept the current color.".into(),
+            Some(_) => "Fine, no new color.".into(),
+            None => return aborted(&mut s),
+        }
+    } else if lower.contains("slow") {
+        for i in 1..=10 {
+            if !s.delta(format!("Working on step {i} of 10… "), 500, &mut abort).await {
+                return aborted(&mut s);
+            }
+        }
+        "Done with all ten steps.".into()
+    } else if lower.trim() == "help" {
+        HELP.into()
+    } else {
+        format!("You said: {text}")
+    };
+    if !s.say(&reply, 30, &mut abort).await {
+        return aborted(&mut s);
+    }
+    let saved = s.save("stop", true);
+    s.event("final", json!({"message": saved, "stopReason": "stop"}));
+    Outcome::Done
+}
+
+fn aborted(s: &mut Stream<'_>) -> Outcome {
+    s.save("aborted", true);
+    s.event("aborted", json!({"stopReason": "aborted"}));
+    Outcome::Aborted
+}

@@ -1,0 +1,272 @@
+//! Chat: `sessions.list`, `chat.send` (idempotent on `idempotencyKey`), `chat.history`,
+//! `chat.abort`, and the `chat` / `session.message` events. Everything is in SQLite.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use protocol::error::{ErrorShape, code};
+use protocol::question::claim_plain_text;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::methods::Caller;
+use crate::questions::canonical_session_key;
+use crate::store::SendStatus;
+use crate::util::{now_ms, uuid_v4};
+use crate::{Gateway, agent, questions};
+
+/// Runs in progress, by session: the run id and a flag that aborts it.
+#[derive(Default)]
+pub struct Runs {
+    active: Mutex<HashMap<String, ActiveRun>>,
+}
+
+#[derive(Clone)]
+pub struct ActiveRun {
+    pub run_id: String,
+    pub abort: tokio::sync::watch::Sender<bool>,
+}
+
+impl Runs {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, ActiveRun>> {
+        self.active.lock().unwrap_or_else(|p| p.into_inner())
+    }
+    pub fn active(&self, session: &str) -> Option<ActiveRun> {
+        self.lock().get(session).cloned()
+    }
+    pub fn start(&self, session: &str, run_id: &str) -> Option<tokio::sync::watch::Receiver<bool>> {
+        let mut m = self.lock();
+        if m.contains_key(session) {
+            return None;
+        }
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        m.insert(session.to_string(), ActiveRun { run_id: run_id.to_string(), abort: tx });
+        Some(rx)
+    }
+    pub fn finish(&self, session: &str, run_id: &str) {
+        let mut m = self.lock();
+        if m.get(session).is_some_and(|r| r.run_id == run_id) {
+            m.remove(session);
+        }
+    }
+}
+
+fn unavailable(e: impl std::fmt::Display) -> ErrorShape {
+    ErrorShape::new(code::UNAVAILABLE, format!("chat store unavailable: {e}"))
+}
+
+/// A guest may only touch sessions it owns; others see no such session.
+fn check_session(gw: &Gateway, caller: &Caller<'_>, key: &str) -> Result<(), ErrorShape> {
+    if caller.full {
+        return Ok(());
+    }
+    match gw.store.session_owner(key).map_err(unavailable)? {
+        Some(owner) if owner == caller.peer.owner => Ok(()),
+        _ => Err(ErrorShape::invalid(format!("session '{key}' was not found"))),
+    }
+}
+
+/// Whether a connection may receive events of a session.
+pub fn peer_sees_session(gw: &Gateway, peer: &crate::hub::Peer, key: &str) -> bool {
+    if peer.has_scope(protocol::methods::scope::READ) || peer.has_scope(protocol::methods::scope::WRITE) {
+        return true;
+    }
+    let guest = peer.scopes.iter().any(|s| s == protocol::methods::scope::SESSIONS_READ || s == protocol::methods::scope::SESSIONS_WRITE);
+    guest && gw.store.session_owner(key).ok().flatten().as_deref() == Some(peer.owner.as_str())
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // The bundled UI's filters are accepted; this gateway has one agent.
+pub struct SessionsListParams {
+    #[serde(default)]
+    include_global: Option<bool>,
+    #[serde(default)]
+    include_unknown: Option<bool>,
+    #[serde(default)]
+    configured_agents_only: Option<bool>,
+    #[serde(default)]
+    limit: Option<usize>,
+    #[serde(default)]
+    include_derived_titles: Option<bool>,
+    #[serde(default)]
+    include_last_message: Option<bool>,
+    #[serde(default)]
+    owner_first: Option<bool>,
+    #[serde(default)]
+    agent_id: Option<String>,
+}
+
+pub fn sessions_list(gw: &Gateway, caller: &Caller<'_>, p: SessionsListParams) -> Result<Value, ErrorShape> {
+    let owner = (!caller.full).then_some(caller.peer.owner.as_str());
+    let mut rows = gw.store.list_sessions(owner, p.limit.unwrap_or(200).min(1000)).map_err(unavailable)?;
+    for r in &mut rows {
+        let key = r["key"].as_str().unwrap_or_default().to_string();
+        r["hasActiveRun"] = json!(gw.runs.active(&key).is_some());
+    }
+    let n = rows.len();
+    Ok(json!({"ts": now_ms(), "count": n, "totalCount": n, "hasMore": false, "sessions": rows,
+        "defaults": {"defaultAgentId": "main", "mainSessionKey": "agent:main:main"}}))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SendParams {
+    session_key: String,
+    message: String,
+    idempotency_key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    queue_mode: Option<String>,
+    #[serde(default)]
+    reply_to_id: Option<String>,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+    #[serde(default)]
+    deliver: Option<bool>,
+    #[serde(default)]
+    thinking: Option<String>,
+}
+
+/// `chat.send`: saves the user row and starts a run; a repeated key is answered from the
+/// dedupe record and never saves a second message.
+pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: SendParams) -> Result<Value, ErrorShape> {
+    let _ = (&p.agent_id, p.timeout_ms, p.deliver, &p.thinking);
+    if p.idempotency_key.is_empty() || p.idempotency_key.len() > 256 {
+        return Err(ErrorShape::invalid("invalid chat.send params: `idempotencyKey` must be 1 to 256 characters"));
+    }
+    if let Some(mode) = &p.queue_mode {
+        if !["steer", "followup", "collect", "interrupt"].contains(&mode.as_str()) {
+            return Err(ErrorShape::invalid(format!("invalid chat.send params: `queueMode` must be steer, followup, collect or interrupt, not `{}`", protocol::frame::truncate(mode, 20))));
+        }
+    }
+    let key = canonical_session_key(&p.session_key);
+    if gw.store.session_owner(&key).map_err(unavailable)?.is_none() {
+        gw.store.create_session(&key, &caller.peer.owner, None, now_ms()).map_err(unavailable)?;
+    }
+    check_session(gw, caller, &key)?;
+    if p.message.trim().is_empty() {
+        return Err(ErrorShape::invalid("invalid chat.send params: `message` must not be empty"));
+    }
+    // Dedupe first: a retry with the same key is answered from what happened the first time.
+    if let Some(prev) = gw.store.send_status(&p.idempotency_key).map_err(unavailable)? {
+        return Ok(match prev {
+            SendStatus::InFlight => json!({"runId": p.idempotency_key, "status": "in_flight"}),
+            SendStatus::Ok => json!({"runId": p.idempotency_key, "status": "ok"}),
+            SendStatus::Error(summary) => json!({"runId": p.idempotency_key, "status": "error", "summary": summary}),
+            SendStatus::Aborted => json!({"runId": p.idempotency_key, "status": "aborted"}),
+        });
+    }
+    let run_id = p.idempotency_key.clone();
+    let mut meta = json!({"id": uuid_v4(), "idempotencyKey": format!("{}:user", p.idempotency_key), "runId": run_id});
+    if let Some(r) = &p.reply_to_id {
+        meta["replyToId"] = json!(r);
+    }
+    let message = json!({"role": "user", "content": p.message, "timestamp": now_ms(), "idempotencyKey": format!("{}:user", p.idempotency_key)});
+    // The user row and the dedupe record commit together: a crash leaves both or neither.
+    let saved = match gw.store.save_user_message(&key, &p.idempotency_key, message, meta) {
+        Ok(saved) => saved,
+        // A concurrent send with the same key won the race: this one is a duplicate.
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
+            return Ok(json!({"runId": p.idempotency_key, "status": "in_flight"}));
+        }
+        Err(e) => return Err(unavailable(e)),
+    };
+    broadcast_message(gw, &key, &saved);
+    let seq = saved["__openclaw"]["seq"].clone();
+    // A pending question of the agent's run may claim a plain-text reply; then the run
+    // goes on with that answer and the reply starts nothing new.
+    if claim_reply(gw, &key, &p.message) {
+        let _ = gw.store.set_send_status(&run_id, &SendStatus::Ok);
+        return Ok(json!({"runId": run_id, "status": "started", "messageSeq": seq, "claimedQuestion": true}));
+    }
+    agent::start_run(gw.clone(), key.clone(), run_id.clone(), p.message.clone());
+    Ok(json!({"runId": run_id, "status": "started", "messageSeq": seq}))
+}
+
+fn claim_reply(gw: &Arc<Gateway>, session: &str, text: &str) -> bool {
+    let Some(record) = gw.questions.claimable_for_session(session) else { return false };
+    match claim_plain_text(&record.questions, text) {
+        Some(answers) => questions::finish(gw, &record.id, protocol::question::QuestionStatus::Answered, Some(answers), Some("plain-text".into()), None).is_ok(),
+        None => false,
+    }
+}
+
+pub fn broadcast_message(gw: &Gateway, session: &str, saved: &Value) {
+    let payload = json!({
+        "sessionKey": session,
+        "agentId": "main",
+        "message": saved,
+        "messageId": saved["__openclaw"]["id"],
+        "messageSeq": saved["__openclaw"]["seq"],
+        "hasActiveRun": gw.runs.active(session).is_some(),
+    });
+    gw.hub.broadcast("session.message", &payload, |p| peer_sees_session(gw, p, session));
+}
+
+/// A `chat` event for a run.
+pub fn chat_event(gw: &Gateway, session: &str, payload: Value) {
+    gw.hub.broadcast("chat", &payload, |p| peer_sees_session(gw, p, session));
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HistoryParams {
+    session_key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+    /// Skip this many of the newest messages (the next older page starts there).
+    #[serde(default)]
+    offset: Option<usize>,
+    #[serde(default)]
+    max_chars: Option<usize>,
+}
+
+pub fn history(gw: &Gateway, caller: &Caller<'_>, p: HistoryParams) -> Result<Value, ErrorShape> {
+    let _ = (&p.agent_id, p.max_chars);
+    let key = canonical_session_key(&p.session_key);
+    if gw.store.session_owner(&key).map_err(unavailable)?.is_some() {
+        check_session(gw, caller, &key)?;
+    }
+    let limit = p.limit.unwrap_or(200).clamp(1, 1000);
+    let offset = p.offset.unwrap_or(0);
+    let (messages, total) = gw.store.history(&key, limit, offset).map_err(unavailable)?;
+    let active = gw.runs.active(&key);
+    Ok(json!({
+        "sessionKey": key,
+        "messages": messages,
+        "hasMore": total > offset + limit,
+        "totalMessages": total,
+        "pendingInputs": {"items": [], "total": 0},
+        "sessionInfo": {"hasActiveRun": active.is_some(), "activeRunIds": active.map(|r| vec![r.run_id]).unwrap_or_default()},
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbortParams {
+    session_key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    preserve_side_runs: Option<bool>,
+}
+
+pub fn abort(gw: &Arc<Gateway>, caller: &Caller<'_>, p: AbortParams) -> Result<Value, ErrorShape> {
+    let _ = (&p.agent_id, p.preserve_side_runs);
+    let key = canonical_session_key(&p.session_key);
+    check_session(gw, caller, &key)?;
+    let Some(run) = gw.runs.active(&key) else { return Ok(json!({"ok": true, "aborted": false})) };
+    if p.run_id.as_ref().is_some_and(|r| *r != run.run_id) {
+        return Ok(json!({"ok": true, "aborted": false}));
+    }
+    run.abort.send_replace(true);
+    // An aborted run cancels its pending question.
+    questions::cancel_run(gw, &run.run_id);
+    Ok(json!({"ok": true, "aborted": true, "runId": run.run_id}))
+}

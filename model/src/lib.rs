@@ -6,3 +6,12 @@ pub mod connection;
 pub mod dock;
 pub mod draft;
 pub mod fragment;
+pub mod outbox;
+
+/// The first `max` characters of `s` on one line, for naming a message in a sentence.
+pub fn preview(s: &str, max: usize) -> String {
+    let line = s.lines().next().unwrap_or("").trim();
+    protocol::frame::truncate(line, max)
+}
+
+pub use protocol::chat::message_text;

@@ -57,12 +57,17 @@ impl ChatMessage {
     pub fn reply_to_id(&self) -> Option<&str> {
         self.meta("replyToId")?.as_str()
     }
-    /// The plain text: a string `content`, or the `text` parts of an array `content`.
     pub fn text(&self) -> String {
-        match self.0.get("content") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text")?.as_str()).collect::<Vec<_>>().join("\n"),
-            _ => String::new(),
-        }
+        message_text(&self.0)
+    }
+}
+
+/// The plain text of a transcript message: a string `content`, or the `text` parts of an
+/// array `content`.
+pub fn message_text(m: &Value) -> String {
+    match m.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text")?.as_str()).collect::<Vec<_>>().join("\n"),
+        _ => String::new(),
     }
 }

@@ -1,0 +1,408 @@
+//! The outbox: every message a person sends, from the moment they press Send until the
+//! gateway's saved history holds it. Never lost, never sent twice, never sent without the
+//! person meaning it.
+//!
+//! Rules that keep those promises:
+//! - a row keeps one `idempotencyKey` for life: every resend is the same message;
+//! - a row is sent only from `Queued`, and only after storage recorded `Sending`;
+//! - after a reload, a row found `Sending` is `AwaitingConfirmation`, and history is checked
+//!   before anything is sent again;
+//! - a row older than the stale age is never sent automatically;
+//! - a discarded row is a tombstone that no sender will pick up.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Where a row stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "camelCase")]
+pub enum SendState {
+    Queued,
+    Sending,
+    /// The connection dropped with the send unanswered; history decides after reconnect.
+    WaitingReconnect,
+    /// The gateway accepted it; saved history does not show it yet.
+    AwaitingConfirmation,
+    Confirmed,
+    Failed { reason: String },
+}
+
+impl SendState {
+    pub fn label(&self) -> &'static str {
+        match self {
+            SendState::Queued => "Queued",
+            SendState::Sending => "Sending…",
+            SendState::WaitingReconnect => "Waiting for reconnect",
+            SendState::AwaitingConfirmation => "Awaiting confirmation",
+            SendState::Confirmed => "Sent",
+            SendState::Failed { .. } => "Not sent",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OutboxRow {
+    pub id: String,
+    pub session_key: String,
+    pub text: String,
+    pub idempotency_key: String,
+    pub created_ms: f64,
+    /// FIFO position within the session.
+    pub order: u64,
+    #[serde(flatten)]
+    pub state: SendState,
+    #[serde(default)]
+    pub attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to_id: Option<String>,
+    /// `steer` for answers sent while a run is active.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queue_mode: Option<String>,
+    /// The async question this row answers, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub async_item_id: Option<String>,
+    /// Set by Retry: a person asked for this send, so age no longer holds it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_requested_ms: Option<f64>,
+    /// Discarded: never sent again; kept briefly so every tab and sender sees it.
+    #[serde(default)]
+    pub discarded: bool,
+}
+
+/// The default age after which a row waits for an explicit Retry.
+pub const DEFAULT_STALE_MS: f64 = 24.0 * 3600.0 * 1000.0;
+
+impl OutboxRow {
+    pub fn new(id: &str, session_key: &str, text: &str, idempotency_key: &str, now_ms: f64, order: u64) -> OutboxRow {
+        OutboxRow {
+            id: id.into(),
+            session_key: session_key.into(),
+            text: text.into(),
+            idempotency_key: idempotency_key.into(),
+            created_ms: now_ms,
+            order,
+            state: SendState::Queued,
+            attempts: 0,
+            last_error: None,
+            reply_to_id: None,
+            queue_mode: None,
+            async_item_id: None,
+            retry_requested_ms: None,
+            discarded: false,
+        }
+    }
+
+    pub fn is_unsent(&self) -> bool {
+        !self.discarded && self.state != SendState::Confirmed
+    }
+
+    pub fn is_stale(&self, now_ms: f64, stale_ms: f64) -> bool {
+        self.retry_requested_ms.is_none() && now_ms - self.created_ms > stale_ms
+    }
+
+    /// The key the gateway saves the user row under.
+    pub fn saved_key(&self) -> String {
+        format!("{}:user", self.idempotency_key)
+    }
+
+    pub fn can_discard(&self) -> bool {
+        !self.discarded && !matches!(self.state, SendState::Confirmed | SendState::Sending)
+    }
+
+    pub fn can_retry(&self) -> bool {
+        !self.discarded && matches!(self.state, SendState::Failed { .. } | SendState::Queued | SendState::WaitingReconnect)
+    }
+}
+
+/// What the status line of a row says: its state, plus why it is held back.
+pub fn describe(row: &OutboxRow, rows: &[OutboxRow], now_ms: f64, stale_ms: f64) -> String {
+    if let SendState::Failed { reason } = &row.state {
+        return format!("Not sent: {reason}");
+    }
+    if row.state == SendState::Queued {
+        if row.is_stale(now_ms, stale_ms) {
+            let hours = ((now_ms - row.created_ms) / 3_600_000.0).floor();
+            return format!("Held: written {hours} h ago, so it is not sent without you. Retry to send it now.");
+        }
+        if let Some(blocker) = blocker(row, rows) {
+            return format!("Queued behind “{}”, which is not sent yet", crate::preview(&blocker.text, 40));
+        }
+    }
+    row.state.label().to_string()
+}
+
+/// The earlier row of the same session that holds this one back, if any.
+pub fn blocker<'a>(row: &OutboxRow, rows: &'a [OutboxRow]) -> Option<&'a OutboxRow> {
+    rows.iter()
+        .filter(|r| r.session_key == row.session_key && r.order < row.order && !r.discarded)
+        .filter(|r| matches!(r.state, SendState::Queued | SendState::Sending | SendState::WaitingReconnect | SendState::Failed { .. }))
+        .min_by_key(|r| r.order)
+}
+
+/// The next row to send: the oldest unsent row of each session, if it is `Queued`, not
+/// stale, and nothing earlier in its session is still unsettled.
+pub fn next_to_send(rows: &[OutboxRow], now_ms: f64, stale_ms: f64) -> Option<&OutboxRow> {
+    let mut sessions: Vec<&str> = rows.iter().map(|r| r.session_key.as_str()).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    let mut candidates: Vec<&OutboxRow> = Vec::new();
+    for s in sessions {
+        let head = rows
+            .iter()
+            .filter(|r| r.session_key == s && !r.discarded)
+            .filter(|r| matches!(r.state, SendState::Queued | SendState::Sending | SendState::WaitingReconnect | SendState::Failed { .. }))
+            .min_by_key(|r| r.order);
+        if let Some(h) = head {
+            if h.state == SendState::Queued && !h.is_stale(now_ms, stale_ms) {
+                candidates.push(h);
+            }
+        }
+    }
+    candidates.into_iter().min_by(|a, b| a.created_ms.total_cmp(&b.created_ms))
+}
+
+/// How a send ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SendResult {
+    /// The gateway took it (`started`, `in_flight`, `ok`, or a run that failed or was aborted
+    /// after the message was saved).
+    Accepted,
+    /// Not connected when we tried: nothing left this browser.
+    NotSent,
+    /// The connection dropped after the frame left: the gateway may or may not have it.
+    Unknown,
+    /// The gateway refused it; the reason is in words.
+    Refused(String),
+}
+
+/// Reads a `chat.send` response (payload or error) as a [`SendResult`].
+pub fn read_send_response(ok: bool, payload: Option<&Value>, error_message: Option<&str>, error_code: Option<&str>) -> SendResult {
+    let status = payload.and_then(|p| p.get("status")).and_then(Value::as_str);
+    if ok || matches!(status, Some("started" | "in_flight" | "ok" | "error" | "aborted")) {
+        return SendResult::Accepted;
+    }
+    let msg = error_message.unwrap_or("the gateway refused the message");
+    match error_code {
+        Some("FORBIDDEN") => SendResult::Refused(format!("{msg}. This connection may not send messages here.")),
+        _ => SendResult::Refused(msg.to_string()),
+    }
+}
+
+impl OutboxRow {
+    /// Queued → Sending. Returns false if the row may not be sent (discarded, not queued).
+    pub fn begin_send(&mut self, now_ms: f64, stale_ms: f64) -> bool {
+        if self.discarded || self.state != SendState::Queued || self.is_stale(now_ms, stale_ms) {
+            return false;
+        }
+        self.state = SendState::Sending;
+        self.attempts += 1;
+        true
+    }
+
+    pub fn finish_send(&mut self, result: SendResult) {
+        if self.discarded || self.state == SendState::Confirmed {
+            return;
+        }
+        match result {
+            SendResult::Accepted => {
+                self.state = SendState::AwaitingConfirmation;
+                self.last_error = None;
+            }
+            SendResult::NotSent => {
+                self.state = SendState::Queued;
+                self.last_error = Some("Not connected to the gateway; it is sent after reconnecting.".into());
+            }
+            SendResult::Unknown => {
+                self.state = SendState::WaitingReconnect;
+                self.last_error = Some("The connection dropped before the gateway answered.".into());
+            }
+            SendResult::Refused(reason) => {
+                self.last_error = Some(reason.clone());
+                self.state = SendState::Failed { reason };
+            }
+        }
+    }
+
+    /// A row found `Sending` after a reload or crash: its frame may have left. Treat it as
+    /// accepted-but-unconfirmed; history decides before any resend.
+    pub fn recover_after_reload(&mut self) {
+        if self.state == SendState::Sending {
+            self.state = SendState::AwaitingConfirmation;
+        }
+    }
+
+    /// After a reconnect and a history check that did not find the row: rows whose fate was
+    /// unknown go back to the queue, with the same key (the gateway's dedupe catches a
+    /// message it already has).
+    pub fn requeue_after_reconcile(&mut self) {
+        if matches!(self.state, SendState::WaitingReconnect | SendState::AwaitingConfirmation) {
+            self.state = SendState::Queued;
+        }
+    }
+
+    /// Retry: the same row and the same key, now (even when stale).
+    pub fn retry(&mut self, now_ms: f64) -> bool {
+        if !self.can_retry() {
+            return false;
+        }
+        self.state = SendState::Queued;
+        self.retry_requested_ms = Some(now_ms);
+        true
+    }
+
+    /// Discard: a tombstone no sender will pick up. Returns the text to put back as a draft.
+    pub fn discard(&mut self) -> Option<String> {
+        if !self.can_discard() {
+            return None;
+        }
+        self.discarded = true;
+        Some(self.text.clone())
+    }
+}
+
+/// Marks rows confirmed by saved transcript messages. A message confirms a row when its
+/// `__openclaw.idempotencyKey` (or top-level `idempotencyKey`) is the row's key (+`:user`);
+/// without keys, when it is a user message with the same text and reply target that no
+/// other row claimed. Returns the ids confirmed now.
+pub fn confirm_from_history(rows: &mut [OutboxRow], messages: &[Value]) -> Vec<String> {
+    let mut confirmed = Vec::new();
+    let mut used = vec![false; messages.len()];
+    let key_of = |m: &Value| -> Option<String> {
+        m.get("__openclaw").and_then(|o| o.get("idempotencyKey")).or_else(|| m.get("idempotencyKey")).and_then(Value::as_str).map(str::to_string)
+    };
+    for row in rows.iter_mut().filter(|r| r.state != SendState::Confirmed) {
+        let saved = row.saved_key();
+        if let Some(i) = messages.iter().enumerate().position(|(i, m)| !used[i] && key_of(m).is_some_and(|k| k == saved || k == row.idempotency_key)) {
+            used[i] = true;
+            row.state = SendState::Confirmed;
+            confirmed.push(row.id.clone());
+        }
+    }
+    for row in rows.iter_mut().filter(|r| r.state != SendState::Confirmed && !r.discarded) {
+        // Keyless fallback: only for messages that carry no key at all.
+        let hit = messages.iter().enumerate().position(|(i, m)| {
+            !used[i]
+                && key_of(m).is_none()
+                && m.get("role").and_then(Value::as_str) == Some("user")
+                && crate::message_text(m) == row.text
+                && m.get("__openclaw").and_then(|o| o.get("replyToId")).and_then(Value::as_str) == row.reply_to_id.as_deref()
+        });
+        if let Some(i) = hit {
+            used[i] = true;
+            row.state = SendState::Confirmed;
+            confirmed.push(row.id.clone());
+        }
+    }
+    confirmed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    const STALE: f64 = DEFAULT_STALE_MS;
+
+    fn row(id: &str, session: &str, order: u64, now: f64) -> OutboxRow {
+        OutboxRow::new(id, session, &format!("text {id}"), &format!("key-{id}"), now, order)
+    }
+
+    #[test]
+    fn fifo_per_session_and_a_failed_head_holds_its_session_only() {
+        let mut rows = vec![row("a1", "A", 1, 10.0), row("a2", "A", 2, 11.0), row("b1", "B", 3, 12.0)];
+        assert_eq!(next_to_send(&rows, 100.0, STALE).unwrap().id, "a1");
+        assert!(rows[0].begin_send(100.0, STALE));
+        // a1 in flight: a2 waits, b1 may go.
+        assert_eq!(next_to_send(&rows, 100.0, STALE).unwrap().id, "b1");
+        rows[0].finish_send(SendResult::Refused("nope".into()));
+        assert_eq!(describe(&rows[1], &rows, 100.0, STALE), "Queued behind “text a1”, which is not sent yet");
+        assert_eq!(describe(&rows[0], &rows, 100.0, STALE), "Not sent: nope");
+        rows[2].state = SendState::Confirmed;
+        assert!(next_to_send(&rows, 100.0, STALE).is_none(), "a2 waits behind the failed a1");
+        assert!(rows[0].retry(101.0));
+        assert_eq!(next_to_send(&rows, 102.0, STALE).unwrap().id, "a1");
+        assert_eq!(rows[0].idempotency_key, "key-a1", "Retry keeps the key");
+    }
+
+    #[test]
+    fn accepted_rows_do_not_block_and_unknown_ones_do() {
+        let mut rows = vec![row("a1", "A", 1, 10.0), row("a2", "A", 2, 11.0)];
+        rows[0].begin_send(20.0, STALE);
+        rows[0].finish_send(SendResult::Accepted);
+        assert_eq!(rows[0].state, SendState::AwaitingConfirmation);
+        assert_eq!(next_to_send(&rows, 20.0, STALE).unwrap().id, "a2");
+        rows[0].state = SendState::WaitingReconnect;
+        assert!(next_to_send(&rows, 20.0, STALE).is_none());
+    }
+
+    #[test]
+    fn a_stale_row_is_never_sent_automatically_but_retry_sends_it() {
+        let day = 24.0 * 3600.0 * 1000.0;
+        let mut rows = vec![row("old", "A", 1, 0.0)];
+        let now = 4.0 * day;
+        assert!(next_to_send(&rows, now, STALE).is_none());
+        assert!(!rows[0].begin_send(now, STALE));
+        assert!(describe(&rows[0], &rows, now, STALE).starts_with("Held: written 96 h ago"));
+        rows[0].retry(now);
+        assert_eq!(next_to_send(&rows, now, STALE).unwrap().id, "old");
+        assert!(rows[0].begin_send(now, STALE));
+    }
+
+    #[test]
+    fn discard_is_a_tombstone_that_gives_the_text_back() {
+        let mut r = row("a", "A", 1, 0.0);
+        assert_eq!(r.discard().as_deref(), Some("text a"));
+        assert!(!r.begin_send(1.0, STALE), "a discarded row is never sent");
+        assert!(next_to_send(std::slice::from_ref(&r), 1.0, STALE).is_none());
+        assert_eq!(r.discard(), None, "only once");
+        let mut sending = row("b", "A", 2, 0.0);
+        sending.begin_send(1.0, STALE);
+        assert_eq!(sending.discard(), None, "not while the frame may be on the wire");
+    }
+
+    #[test]
+    fn a_row_sending_at_reload_awaits_confirmation_and_history_decides() {
+        let mut rows = vec![row("a", "A", 1, 0.0), row("b", "A", 2, 0.0)];
+        rows[0].begin_send(1.0, STALE);
+        rows[1].begin_send(1.0, STALE);
+        for r in &mut rows {
+            r.recover_after_reload();
+        }
+        assert!(rows.iter().all(|r| r.state == SendState::AwaitingConfirmation));
+        let history = vec![json!({"role":"user","content":"text a","__openclaw":{"idempotencyKey":"key-a:user","id":"m1","seq":1}})];
+        assert_eq!(confirm_from_history(&mut rows, &history), vec!["a".to_string()]);
+        for r in &mut rows {
+            r.requeue_after_reconcile();
+        }
+        assert_eq!(rows[0].state, SendState::Confirmed);
+        assert_eq!(rows[1].state, SendState::Queued, "not in history: resent with the same key");
+    }
+
+    #[test]
+    fn keyless_history_confirms_by_text_once() {
+        let mut rows = vec![row("a", "A", 1, 0.0), row("b", "A", 2, 0.0)];
+        rows[1].text = "text a".into();
+        let history = vec![json!({"role":"user","content":"text a","__openclaw":{"id":"m1","seq":1}})];
+        assert_eq!(confirm_from_history(&mut rows, &history), vec!["a".to_string()]);
+        assert_eq!(rows[1].state, SendState::Queued, "one saved message confirms one row");
+    }
+
+    #[test]
+    fn send_responses_are_read_as_accepted_or_refused() {
+        assert_eq!(read_send_response(true, Some(&json!({"status":"started"})), None, None), SendResult::Accepted);
+        assert_eq!(read_send_response(false, Some(&json!({"status":"error","summary":"x"})), Some("run failed"), Some("UNAVAILABLE")), SendResult::Accepted);
+        assert!(matches!(read_send_response(false, None, Some("missing scope: operator.write"), Some("FORBIDDEN")), SendResult::Refused(m) if m.contains("may not send")));
+    }
+
+    #[test]
+    fn rows_round_trip_through_storage_json() {
+        let mut r = row("a", "A", 1, 5.0);
+        r.finish_send(SendResult::Refused("bad".into()));
+        r.reply_to_id = Some("m9".into());
+        let back: OutboxRow = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r);
+    }
+}

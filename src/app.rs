@@ -6,11 +6,16 @@ use crate::browser;
 use crate::components::composer::Composer;
 use crate::components::connect_form::ConnectForm;
 use crate::components::question_dock::QuestionDock;
-use crate::components::question_receipt::QuestionReceipt;
+use crate::chat::ChatController;
+use crate::components::outbox_tray::OutboxTray;
+use crate::components::session_picker::SessionPicker;
 use crate::components::status_bar::StatusBar;
+use crate::components::transcript::Transcript;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::identity;
-use crate::questions::{DockController, QuestionAccess, StorageHealth};
+use crate::outbox::OutboxController;
+use crate::questions::{DockController, QuestionAccess};
+use crate::storage::{LocalDb, StorageHealth};
 
 /// Works out the gateway URL, and takes the token out of the address bar into this tab's
 /// `sessionStorage`.
@@ -41,20 +46,35 @@ fn initial_gateway_url() -> String {
 pub fn App() -> impl IntoView {
     let client = GatewayClient::start(initial_gateway_url());
     provide_context(client);
-    let dock = DockController::new(client);
+    let db = LocalDb::new();
+    let dock = DockController::new(client, db);
     provide_context(dock);
+    let chat = ChatController::new(client, db);
+    provide_context(chat);
+    let outbox = OutboxController::new(client, db);
+    provide_context(outbox);
+    // Discarded text goes back into the composer of every open view of that conversation.
+    Effect::new(move |_| {
+        if let Some((session, text, _)) = outbox.restored.get() {
+            chat.restore_text(&session, &text);
+        }
+    });
     let settings_open = RwSignal::new(false);
     let needs_token = move || matches!(client.status.get(), Status::NeedsToken { .. });
     let connected = move || client.status.get() == Status::Connected;
-    let storage_warning = move || match dock.storage_health.get() {
-        StorageHealth::Degraded(m) => Some(m),
+    let storage_warning = move || match db.health.get() {
+        StorageHealth::Degraded(e) => {
+            let unsent = outbox.rows.with(|r| r.iter().filter(|r| r.is_unsent()).count());
+            let risk = match unsent {
+                0 => "Drafts and new messages are kept in this tab only until storage works again.".to_string(),
+                1 => "1 unsent message is kept in this tab only: closing the tab now would lose it.".to_string(),
+                n => format!("{n} unsent messages are kept in this tab only: closing the tab now would lose them."),
+            };
+            Some(format!("This browser's storage is not working ({e}). {risk} Sending still works; storage is retried every few seconds."))
+        }
         _ => None,
     };
     let no_access = move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
-    let receipts = Memo::new(move |_| {
-        let deep = dock.deep_link.get();
-        dock.dock.with(|d| d.receipts.iter().filter(|r| deep.as_ref().is_none_or(|x| *x == r.id)).cloned().collect::<Vec<_>>())
-    });
     view! {
         <div class="shell">
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
@@ -67,14 +87,16 @@ pub fn App() -> impl IntoView {
                     "Questions from agents cannot be shown here: this connection was granted neither operator.questions nor operator.sessions.write."
                 </p>
             </Show>
+            <Show when=move || dock.deep_link.get().is_none()>
+                <SessionPicker/>
+            </Show>
+            <OutboxTray/>
             <main class="conversation" aria-label="Conversation">
-                <For each=move || receipts.get() key=|r| (r.id.clone(), r.outcome.label(), r.unsent_text.len()) let:r>
-                    <QuestionReceipt receipt=r/>
-                </For>
-                <Show when=move || receipts.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty())>
+                <Transcript/>
+                <Show when=move || chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
                     <p class="conversation__empty">
                         {move || if connected() {
-                            "Connected. Questions from your agents appear above the composer."
+                            "Connected. Say hello, or type help to see what the demo agent can do."
                         } else {
                             "Waiting for the gateway connection."
                         }}

@@ -5,9 +5,12 @@
 
 pub mod app;
 pub mod browser;
+pub mod chat;
 pub mod components;
+pub mod coordination;
 pub mod gateway_client;
 pub mod identity;
+pub mod outbox;
 pub mod questions;
 pub mod storage;
 

@@ -2,7 +2,6 @@
 //! machine in the middle, drafts and receipts mirrored to IndexedDB.
 
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -14,16 +13,7 @@ use serde_json::{Value, json};
 
 use crate::browser;
 use crate::gateway_client::{GatewayClient, RequestError, Status};
-use crate::storage::{IdbStore, KvStore, MemoryStore};
-
-/// Whether local storage works, and what is at risk when it does not.
-#[derive(Debug, Clone, PartialEq)]
-pub enum StorageHealth {
-    Opening,
-    Ok,
-    /// IndexedDB failed: drafts live in memory and are lost on reload.
-    Degraded(String),
-}
+use crate::storage::LocalDb;
 
 /// What the person may do with questions on this connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,13 +33,12 @@ pub struct DockController {
     pub announce: RwSignal<String>,
     /// A clock for countdowns; ticks each second while requests are pending.
     pub now: RwSignal<i64>,
-    pub storage_health: RwSignal<StorageHealth>,
     /// `/ask/<id>`: only this request is shown.
     pub deep_link: RwSignal<Option<String>>,
     /// Set while a text field inside the dock has focus (no focus stealing).
     pub typing_in_dock: RwSignal<bool>,
     client: GatewayClient,
-    store: StoredValue<Rc<dyn KvStore>, LocalStorage>,
+    db: LocalDb,
     /// The controller's reactive owner: drafts live as long as the app, not as long as the
     /// component that first touched them (a collapsed panel must not take drafts with it).
     owner: StoredValue<Owner, LocalStorage>,
@@ -59,7 +48,7 @@ const DRAFTS: &str = "drafts";
 const RECEIPTS: &str = "receipts";
 
 impl DockController {
-    pub fn new(client: GatewayClient) -> DockController {
+    pub fn new(client: GatewayClient, db: LocalDb) -> DockController {
         let expanded = browser::local_get("ocui.dock.expanded").as_deref() != Some("false");
         let mut dock = Dock::new();
         dock.expanded = expanded;
@@ -68,11 +57,10 @@ impl DockController {
             drafts: RwSignal::new(HashMap::new()),
             announce: RwSignal::new(String::new()),
             now: RwSignal::new(browser::now_ms() as i64),
-            storage_health: RwSignal::new(StorageHealth::Opening),
             deep_link: RwSignal::new(deep_link_from_path()),
             typing_in_dock: RwSignal::new(false),
             client,
-            store: StoredValue::new_local(Rc::new(MemoryStore::default()) as Rc<dyn KvStore>),
+            db,
             owner: StoredValue::new_local(Owner::current().unwrap_or_default()),
         };
         c.wire_events();
@@ -83,7 +71,12 @@ impl DockController {
                 browser::session_set("ocui.dock.current", &id);
             }
         });
-        spawn_local(async move { c.open_storage().await });
+        // Load saved drafts and receipts whenever the database (re)opens.
+        Effect::new(move |_| {
+            if db.opened.get() > 0 {
+                spawn_local(async move { c.load().await });
+            }
+        });
         c
     }
 
@@ -96,31 +89,11 @@ impl DockController {
         self.client.scopes().iter().any(|s| s == protocol::methods::scope::ADMIN)
     }
 
-    async fn open_storage(self) {
-        match IdbStore::open(crate::storage::DB_NAME).await {
-            Ok(db) => {
-                let db: Rc<dyn KvStore> = Rc::new(db);
-                self.store.set_value(db.clone());
-                self.storage_health.set(StorageHealth::Ok);
-                self.load(db).await;
-            }
-            Err(e) => self.storage_health.set(StorageHealth::Degraded(format!(
-                "Drafts cannot be saved in this browser ({e}). They are kept while this page is open and lost if it reloads."
-            ))),
-        }
-    }
-
-    async fn load(self, db: Rc<dyn KvStore>) {
-        let receipts: Vec<Receipt> = match db.get_all(RECEIPTS).await {
-            Ok(rows) => rows.iter().filter_map(|(_, v)| serde_json::from_str(v).ok()).collect(),
-            Err(e) => {
-                self.storage_degraded(&e);
-                Vec::new()
-            }
-        };
+    async fn load(self) {
+        let receipts: Vec<Receipt> = self.db.get_all(RECEIPTS).await.iter().filter_map(|(_, v)| serde_json::from_str(v).ok()).collect();
         self.dock.update(|d| d.restore_receipts(receipts));
-        if let Ok(rows) = db.get_all(DRAFTS).await {
-            for (_, v) in rows {
+        {
+            for (_, v) in self.db.get_all(DRAFTS).await {
                 if let Ok(saved) = serde_json::from_str::<QuestionDraft>(&v) {
                     // A draft typed before the stored copy loaded wins if it is newer.
                     let existing = self.drafts.with_untracked(|m| m.get(&saved.request_id).copied());
@@ -134,12 +107,6 @@ impl DockController {
                 }
             }
         }
-    }
-
-    fn storage_degraded(&self, e: &str) {
-        self.storage_health.set(StorageHealth::Degraded(format!(
-            "Saving to this browser's storage failed ({e}). Drafts are kept while this page is open; a reload would lose them."
-        )));
     }
 
     fn insert_draft(&self, draft: QuestionDraft) -> RwSignal<QuestionDraft> {
@@ -162,11 +129,9 @@ impl DockController {
             written.set_value(d.revision);
             let json = serde_json::to_string(&d).unwrap_or_default();
             let id = d.request_id.clone();
-            let store = this.store.get_value();
+            let db = this.db;
             spawn_local(async move {
-                if let Err(e) = store.put(DRAFTS, &id, &json).await {
-                    this.storage_degraded(&e);
-                }
+                db.put(DRAFTS, &id, &json).await;
             });
         });
         self.drafts.update(|m| {
@@ -291,13 +256,10 @@ impl DockController {
     }
 
     fn save_receipt(&self, r: Receipt) {
-        let store = self.store.get_value();
-        let this = *self;
+        let db = self.db;
         let json = serde_json::to_string(&r).unwrap_or_default();
         spawn_local(async move {
-            if let Err(e) = store.put(RECEIPTS, &r.id, &json).await {
-                this.storage_degraded(&e);
-            }
+            db.put(RECEIPTS, &r.id, &json).await;
         });
     }
 
@@ -315,10 +277,10 @@ impl DockController {
         self.drafts.update(|m| {
             m.remove(id);
         });
-        let store = self.store.get_value();
+        let db = self.db;
         let id = id.to_string();
         spawn_local(async move {
-            let _ = store.delete(DRAFTS, &id).await;
+            db.delete(DRAFTS, &id).await;
         });
     }
 

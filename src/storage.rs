@@ -18,7 +18,7 @@ use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransactionMode};
 pub const DB_NAME: &str = "ocui";
 /// Bump with a migration in `upgrade` when stores change.
 pub const DB_VERSION: u32 = 1;
-pub const STORES: &[&str] = &["drafts", "receipts", "outbox"];
+pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer"];
 
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + 'a>>;
 
@@ -27,6 +27,9 @@ pub trait KvStore {
     fn get_all<'a>(&'a self, store: &'a str) -> Fut<'a, Vec<(String, String)>>;
     fn put<'a>(&'a self, store: &'a str, key: &'a str, json: &'a str) -> Fut<'a, ()>;
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()>;
+    /// Reads, changes and writes one value in a single transaction, so no other tab can
+    /// act in between. `change` returns the new value, or `None` to leave it as it was.
+    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>>;
 }
 
 /// In-memory fallback (and a test double for pure logic).
@@ -47,6 +50,15 @@ impl KvStore for MemoryStore {
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()> {
         self.data.borrow_mut().remove(&(store.to_string(), key.to_string()));
         Box::pin(async { Ok(()) })
+    }
+    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>> {
+        let k = (store.to_string(), key.to_string());
+        let cur = self.data.borrow().get(&k).cloned();
+        let new = change(cur);
+        if let Some(v) = &new {
+            self.data.borrow_mut().insert(k, v.clone());
+        }
+        Box::pin(async move { Ok(new) })
     }
 }
 
@@ -196,5 +208,130 @@ impl KvStore for IdbStore {
             os.delete(&JsValue::from_str(key)).map_err(dom_error)?;
             committed(&tx).await
         })
+    }
+    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>> {
+        Box::pin(async move {
+            let (tx, os) = self.tx(store, IdbTransactionMode::Readwrite)?;
+            let done = committed(&tx);
+            // The continuation runs in the microtask after the success event, while the
+            // transaction is still active, so the write joins the same transaction.
+            let cur = request(&os.get(&JsValue::from_str(key)).map_err(dom_error)?).await?;
+            let new = change(cur.as_string());
+            if let Some(v) = &new {
+                os.put_with_key(&JsValue::from_str(v), &JsValue::from_str(key)).map_err(dom_error)?;
+            }
+            done.await?;
+            Ok(new)
+        })
+    }
+}
+
+/// Whether local storage works, and what is at risk when it does not.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StorageHealth {
+    Opening,
+    Ok,
+    /// IndexedDB failed: state lives in memory until it can be reopened.
+    Degraded(String),
+}
+
+/// The page's storage: IndexedDB when it works, memory when it does not. Failures are
+/// visible through `health`, and the database is reopened in the background.
+#[derive(Clone, Copy)]
+pub struct LocalDb {
+    pub health: leptos::prelude::RwSignal<StorageHealth>,
+    store: leptos::prelude::StoredValue<Rc<dyn KvStore>, leptos::prelude::LocalStorage>,
+    /// Bumped whenever a (re)opened database becomes available: reload from it.
+    pub opened: leptos::prelude::RwSignal<u64>,
+}
+
+impl LocalDb {
+    pub fn new() -> LocalDb {
+        use leptos::prelude::*;
+        let db = LocalDb {
+            health: RwSignal::new(StorageHealth::Opening),
+            store: StoredValue::new_local(Rc::new(MemoryStore::default()) as Rc<dyn KvStore>),
+            opened: RwSignal::new(0),
+        };
+        leptos::task::spawn_local(async move { db.open().await });
+        db
+    }
+
+    async fn open(self) {
+        use leptos::prelude::*;
+        match IdbStore::open(DB_NAME).await {
+            Ok(idb) => {
+                // The browser may close the connection (storage pressure, deletion): say so and reopen.
+                let this = self;
+                let on_close = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
+                    this.fail("the browser closed the database".into());
+                });
+                idb.database().set_onclose(Some(on_close.as_ref().unchecked_ref()));
+                on_close.forget();
+                let on_versionchange = Closure::<dyn FnMut(web_sys::Event)>::new({
+                    let db = idb.database().clone();
+                    move |_| db.close()
+                });
+                idb.database().set_onversionchange(Some(on_versionchange.as_ref().unchecked_ref()));
+                on_versionchange.forget();
+                self.store.set_value(Rc::new(idb));
+                self.health.set(StorageHealth::Ok);
+                self.opened.update(|n| *n += 1);
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Marks storage as failing and tries to reopen it a little later.
+    pub fn fail(&self, e: String) {
+        use leptos::prelude::*;
+        let was_ok = self.health.get_untracked() != StorageHealth::Opening && !matches!(self.health.get_untracked(), StorageHealth::Degraded(_));
+        self.health.set(StorageHealth::Degraded(e));
+        if was_ok || self.opened.get_untracked() == 0 {
+            let this = *self;
+            set_timeout(move || leptos::task::spawn_local(async move { this.open().await }), std::time::Duration::from_secs(5));
+        }
+    }
+
+    pub fn store(&self) -> Rc<dyn KvStore> {
+        use leptos::prelude::*;
+        self.store.get_value()
+    }
+
+    pub fn is_healthy(&self) -> bool {
+        use leptos::prelude::*;
+        self.health.get_untracked() == StorageHealth::Ok
+    }
+
+    pub async fn put(&self, store: &str, key: &str, json: &str) -> bool {
+        match self.store().put(store, key, json).await {
+            Ok(()) => true,
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        }
+    }
+
+    pub async fn delete(&self, store: &str, key: &str) {
+        if let Err(e) = self.store().delete(store, key).await {
+            self.fail(e);
+        }
+    }
+
+    pub async fn get_all(&self, store: &str) -> Vec<(String, String)> {
+        match self.store().get_all(store).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                self.fail(e);
+                Vec::new()
+            }
+        }
+    }
+}
+
+impl Default for LocalDb {
+    fn default() -> Self {
+        Self::new()
     }
 }

@@ -3,6 +3,9 @@
 pub mod composer;
 pub mod connect_form;
 pub mod option_group;
+pub mod outbox_tray;
 pub mod question_dock;
 pub mod question_receipt;
+pub mod session_picker;
 pub mod status_bar;
+pub mod transcript;

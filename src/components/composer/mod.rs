@@ -1,22 +1,73 @@
-//! The composer area. While a blocking question is open, the dock takes its place and says
-//! it is waiting for the person's answer; collapsing the dock brings the composer back.
+//! The composer. Enter sends, Shift+Enter adds a line; every message goes through the
+//! outbox. While a blocking question is open, the dock takes the composer's place; while
+//! it is collapsed, the composer says that a plain reply can answer it.
 
 use leptos::prelude::*;
 
+use crate::chat::ChatController;
+use crate::gateway_client::{GatewayClient, Status};
+use crate::outbox::OutboxController;
 use crate::questions::DockController;
 
-/// The composer, or the note that a question needs an answer first.
+/// The message composer for the current session.
 #[component]
 pub fn Composer() -> impl IntoView {
     let ctl = expect_context::<DockController>();
-    let blocked = Memo::new(move |_| ctl.dock.with(|d| d.expanded && !d.is_empty()));
+    let chat = expect_context::<ChatController>();
+    let outbox = expect_context::<OutboxController>();
+    let client = expect_context::<GatewayClient>();
+    let blocked = Memo::new(move |_| ctl.dock.with(|d| d.expanded && !d.is_empty()) && ctl.deep_link.get().is_none());
+    let question_waiting = Memo::new(move |_| ctl.dock.with(|d| !d.expanded && !d.is_empty()));
+    let can_write = move || {
+        client.hello.with(|_| {
+            let s = client.scopes();
+            s.iter().any(|x| x == "operator.write" || x == "operator.admin" || x == "operator.sessions.write")
+        })
+    };
+    let send = move || {
+        let text = chat.draft.get_untracked();
+        if text.trim().is_empty() {
+            return;
+        }
+        outbox.enqueue(&chat.session.get_untracked(), text.trim_end_matches('\n'), None, None, None);
+        chat.set_draft(String::new());
+    };
+    let running = move || chat.run_active.get() || chat.streams.with(|s| s.values().any(|r| r.state == "streaming"));
     view! {
         <Show when=move || !blocked.get()>
-            <form class="composer" on:submit=|ev| ev.prevent_default()>
-                <label class="composer__label">
-                    <span class="sr-only">"Message"</span>
-                    <textarea rows="2" placeholder="Chat arrives with the next release; answer questions in the dock above." disabled></textarea>
-                </label>
+            <form class="composer" on:submit=move |ev| { ev.prevent_default(); send(); }>
+                <Show when=move || question_waiting.get()>
+                    <p class="composer__hint" data-testid="composer-hint">
+                        "A question is waiting. A plain reply can answer it: a number, an option label or your own words (commas for several choices)."
+                    </p>
+                </Show>
+                <Show when=move || client.status.get() == Status::Connected && !can_write()>
+                    <p class="composer__hint">"This connection may not send messages (no operator.write scope)."</p>
+                </Show>
+                <div class="composer__row">
+                    <label class="composer__label">
+                        <span class="sr-only">"Message"</span>
+                        <textarea
+                            rows="2"
+                            name="message"
+                            placeholder="Message the agent (Enter sends, Shift+Enter adds a line)"
+                            prop:value=move || chat.draft.get()
+                            on:input=move |ev| chat.set_draft(event_target_value(&ev))
+                            on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                                if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() && !ev.ctrl_key() && !ev.alt_key() && !ev.meta_key() {
+                                    ev.prevent_default();
+                                    send();
+                                }
+                            }
+                        ></textarea>
+                    </label>
+                    <div class="composer__buttons">
+                        <Show when=running>
+                            <button type="button" class="composer__stop" on:click=move |_| chat.stop()>"Stop"</button>
+                        </Show>
+                        <button type="submit" class="composer__send">"Send"</button>
+                    </div>
+                </div>
             </form>
         </Show>
     }

@@ -1,0 +1,323 @@
+//! The conversation: which session, its saved transcript (paged), live run streams, and
+//! the composer's draft per session.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use serde_json::{Value, json};
+
+use crate::browser;
+use crate::gateway_client::{GatewayClient, Status};
+use crate::storage::LocalDb;
+
+/// One saved transcript row, reduced to what the page shows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TranscriptRow {
+    /// `__openclaw.id`, or a stand-in for rows without one.
+    pub key: String,
+    pub role: String,
+    pub text: String,
+    pub seq: u64,
+    pub timestamp: f64,
+    /// `stopReason` for assistant rows, `customType` for custom rows.
+    pub note: Option<String>,
+    pub raw: Value,
+}
+
+impl TranscriptRow {
+    pub fn from_message(m: &Value) -> TranscriptRow {
+        let meta = m.get("__openclaw");
+        let seq = meta.and_then(|o| o.get("seq")).and_then(Value::as_u64).unwrap_or(0);
+        let key = meta.and_then(|o| o.get("id")).and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("seq-{seq}-{}", m.to_string().len()));
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("custom").to_string();
+        let note = m.get("stopReason").or_else(|| m.get("customType")).and_then(Value::as_str).map(str::to_string);
+        let timestamp = m.get("timestamp").and_then(Value::as_f64).or_else(|| meta.and_then(|o| o.get("recordTimestampMs")).and_then(Value::as_f64)).unwrap_or(0.0);
+        TranscriptRow { key, role, text: model::message_text(m), seq, timestamp, note, raw: m.clone() }
+    }
+}
+
+/// A run streaming right now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunStream {
+    pub text: String,
+    /// `streaming`, `aborted` or `error`.
+    pub state: String,
+    pub error: Option<String>,
+}
+
+#[derive(Clone, Copy)]
+pub struct ChatController {
+    pub session: RwSignal<String>,
+    pub sessions: RwSignal<Vec<Value>>,
+    pub messages: RwSignal<Vec<TranscriptRow>>,
+    pub has_more: RwSignal<bool>,
+    pub loading: RwSignal<bool>,
+    pub history_error: RwSignal<Option<String>>,
+    pub streams: RwSignal<BTreeMap<String, RunStream>>,
+    /// The gateway says a run is active in this session.
+    pub run_active: RwSignal<bool>,
+    pub draft: RwSignal<String>,
+    client: GatewayClient,
+    db: LocalDb,
+}
+
+const COMPOSER: &str = "composer";
+
+fn session_from_url() -> Option<String> {
+    let search = browser::location()?.search().ok()?;
+    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
+    params.get("session").filter(|s| !s.is_empty())
+}
+
+impl ChatController {
+    pub fn new(client: GatewayClient, db: LocalDb) -> ChatController {
+        let c = ChatController {
+            session: RwSignal::new(session_from_url().unwrap_or_default()),
+            sessions: RwSignal::new(Vec::new()),
+            messages: RwSignal::new(Vec::new()),
+            has_more: RwSignal::new(false),
+            loading: RwSignal::new(false),
+            history_error: RwSignal::new(None),
+            streams: RwSignal::new(BTreeMap::new()),
+            run_active: RwSignal::new(false),
+            draft: RwSignal::new(String::new()),
+            client,
+            db,
+        };
+        // On (re)connect: take the default session if none was chosen, then load.
+        Effect::new(move |_| {
+            let _ = client.connected_epoch.get();
+            let _ = client.resync_epoch.get();
+            if client.status.get_untracked() != Status::Connected {
+                return;
+            }
+            if c.session.get_untracked().is_empty() {
+                let default = client.hello.with_untracked(|h| {
+                    h.as_ref().and_then(|h| h.snapshot.session_defaults.as_ref()).and_then(|d| d.main_session_key.clone())
+                });
+                c.session.set(default.unwrap_or_else(|| "agent:main:main".into()));
+            }
+            spawn_local(async move {
+                c.load_sessions().await;
+                c.load_history().await;
+            });
+        });
+        // A different session: the URL follows, and its transcript and draft load.
+        Effect::new(move |prev: Option<String>| {
+            let s = c.session.get();
+            if s.is_empty() {
+                return s;
+            }
+            if prev.as_ref().is_some_and(|p| *p != s) {
+                c.messages.set(Vec::new());
+                c.streams.set(BTreeMap::new());
+                spawn_local(async move { c.load_history().await });
+            }
+            if let Some(loc) = browser::location() {
+                let path = loc.pathname().unwrap_or_default();
+                let encoded = js_sys::encode_uri_component(&s).as_string().unwrap_or_default();
+                browser::replace_url(&format!("{path}?session={encoded}{}", loc.hash().unwrap_or_default()));
+            }
+            spawn_local(async move { c.load_draft().await });
+            s
+        });
+        client.on_event("session.message", move |p| c.on_session_message(p));
+        client.on_event("chat", move |p| c.on_chat(p));
+        c
+    }
+
+    async fn load_sessions(self) {
+        if let Ok(v) = self.client.request("sessions.list", json!({"limit": 100})).await {
+            self.sessions.set(v.get("sessions").and_then(Value::as_array).cloned().unwrap_or_default());
+        }
+    }
+
+    /// The newest page of the transcript (and a subscription to its live rows).
+    pub async fn load_history(self) {
+        let session = self.session.get_untracked();
+        if session.is_empty() {
+            return;
+        }
+        let _ = self.client.request("sessions.messages.subscribe", json!({"key": session})).await;
+        self.loading.set(true);
+        let result = self.client.request("chat.history", json!({"sessionKey": session, "limit": 100})).await;
+        self.loading.set(false);
+        if self.session.get_untracked() != session {
+            return;
+        }
+        match result {
+            Ok(v) => {
+                let rows: Vec<TranscriptRow> = v.get("messages").and_then(Value::as_array).map(|a| a.iter().map(TranscriptRow::from_message).collect()).unwrap_or_default();
+                self.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
+                self.run_active.set(v.get("sessionInfo").and_then(|i| i.get("hasActiveRun")).and_then(Value::as_bool).unwrap_or(false));
+                self.history_error.set(None);
+                self.messages.set(rows);
+            }
+            Err(e) => self.history_error.set(Some(format!("The conversation could not be loaded: {e}"))),
+        }
+    }
+
+    /// The next older page.
+    pub fn load_older(&self) {
+        let this = *self;
+        spawn_local(async move {
+            let session = this.session.get_untracked();
+            let offset = this.messages.with_untracked(Vec::len);
+            this.loading.set(true);
+            let result = this.client.request("chat.history", json!({"sessionKey": session, "limit": 100, "offset": offset})).await;
+            this.loading.set(false);
+            if let Ok(v) = result {
+                let older: Vec<TranscriptRow> = v.get("messages").and_then(Value::as_array).map(|a| a.iter().map(TranscriptRow::from_message).collect()).unwrap_or_default();
+                this.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
+                this.messages.update(|m| {
+                    let mut merged: Vec<TranscriptRow> = older.into_iter().filter(|o| !m.iter().any(|x| x.key == o.key)).collect();
+                    merged.append(m);
+                    *m = merged;
+                });
+            }
+        });
+    }
+
+    fn on_session_message(&self, p: &Value) {
+        let session = p.get("sessionKey").and_then(Value::as_str).unwrap_or_default();
+        if session != self.session.get_untracked() {
+            return;
+        }
+        let Some(m) = p.get("message") else { return };
+        let row = TranscriptRow::from_message(m);
+        if let Some(run) = m.get("__openclaw").and_then(|o| o.get("runId")).and_then(Value::as_str) {
+            if row.role == "assistant" || row.role == "custom" {
+                // The saved reply replaces its stream.
+                self.streams.update(|s| {
+                    s.remove(run);
+                });
+            }
+        }
+        self.messages.update(|rows| {
+            if !rows.iter().any(|r| r.key == row.key) {
+                let at = rows.iter().position(|r| r.seq > row.seq && row.seq > 0).unwrap_or(rows.len());
+                rows.insert(at, row);
+            }
+        });
+    }
+
+    fn on_chat(&self, p: &Value) {
+        let session = p.get("sessionKey").and_then(Value::as_str).unwrap_or_default();
+        if session != self.session.get_untracked() {
+            return;
+        }
+        let Some(run) = p.get("runId").and_then(Value::as_str).map(str::to_string) else { return };
+        let state = p.get("state").and_then(Value::as_str).unwrap_or_default();
+        match state {
+            "delta" => {
+                self.run_active.set(true);
+                let text = p.get("deltaText").and_then(Value::as_str).unwrap_or_default().to_string();
+                let replace = p.get("replace").and_then(Value::as_bool) == Some(true);
+                self.streams.update(|s| {
+                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: "streaming".into(), error: None });
+                    if replace {
+                        e.text = text;
+                    } else {
+                        e.text.push_str(&text);
+                    }
+                });
+            }
+            "status" => self.run_active.set(true),
+            "final" => {
+                self.run_active.set(false);
+                // The saved row (session.message, or `message` here) replaces the stream.
+                if let Some(m) = p.get("message").filter(|m| m.is_object()) {
+                    let mut wrapped = json!({"sessionKey": session, "message": m});
+                    wrapped["message"]["__openclaw"]["runId"] = json!(run);
+                    self.on_session_message(&wrapped);
+                }
+                self.streams.update(|s| {
+                    s.remove(&run);
+                });
+            }
+            "aborted" => {
+                self.run_active.set(false);
+                self.streams.update(|s| {
+                    if let Some(e) = s.get_mut(&run) {
+                        e.state = "aborted".into();
+                    }
+                });
+            }
+            "error" => {
+                self.run_active.set(false);
+                let msg = p.get("errorMessage").and_then(Value::as_str).unwrap_or("the run failed").to_string();
+                self.streams.update(|s| {
+                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: "error".into(), error: None });
+                    e.state = "error".into();
+                    e.error = Some(msg);
+                });
+            }
+            _ => {}
+        }
+    }
+
+    /// Stop: abort the active run (which also cancels its pending question).
+    pub fn stop(&self) {
+        let client = self.client;
+        let session = self.session.get_untracked();
+        spawn_local(async move {
+            if let Err(e) = client.request("chat.abort", json!({"sessionKey": session})).await {
+                browser::log_warn(&format!("chat.abort failed: {e}"));
+            }
+        });
+    }
+
+    async fn load_draft(self) {
+        let session = self.session.get_untracked();
+        let saved = self.db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| serde_json::from_str::<String>(&v).ok());
+        if self.session.get_untracked() == session && self.draft.get_untracked().is_empty() {
+            self.draft.set(saved.unwrap_or_default());
+        }
+    }
+
+    /// Keeps the composer draft of this session (debounced into IndexedDB).
+    pub fn set_draft(&self, text: String) {
+        self.draft.set(text);
+        let this = *self;
+        let session = self.session.get_untracked();
+        set_timeout(
+            move || {
+                let text = this.draft.get_untracked();
+                if this.session.get_untracked() != session {
+                    return;
+                }
+                spawn_local(async move {
+                    if text.is_empty() {
+                        this.db.delete(COMPOSER, &session).await;
+                    } else {
+                        this.db.put(COMPOSER, &session, &serde_json::to_string(&text).unwrap_or_default()).await;
+                    }
+                });
+            },
+            Duration::from_millis(250),
+        );
+    }
+
+    /// Puts text back into the composer (after Discard), below anything already typed.
+    pub fn restore_text(&self, session: &str, text: &str) {
+        if session != self.session.get_untracked() {
+            // Another conversation: keep it in that session's stored draft.
+            let db = self.db;
+            let (session, text) = (session.to_string(), text.to_string());
+            spawn_local(async move {
+                let current = db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| serde_json::from_str::<String>(&v).ok()).unwrap_or_default();
+                let merged = if current.is_empty() { text } else { format!("{current}\n{text}") };
+                db.put(COMPOSER, &session, &serde_json::to_string(&merged).unwrap_or_default()).await;
+            });
+            return;
+        }
+        let current = self.draft.get_untracked();
+        if current.contains(text) {
+            return;
+        }
+        let merged = if current.is_empty() { text.to_string() } else { format!("{current}\n{text}") };
+        self.set_draft(merged);
+    }
+}

@@ -1,0 +1,44 @@
+//! Every unsent message, by name, across conversations, with Retry and Discard for each
+//! and for all. Shown only while something is unsent.
+
+use leptos::prelude::*;
+use model::outbox::{SendState, describe};
+
+use crate::outbox::{OutboxController, stale_ms};
+
+/// The unsent-messages tray.
+#[component]
+pub fn OutboxTray() -> impl IntoView {
+    let outbox = expect_context::<OutboxController>();
+    let unsent = Memo::new(move |_| outbox.rows.with(|rows| rows.iter().filter(|r| r.is_unsent() && r.state != SendState::AwaitingConfirmation).cloned().collect::<Vec<_>>()));
+    view! {
+        <Show when=move || !unsent.with(Vec::is_empty)>
+            <section class="tray" aria-labelledby="tray-title" data-testid="outbox-tray">
+                <header class="tray__head">
+                    <h2 id="tray-title">{move || { let n = unsent.with(Vec::len); if n == 1 { "1 unsent message".to_string() } else { format!("{n} unsent messages") } }}</h2>
+                    <button type="button" on:click=move |_| outbox.retry_all()>"Retry all"</button>
+                    <button type="button" on:click=move |_| outbox.discard_all()>"Discard all"</button>
+                </header>
+                <ul class="tray__list">
+                    <For each=move || unsent.get() key=|r| (r.id.clone(), serde_json::to_string(&r.state).unwrap_or_default()) let:row>
+                        {
+                            let id = StoredValue::new(row.id.clone());
+                            let status = outbox.rows.with_untracked(|rows| describe(&row, rows, crate::browser::now_ms(), stale_ms()));
+                            let retry = row.can_retry();
+                            let discard = row.can_discard();
+                            view! {
+                                <li class="tray__row" data-testid="tray-row">
+                                    <span class="tray__text">{model::preview(&row.text, 80)}</span>
+                                    <span class="tray__session">{row.session_key.clone()}</span>
+                                    <span class="tray__status">{status}</span>
+                                    {retry.then(|| view! { <button type="button" on:click=move |_| outbox.retry(&id.get_value())>"Retry"</button> })}
+                                    {discard.then(|| view! { <button type="button" on:click=move |_| outbox.discard(&id.get_value())>"Discard"</button> })}
+                                </li>
+                            }
+                        }
+                    </For>
+                </ul>
+            </section>
+        </Show>
+    }
+}

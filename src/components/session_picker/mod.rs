@@ -1,0 +1,47 @@
+//! Choosing the conversation. The choice lives in the URL (`?session=`).
+
+use leptos::prelude::*;
+use serde_json::Value;
+
+use crate::chat::ChatController;
+
+/// A labelled select of the gateway's sessions (plus the current one if it is new).
+#[component]
+pub fn SessionPicker() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let options = Memo::new(move |_| {
+        let current = chat.session.get();
+        let mut list: Vec<(String, String)> = chat
+            .sessions
+            .get()
+            .iter()
+            .filter_map(|s: &Value| {
+                let key = s.get("key")?.as_str()?.to_string();
+                let title = s.get("label").and_then(Value::as_str).or_else(|| s.get("derivedTitle").and_then(Value::as_str)).unwrap_or("").to_string();
+                Some((key, title))
+            })
+            .collect();
+        if !current.is_empty() && !list.iter().any(|(k, _)| *k == current) {
+            list.insert(0, (current, String::new()));
+        }
+        list
+    });
+    view! {
+        <label class="session-picker">
+            <span>"Conversation"</span>
+            <select
+                prop:value=move || chat.session.get()
+                on:change=move |ev| chat.session.set(event_target_value(&ev))
+            >
+                <For
+                    each=move || options.get()
+                    key=|(k, t)| (k.clone(), t.clone())
+                    children=|(key, title)| {
+                        let text = if title.is_empty() { key.clone() } else { format!("{title} ({key})") };
+                        view! { <option value=key>{text}</option> }
+                    }
+                />
+            </select>
+        </label>
+    }
+}

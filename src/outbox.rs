@@ -1,0 +1,379 @@
+//! The outbox glue: rows in IndexedDB (memory when it fails), one draining tab elected by
+//! a Web Lock, the others kept in step over a BroadcastChannel, and `chat.send` through the
+//! gateway client. The rules themselves are in `model::outbox`.
+
+use std::cell::Cell;
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+use model::outbox::{DEFAULT_STALE_MS, OutboxRow, SendResult, SendState, confirm_from_history, next_to_send, read_send_response};
+use serde_json::{Value, json};
+
+use crate::browser;
+use crate::coordination::{Channel, lead, uuid};
+use crate::gateway_client::{GatewayClient, RequestError, Status};
+use crate::storage::LocalDb;
+
+const OUTBOX: &str = "outbox";
+
+/// What the outbox tells other parts of the page.
+#[derive(Clone, Copy)]
+pub struct OutboxController {
+    /// Every row this browser knows (discarded and old confirmed rows are pruned).
+    pub rows: RwSignal<Vec<OutboxRow>>,
+    /// Whether this tab drains the outbox.
+    pub leader: RwSignal<bool>,
+    /// Text given back by Discard, per session, for every open view to put in its composer.
+    pub restored: RwSignal<Option<(String, String, u64)>>,
+    client: GatewayClient,
+    db: LocalDb,
+    channel: StoredValue<Channel, LocalStorage>,
+    draining: StoredValue<Rc<Cell<bool>>, LocalStorage>,
+    /// Set after a (re)connect until unsent rows were checked against history.
+    reconciling: RwSignal<bool>,
+}
+
+/// Rows older than this wait for an explicit Retry. `localStorage["ocui.outbox.staleMs"]`
+/// overrides the 24 h default.
+pub fn stale_ms() -> f64 {
+    browser::local_get("ocui.outbox.staleMs").and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_STALE_MS)
+}
+
+impl OutboxController {
+    pub fn new(client: GatewayClient, db: LocalDb) -> OutboxController {
+        let rows = RwSignal::new(Vec::<OutboxRow>::new());
+        let restored = RwSignal::new(None);
+        let reload = RwSignal::new(0u64);
+        let channel = Channel::open("ocui-outbox", move |msg| match msg.get("type").and_then(Value::as_str) {
+            Some("changed") => reload.update(|n| *n += 1),
+            Some("restore") => {
+                if let (Some(s), Some(t)) = (msg.get("session").and_then(Value::as_str), msg.get("text").and_then(Value::as_str)) {
+                    restored.set(Some((s.to_string(), t.to_string(), browser::now_ms() as u64)));
+                }
+            }
+            _ => {}
+        });
+        let c = OutboxController {
+            rows,
+            leader: RwSignal::new(false),
+            restored,
+            client,
+            db,
+            channel: StoredValue::new_local(channel),
+            draining: StoredValue::new_local(Rc::new(Cell::new(false))),
+            reconciling: RwSignal::new(true),
+        };
+        // Load from storage when it opens, and again whenever another tab changed it.
+        Effect::new(move |_| {
+            let opened = db.opened.get();
+            let _ = reload.get();
+            if opened > 0 {
+                spawn_local(async move { c.load().await });
+            }
+        });
+        lead("ocui-outbox-drain", move || {
+            c.leader.set(true);
+            c.kick();
+        });
+        // After every (re)connect: check unsent rows against history, then send.
+        Effect::new(move |_| {
+            let _ = client.connected_epoch.get();
+            if client.status.get_untracked() == Status::Connected {
+                c.reconciling.set(true);
+                spawn_local(async move { c.reconcile().await });
+            }
+        });
+        client.on_event("session.message", move |p| {
+            if let Some(m) = p.get("message") {
+                c.confirm(std::slice::from_ref(m));
+            }
+        });
+        c
+    }
+
+    async fn load(self) {
+        let mut stored: Vec<OutboxRow> = self.db.get_all(OUTBOX).await.iter().filter_map(|(_, v)| serde_json::from_str(v).ok()).collect();
+        if !self.db.is_healthy() {
+            return;
+        }
+        let leader = self.leader.get_untracked();
+        // Rows only this tab has (written while storage was failing) go back to storage.
+        let memory_only: Vec<OutboxRow> = self.rows.with_untracked(|mine| mine.iter().filter(|r| !stored.iter().any(|s| s.id == r.id)).cloned().collect());
+        for r in memory_only {
+            self.persist(&r).await;
+            stored.push(r);
+        }
+        if leader && !self.draining.get_value().get() {
+            // A row stuck in Sending with no sender alive was interrupted (reload, crash).
+            for r in stored.iter_mut().filter(|r| r.state == SendState::Sending) {
+                r.recover_after_reload();
+                let r = r.clone();
+                self.persist(&r).await;
+            }
+        }
+        if leader {
+            // Settled rows need not stay: confirmed ones after an hour, discard tombstones
+            // after a day (long after any sender could have seen the row).
+            let now = browser::now_ms();
+            let old: Vec<String> = stored
+                .iter()
+                .filter(|r| (r.state == SendState::Confirmed && now - r.created_ms > 3_600_000.0) || (r.discarded && now - r.created_ms > 86_400_000.0))
+                .map(|r| r.id.clone())
+                .collect();
+            for id in &old {
+                self.db.delete(OUTBOX, id).await;
+            }
+            stored.retain(|r| !old.contains(&r.id));
+        }
+        stored.sort_by_key(|r| r.order);
+        self.rows.set(stored);
+        self.kick();
+    }
+
+    async fn persist(&self, row: &OutboxRow) -> bool {
+        self.db.put(OUTBOX, &row.id, &serde_json::to_string(row).unwrap_or_default()).await
+    }
+
+    fn announce_change(&self) {
+        self.channel.with_value(|c| c.post(&json!({"type": "changed"})));
+    }
+
+    fn set_row(&self, row: OutboxRow) {
+        self.rows.update(|rows| match rows.iter_mut().find(|r| r.id == row.id) {
+            Some(r) => *r = row,
+            None => {
+                rows.push(row);
+                rows.sort_by_key(|r| r.order);
+            }
+        });
+    }
+
+    /// Adds a message to the outbox. It is stored before anything is sent.
+    pub fn enqueue(&self, session: &str, text: &str, reply_to_id: Option<String>, queue_mode: Option<String>, async_item_id: Option<String>) -> String {
+        let now = browser::now_ms();
+        // Orders by time, with a random tail so two tabs never collide.
+        let order = (now as u64) * 1000 + (js_sys::Math::random() * 999.0) as u64;
+        let mut row = OutboxRow::new(&uuid(), session, text, &uuid(), now, order);
+        row.reply_to_id = reply_to_id;
+        row.queue_mode = queue_mode;
+        row.async_item_id = async_item_id;
+        let id = row.id.clone();
+        self.set_row(row.clone());
+        let this = *self;
+        spawn_local(async move {
+            this.persist(&row).await;
+            this.announce_change();
+            this.kick();
+        });
+        id
+    }
+
+    /// Applies `change` to a row in storage and in memory, atomically across tabs.
+    async fn change(&self, id: &str, change: impl FnOnce(&mut OutboxRow) -> bool + 'static) -> Option<OutboxRow> {
+        if self.db.is_healthy() {
+            let changed = Rc::new(Cell::new(false));
+            let flag = changed.clone();
+            let result = self
+                .db
+                .store()
+                .update(
+                    OUTBOX,
+                    id,
+                    Box::new(move |cur| {
+                        let mut row: OutboxRow = serde_json::from_str(&cur?).ok()?;
+                        if change(&mut row) {
+                            flag.set(true);
+                            serde_json::to_string(&row).ok()
+                        } else {
+                            None
+                        }
+                    }),
+                )
+                .await;
+            return match result {
+                Ok(Some(json)) if changed.get() => {
+                    let row: OutboxRow = serde_json::from_str(&json).ok()?;
+                    self.set_row(row.clone());
+                    self.announce_change();
+                    Some(row)
+                }
+                Ok(_) => None,
+                Err(e) => {
+                    self.db.fail(e);
+                    None
+                }
+            };
+        }
+        // Storage is failing: the rows in memory are the truth for this tab.
+        let mut row = self.rows.with_untracked(|rows| rows.iter().find(|r| r.id == id).cloned())?;
+        if !change(&mut row) {
+            return None;
+        }
+        self.set_row(row.clone());
+        Some(row)
+    }
+
+    /// Sends whatever is due, one row at a time, if this tab leads and is connected.
+    pub fn kick(&self) {
+        if !self.leader.get_untracked() || self.reconciling.get_untracked() || self.client.status.get_untracked() != Status::Connected {
+            return;
+        }
+        let flag = self.draining.get_value();
+        if flag.get() {
+            return;
+        }
+        flag.set(true);
+        let this = *self;
+        spawn_local(async move {
+            this.drain().await;
+            flag.set(false);
+        });
+    }
+
+    async fn drain(self) {
+        let stale = stale_ms();
+        loop {
+            if self.client.status.get_untracked() != Status::Connected {
+                return;
+            }
+            let now = browser::now_ms();
+            let Some(next) = self.rows.with_untracked(|rows| next_to_send(rows, now, stale).cloned()) else { return };
+            // Storage records Sending first, so a reload can never send it blindly again,
+            // and a row discarded in another tab is never picked up.
+            let Some(row) = self.change(&next.id, move |r| r.begin_send(now, stale)).await else {
+                // Someone else changed it; look again with fresh rows.
+                let fresh = self.rows.with_untracked(|rows| rows.iter().find(|r| r.id == next.id).map(|r| r.state == SendState::Queued && !r.discarded));
+                if fresh == Some(true) {
+                    // Storage refused the change but memory still says Queued: storage is
+                    // behind (another tab); reload and stop this round.
+                    return;
+                }
+                continue;
+            };
+            let mut params = json!({"sessionKey": row.session_key, "message": row.text, "idempotencyKey": row.idempotency_key});
+            if let Some(r) = &row.reply_to_id {
+                params["replyToId"] = json!(r);
+            }
+            if let Some(m) = &row.queue_mode {
+                params["queueMode"] = json!(m);
+            }
+            let result = match self.client.request("chat.send", params).await {
+                Ok(v) => read_send_response(true, Some(&v), None, None),
+                Err(RequestError::Gateway(e)) => read_send_response(false, None, Some(&e.message), Some(&e.code)),
+                Err(RequestError::Disconnected) => SendResult::Unknown,
+            };
+            let refused = matches!(result, SendResult::Refused(_));
+            self.change(&row.id, move |r| {
+                r.finish_send(result);
+                true
+            })
+            .await;
+            if refused {
+                continue;
+            }
+        }
+    }
+
+    /// Confirms rows that saved history now shows.
+    pub fn confirm(&self, messages: &[Value]) {
+        let mut rows = self.rows.get_untracked();
+        let ids = confirm_from_history(&mut rows, messages);
+        if ids.is_empty() {
+            return;
+        }
+        for id in ids {
+            let this = *self;
+            spawn_local(async move {
+                this.change(&id, |r| {
+                    let was = r.state.clone();
+                    r.state = SendState::Confirmed;
+                    was != SendState::Confirmed
+                })
+                .await;
+            });
+        }
+        self.rows.set(rows);
+    }
+
+    /// After a reconnect: history first, then requeue what history does not have.
+    async fn reconcile(self) {
+        let sessions: Vec<String> = self.rows.with_untracked(|rows| {
+            let mut s: Vec<String> = rows.iter().filter(|r| r.is_unsent()).map(|r| r.session_key.clone()).collect();
+            s.sort();
+            s.dedup();
+            s
+        });
+        for session in sessions {
+            let Ok(h) = self.client.request("chat.history", json!({"sessionKey": session, "limit": 200})).await else {
+                self.reconciling.set(false);
+                return;
+            };
+            let messages: Vec<Value> = h.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+            self.confirm(&messages);
+            // Inputs the gateway holds for an active run are accepted, not lost.
+            let pending = h.get("pendingInputs").map(Value::to_string).unwrap_or_default();
+            let ids: Vec<(String, bool)> = self.rows.with_untracked(|rows| {
+                rows.iter().filter(|r| r.session_key == session && r.is_unsent()).map(|r| (r.id.clone(), pending.contains(&r.idempotency_key))).collect()
+            });
+            for (id, held_by_gateway) in ids {
+                if held_by_gateway {
+                    continue;
+                }
+                self.change(&id, |r| {
+                    let before = r.state.clone();
+                    r.requeue_after_reconcile();
+                    r.state != before
+                })
+                .await;
+            }
+        }
+        self.reconciling.set(false);
+        self.kick();
+    }
+
+    /// Retry: the same row, the same key.
+    pub fn retry(&self, id: &str) {
+        let this = *self;
+        let id = id.to_string();
+        spawn_local(async move {
+            let now = browser::now_ms();
+            this.change(&id, move |r| r.retry(now)).await;
+            this.kick();
+        });
+    }
+
+    /// Discard: never sent later; the text goes back to the composer of every open view.
+    pub fn discard(&self, id: &str) {
+        let this = *self;
+        let id = id.to_string();
+        spawn_local(async move {
+            let text = Rc::new(std::cell::RefCell::new(None));
+            let out = text.clone();
+            let changed = this
+                .change(&id, move |r| {
+                    let t = r.discard();
+                    let ok = t.is_some();
+                    *out.borrow_mut() = t;
+                    ok
+                })
+                .await;
+            if let (Some(row), Some(t)) = (changed, text.borrow_mut().take()) {
+                this.restored.set(Some((row.session_key.clone(), t.clone(), browser::now_ms() as u64)));
+                this.channel.with_value(|c| c.post(&json!({"type": "restore", "session": row.session_key, "text": t})));
+            }
+        });
+    }
+
+    pub fn retry_all(&self) {
+        for id in self.rows.with_untracked(|rows| rows.iter().filter(|r| r.can_retry()).map(|r| r.id.clone()).collect::<Vec<_>>()) {
+            self.retry(&id);
+        }
+    }
+
+    pub fn discard_all(&self) {
+        for id in self.rows.with_untracked(|rows| rows.iter().filter(|r| r.can_discard()).map(|r| r.id.clone()).collect::<Vec<_>>()) {
+            self.discard(&id);
+        }
+    }
+}

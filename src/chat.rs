@@ -120,8 +120,14 @@ impl ChatController {
                 let encoded = js_sys::encode_uri_component(&s).as_string().unwrap_or_default();
                 browser::replace_url(&format!("{path}?session={encoded}{}", loc.hash().unwrap_or_default()));
             }
-            spawn_local(async move { c.load_draft().await });
             s
+        });
+        // The stored draft of the session, once storage is open.
+        Effect::new(move |_| {
+            let s = c.session.get();
+            if db.opened.get() > 0 && !s.is_empty() {
+                spawn_local(async move { c.load_draft().await });
+            }
         });
         client.on_event("session.message", move |p| c.on_session_message(p));
         client.on_event("chat", move |p| c.on_chat(p));

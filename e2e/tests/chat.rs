@@ -1,0 +1,267 @@
+//! Chat and the outbox in real Chromium against the local gateway. Each fault case ends
+//! with the gateway's database holding every intended message exactly once.
+
+use std::time::Duration;
+
+use e2e::LocalGateway;
+use e2e::browser::Browser;
+use fantoccini::key::Key;
+use serde_json::json;
+
+const T: Duration = Duration::from_secs(20);
+const MAIN: &str = "agent:main:main";
+
+async fn open(gw: &LocalGateway) -> Browser {
+    let b = Browser::start().await;
+    b.goto(&gw.ui_url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b
+}
+
+async fn type_and_send(b: &Browser, text: &str) {
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys(text).await.unwrap();
+    area.send_keys(&Key::Enter.to_string()).await.unwrap();
+}
+
+/// Waits until the gateway's database holds exactly `want` user messages in `session`.
+async fn db_user_texts(gw: &LocalGateway, session: &str, want: &[&str]) {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let got = gw.gateway().store.user_texts(session).unwrap();
+        if got == want {
+            return;
+        }
+        if tokio::time::Instant::now() > deadline {
+            panic!("database holds {got:?}, expected {want:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn last_assistant(b: &Browser, accept: impl Fn(&str) -> bool) -> String {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let texts = b.js("return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].map(e => e.textContent);").await;
+        if let Some(last) = texts.as_array().and_then(|a| a.last()).and_then(|v| v.as_str()) {
+            if accept(last) {
+                return last.to_string();
+            }
+        }
+        if tokio::time::Instant::now() > deadline {
+            let shot = b.screenshot("timeout-assistant").await;
+            panic!("no matching assistant message: {texts}; {shot}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn no_unsent(b: &Browser) {
+    b.wait_gone("[data-testid=outbox-row]", T).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_streams_a_reply_and_is_confirmed_from_saved_history() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    type_and_send(&b, "hello there").await;
+    last_assistant(&b, |t| t == "You said: hello there").await;
+    no_unsent(&b).await;
+    db_user_texts(&gw, MAIN, &["hello there"]).await;
+    // Shift+Enter makes a new line instead of sending.
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys("line one").await.unwrap();
+    area.send_keys(&format!("{}{}", Key::Shift, Key::Enter)).await.unwrap();
+    area.send_keys("line two").await.unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    db_user_texts(&gw, MAIN, &["hello there"]).await;
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    let deadline = tokio::time::Instant::now() + T;
+    let mut draft = None;
+    while tokio::time::Instant::now() < deadline {
+        draft = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
+        if draft.as_deref() == Some("line one\nline two") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(draft.as_deref(), Some("line one\nline two"), "the multi-line draft survived the reload");
+    b.screenshot("chat-confirmed").await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_plain_reply_answers_the_collapsed_question_and_the_dock_follows() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    type_and_send(&b, "pick a color").await;
+    b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Which color")).await;
+    b.click_button("Collapse").await;
+    let hint = b.wait_text("[data-testid=composer-hint]", T, |t| !t.is_empty()).await;
+    assert!(hint.contains("a number, an option label or your own words"), "{hint}");
+    type_and_send(&b, "2").await;
+    b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Answered elsewhere") && t.contains("Blue")).await;
+    last_assistant(&b, |t| t == "Blue it is.").await;
+    db_user_texts(&gw, MAIN, &["pick a color", "2"]).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_aborts_the_run_and_cancels_its_question() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    type_and_send(&b, "deploy the site").await;
+    b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Where should")).await;
+    b.click_button("Collapse").await;
+    b.click_button("Stop").await;
+    b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Skipped elsewhere")).await;
+    let stopped = b.js("return [...document.querySelectorAll('[data-testid=message][data-role=assistant]')].map(e => e.textContent).join('|');").await;
+    let deadline = tokio::time::Instant::now() + T;
+    let mut text = stopped.as_str().unwrap_or("").to_string();
+    while !text.contains("Stopped") && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        text = b.js("return [...document.querySelectorAll('[data-testid=message], [data-testid=stream]')].map(e => e.textContent).join('|');").await.as_str().unwrap_or("").to_string();
+    }
+    assert!(text.contains("Stopped"), "{text}");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_acknowledgement_is_reconciled_without_a_second_message() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    gw.gateway().faults.drop_before_response(Some("chat.send"));
+    type_and_send(&b, "exactly once please").await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    gw.gateway().faults.drop_before_response(None);
+    no_unsent(&b).await;
+    db_user_texts(&gw, MAIN, &["exactly once please"]).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    db_user_texts(&gw, MAIN, &["exactly once please"]).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_gateway_stopped_and_restarted_mid_send_delivers_once() {
+    let mut gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    let port = gw.port;
+    gw.stop().await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    type_and_send(&b, "sent while the gateway was down").await;
+    b.wait_text("[data-testid=outbox-status]", T, |t| t == "Waiting for reconnect").await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("sent while the gateway was down")).await;
+    b.screenshot("chat-waiting-for-reconnect").await;
+    gw.restart_on(port).await;
+    no_unsent(&b).await;
+    db_user_texts(&gw, MAIN, &["sent while the gateway was down"]).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reload_mid_send_confirms_from_history_before_any_resend() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    gw.gateway().faults.drop_before_response(Some("chat.send"));
+    type_and_send(&b, "survives a reload").await;
+    b.client.refresh().await.unwrap();
+    gw.gateway().faults.drop_before_response(None);
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    no_unsent(&b).await;
+    db_user_texts(&gw, MAIN, &["survives a reload"]).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn discard_puts_the_text_back_and_the_row_is_never_sent() {
+    let mut gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    let port = gw.port;
+    gw.stop().await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    type_and_send(&b, "oops, not this").await;
+    b.wait_text("[data-testid=outbox-status]", T, |t| !t.is_empty()).await;
+    b.find_xpath("//article[@data-testid='outbox-row']//button[normalize-space()='Discard']", T).await.click().await.unwrap();
+    b.wait_gone("[data-testid=outbox-row]", T).await;
+    let draft = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
+    assert_eq!(draft.as_deref(), Some("oops, not this"));
+    gw.restart_on(port).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    db_user_texts(&gw, MAIN, &[]).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stale_row_waits_for_an_explicit_retry() {
+    let mut gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    b.js("localStorage.setItem('ocui.outbox.staleMs', '1');").await;
+    let port = gw.port;
+    gw.stop().await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    type_and_send(&b, "old news").await;
+    gw.restart_on(port).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    let status = b.wait_text("[data-testid=outbox-status]", T, |t| t.starts_with("Held")).await;
+    assert!(status.contains("not sent without you"), "{status}");
+    db_user_texts(&gw, MAIN, &[]).await;
+    b.find_xpath("//article[@data-testid='outbox-row']//button[normalize-space()='Retry']", T).await.click().await.unwrap();
+    no_unsent(&b).await;
+    db_user_texts(&gw, MAIN, &["old news"]).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_tabs_sending_at_once_deliver_each_message_once_and_stay_in_sync() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    let first = b.client.window().await.unwrap();
+    let second = b.client.new_window(true).await.unwrap();
+    b.client.switch_to_window(second.handle.clone()).await.unwrap();
+    b.goto(&gw.ui_url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    // Queue one message in each tab without waiting in between.
+    type_and_send(&b, "from tab two").await;
+    b.client.switch_to_window(first.clone()).await.unwrap();
+    type_and_send(&b, "from tab one").await;
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let mut got = gw.gateway().store.user_texts(MAIN).unwrap();
+        got.sort();
+        if got == vec!["from tab one".to_string(), "from tab two".to_string()] {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "database holds {got:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // Both tabs show both messages.
+    for w in [first, second.handle] {
+        b.client.switch_to_window(w).await.unwrap();
+        let deadline = tokio::time::Instant::now() + T;
+        loop {
+            let texts = b.js("return [...document.querySelectorAll('[data-testid=message][data-role=user] .msg__text')].map(e => e.textContent).sort().join('|');").await;
+            if texts == json!("from tab one|from tab two") {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "tab shows {texts}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn failing_indexeddb_writes_are_reported_and_sending_still_works() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    b.js("IDBObjectStore.prototype.put = function () { throw new DOMException('simulated full disk', 'QuotaExceededError'); };").await;
+    type_and_send(&b, "despite storage").await;
+    let warning = b.wait_text("[data-testid=storage-warning]", T, |t| !t.is_empty()).await;
+    assert!(warning.contains("QuotaExceededError") && warning.contains("Sending still works"), "{warning}");
+    last_assistant(&b, |t| t == "You said: despite storage").await;
+    db_user_texts(&gw, MAIN, &["despite storage"]).await;
+    b.screenshot("chat-storage-failing").await;
+    b.close().await;
+}

@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod real;
+pub mod relay;
 
 use std::path::PathBuf;
 
@@ -98,3 +99,5 @@ impl LocalGateway {
         &self.running.as_ref().expect("running").gateway.hub
     }
 }
+
+pub use protocol::chat::message_text;

@@ -123,7 +123,11 @@ async fn a_guest_answers_only_questions_of_its_own_sessions_and_gets_them_back_a
     assert!(!b.exists("[data-testid=request-position]").await, "the other session's question is not shown");
     b.option("Blue").await.click().await.unwrap();
     b.click_button("Submit").await;
-    b.wait_text(&format!("[data-question-id='{own_id}']"), T, |t| t.starts_with("Answered")).await;
+    let got = agent.request("question.waitAnswer", json!({"id": own_id, "timeoutMs": 5000})).await.unwrap();
+    assert_eq!(got["answers"]["answers"]["color"], json!(["Blue"]));
     assert_eq!(agent.request("question.get", json!({"id": theirs_id})).await.unwrap()["question"]["status"], "pending");
+    // Its summary lives in its own conversation.
+    b.goto(&format!("{}/?session=agent%3Amain%3Aguest", gw.base())).await;
+    b.wait_text(&format!("[data-question-id='{own_id}']"), T, |t| t.starts_with("Answered")).await;
     b.close().await;
 }

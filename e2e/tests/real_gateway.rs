@@ -109,6 +109,43 @@ async fn our_ui_on_the_real_gateway() {
     assert_eq!(result["answers"]["answers"]["deploy_target"], json!(["Staging (Recommended)"]), "{result}");
     assert_eq!(result["answers"]["answers"]["notify"], json!(["Slack", "Only on weekdays"]), "{result}");
     b.screenshot("real-gateway-ask-user").await;
+    b.close().await;
+
+    // 7. Chat through the outbox. Without a model the real gateway saves the user message
+    // and then fails the run: confirmation comes from saved history, the failure is shown.
+    let relay = e2e::relay::Relay::start(format!("ws://127.0.0.1:{}", gw.port)).await;
+    let b = Browser::start().await;
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}&gatewayUrl={}", gw.base(), e2e::real::TOKEN, relay.url())).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys("hello from the outbox").await.unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    b.wait_gone("[data-testid=outbox-row]", T).await;
+    let failure = b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", T, |t| !t.is_empty()).await;
+    assert!(failure.contains("Run failed") || failure.contains("failed"), "the failed run is shown: {failure}");
+    b.screenshot("real-gateway-chat-failed-run").await;
+
+    // 8. A dropped acknowledgement: the relay forwards chat.send and cuts the socket before
+    // the response. After reconnecting, history confirms it; the gateway holds it once.
+    relay.drop_after("\"method\":\"chat.send\"");
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys("ack lost on the way").await.unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    b.wait_gone("[data-testid=outbox-row]", Duration::from_secs(60)).await;
+    assert!(relay.dropped.load(std::sync::atomic::Ordering::SeqCst), "the relay cut the connection");
+    let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 200})).await.unwrap();
+    let count = |text: &str| h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == text).count();
+    assert_eq!(count("hello from the outbox"), 1, "{h}");
+    assert_eq!(count("ack lost on the way"), 1, "{h}");
+
+    // 9. The same key again (what Retry sends) hits the real gateway's dedupe.
+    let first = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": "dedupe me", "idempotencyKey": "e2e-dedupe-1"})).await;
+    let again = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": "dedupe me", "idempotencyKey": "e2e-dedupe-1"})).await;
+    eprintln!("first send: {first:?}\nsame key again: {again:?}");
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 200})).await.unwrap();
+    let n = h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == "dedupe me").count();
+    assert_eq!(n, 1, "one saved message for one key: {h}");
 
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();

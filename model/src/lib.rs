@@ -7,6 +7,7 @@ pub mod dock;
 pub mod draft;
 pub mod fragment;
 pub mod outbox;
+pub mod async_q;
 
 /// The first `max` characters of `s` on one line, for naming a message in a sentence.
 pub fn preview(s: &str, max: usize) -> String {

@@ -6,6 +6,7 @@ use crate::browser;
 use crate::components::composer::Composer;
 use crate::components::connect_form::ConnectForm;
 use crate::components::question_dock::QuestionDock;
+use crate::async_questions::AsyncController;
 use crate::chat::ChatController;
 use crate::components::outbox_tray::OutboxTray;
 use crate::components::session_picker::SessionPicker;
@@ -53,6 +54,8 @@ pub fn App() -> impl IntoView {
     provide_context(chat);
     let outbox = OutboxController::new(client, db);
     provide_context(outbox);
+    let asyncq = AsyncController::new(chat, outbox, dock, db);
+    provide_context(asyncq);
     // Discarded text goes back into the composer of every open view of that conversation.
     Effect::new(move |_| {
         if let Some((session, text, _)) = outbox.restored.get() {
@@ -103,6 +106,15 @@ pub fn App() -> impl IntoView {
                     </p>
                 </Show>
             </main>
+            {move || asyncq.undo.get().map(|item| {
+                let item = StoredValue::new(item);
+                view! {
+                    <div class="toast" role="status" data-testid="dismiss-toast">
+                        "Question dismissed. Work continues."
+                        <button type="button" on:click=move |_| asyncq.undo_dismiss(&item.get_value())>"Undo"</button>
+                    </div>
+                }
+            })}
             <div class="dock-slot">
                 <QuestionDock/>
                 <Composer/>

@@ -159,7 +159,13 @@ impl ChatController {
                 self.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
                 self.run_active.set(v.get("sessionInfo").and_then(|i| i.get("hasActiveRun")).and_then(Value::as_bool).unwrap_or(false));
                 self.history_error.set(None);
-                self.messages.set(rows);
+                // Rows that arrived as events while the page loaded stay (newer than the page).
+                let newest = rows.iter().map(|r| r.seq).max().unwrap_or(0);
+                self.messages.update(|m| {
+                    let extra: Vec<TranscriptRow> = m.drain(..).filter(|r| r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
+                    *m = rows;
+                    m.extend(extra);
+                });
             }
             Err(e) => self.history_error.set(Some(format!("The conversation could not be loaded: {e}"))),
         }

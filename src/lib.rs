@@ -4,6 +4,7 @@
 //! [`identity`]; the pure rules in the `model` and `protocol` crates.
 
 pub mod app;
+pub mod async_questions;
 pub mod browser;
 pub mod chat;
 pub mod components;

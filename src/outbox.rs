@@ -358,7 +358,8 @@ impl OutboxController {
                     ok
                 })
                 .await;
-            if let (Some(row), Some(t)) = (changed, text.borrow_mut().take()) {
+            // An async answer reopens its question (its draft is kept) instead.
+            if let (Some(row), Some(t)) = (changed.filter(|r| r.async_item_id.is_none()), text.borrow_mut().take()) {
                 this.restored.set(Some((row.session_key.clone(), t.clone(), browser::now_ms() as u64)));
                 this.channel.with_value(|c| c.post(&json!({"type": "restore", "session": row.session_key, "text": t})));
             }

@@ -39,6 +39,9 @@ pub struct DockController {
     pub typing_in_dock: RwSignal<bool>,
     client: GatewayClient,
     db: LocalDb,
+    /// Where Submit and Skip of async questions go (they are answered by chat, not by
+    /// `question.resolve`).
+    async_handler: StoredValue<Option<std::rc::Rc<dyn Fn(crate::async_questions::AsyncAction)>>, LocalStorage>,
     /// The controller's reactive owner: drafts live as long as the app, not as long as the
     /// component that first touched them (a collapsed panel must not take drafts with it).
     owner: StoredValue<Owner, LocalStorage>,
@@ -62,6 +65,7 @@ impl DockController {
             client,
             db,
             owner: StoredValue::new_local(Owner::current().unwrap_or_default()),
+            async_handler: StoredValue::new_local(None),
         };
         c.wire_events();
         c.start_clock();
@@ -311,8 +315,26 @@ impl DockController {
         browser::local_set("ocui.dock.expanded", if expanded { "true" } else { "false" });
     }
 
+    pub fn set_async_handler(&self, f: impl Fn(crate::async_questions::AsyncAction) + 'static) {
+        self.async_handler.set_value(Some(std::rc::Rc::new(f)));
+    }
+
+    fn to_async(&self, action: crate::async_questions::AsyncAction) -> bool {
+        match self.async_handler.get_value() {
+            Some(h) => {
+                h(action);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Submit the current draft of `id`.
     pub fn submit(&self, id: &str) {
+        if id.starts_with(model::dock::ASYNC_PREFIX) {
+            self.to_async(crate::async_questions::AsyncAction::Submit(id.to_string()));
+            return;
+        }
         let draft = self.draft(id).get_untracked();
         let started = self.dock.try_update(|d| d.submit(id, &draft));
         match started {
@@ -332,8 +354,12 @@ impl DockController {
         }
     }
 
-    /// Skip: decline the whole prompt.
+    /// Skip: decline the whole prompt (for async questions: dismiss, locally).
     pub fn skip(&self, id: &str) {
+        if id.starts_with(model::dock::ASYNC_PREFIX) {
+            self.to_async(crate::async_questions::AsyncAction::Dismiss(id.to_string()));
+            return;
+        }
         if let Some(Some(params)) = self.dock.try_update(|d| d.skip(id)) {
             self.send_resolve(id.to_string(), serde_json::to_value(params).unwrap_or_default());
         }

@@ -17,8 +17,9 @@ use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransactionMode};
 
 pub const DB_NAME: &str = "ocui";
 /// Bump with a migration in `upgrade` when stores change.
-pub const DB_VERSION: u32 = 1;
-pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer"];
+pub const DB_VERSION: u32 = 2;
+/// Version 2 added `async` (dismissed and reopened async questions).
+pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async"];
 
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + 'a>>;
 

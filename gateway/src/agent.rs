@@ -7,6 +7,7 @@
 //! | `color` / `colour` | asks for a color (single choice), waits, replies |
 //! | `slow` | streams for about five seconds (time to press Stop) |
 //! | `fail` | fails with an error |
+//! | `async` | asks two questions without stopping (Codex-style), keeps working, completes |
 //! | `help` | lists these commands |
 //! | anything else | echoes it back |
 
@@ -22,7 +23,7 @@ use crate::store::SendStatus;
 use crate::util::{now_ms, uuid_v4};
 use crate::{Gateway, log, questions};
 
-pub const HELP: &str = "I am the demo agent. Try: \"deploy the site\" (I ask where and whom to notify), \"pick a color\" (one choice), \"slow\" (a long reply you can Stop), \"fail\" (a run that errors), or anything else (I echo it).";
+pub const HELP: &str = "I am the demo agent. Try: \"deploy the site\" (I ask where and whom to notify), \"pick a color\" (one choice), \"async\" (questions while I keep working), \"slow\" (a long reply you can Stop), \"fail\" (a run that errors), or anything else (I echo it).";
 
 fn deploy_questions() -> Value {
     json!([
@@ -180,6 +181,28 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
             Some(_) => "Fine, no new color.".into(),
             None => return aborted(&mut s),
         }
+    } else if lower.contains("async") {
+        if !s.say("I will keep working; meanwhile I have two questions for you. ", 30, &mut abort).await {
+            return aborted(&mut s);
+        }
+        // An assistant row carrying the questions, as a Codex harness run writes it.
+        let delivery = json!({"role": "assistant", "content": [{"type": "text", "text": "Two questions while I keep working:"}],
+            "stopReason": "toolUse", "timestamp": now_ms(),
+            "openclawAsyncDelivery": {"itemId": uuid_v4(), "questions": [
+                {"title": "Which environment should I use?", "options": ["Staging", "Production"]},
+                {"title": "Which checks should run?", "options": ["unit", "e2e", "lint"]}
+            ]}});
+        match gw.store.save_message(session, delivery, json!({"id": uuid_v4(), "runId": run_id, "runTerminal": false})) {
+            Ok(saved) => broadcast_message(gw, session, &saved),
+            Err(e) => log::error(&format!("run {run_id}: cannot save the async questions: {e}")),
+        }
+        s.text.clear();
+        for step in ["Compiling… ", "running the build… ", "packaging… "] {
+            if !s.delta(step.to_string(), 200, &mut abort).await {
+                return aborted(&mut s);
+            }
+        }
+        "The build is ready; answer the questions whenever you like.".into()
     } else if lower.contains("slow") {
         for i in 1..=10 {
             if !s.delta(format!("Working on step {i} of 10… "), 500, &mut abort).await {

@@ -49,7 +49,15 @@ pub enum Entry {
     Invalid(InvalidRecord),
 }
 
+/// Async questions share the dock under ids with this prefix.
+pub const ASYNC_PREFIX: &str = "async:";
+
 impl Entry {
+    /// Async questions do not block the agent or the composer.
+    pub fn is_async(&self) -> bool {
+        self.id().starts_with(ASYNC_PREFIX)
+    }
+
     pub fn id(&self) -> &str {
         match self {
             Entry::Valid { record, .. } => &record.id,
@@ -251,9 +259,40 @@ impl Dock {
             fx.push(Effect::Announce(format!("A new question arrived. {n} questions are waiting; use the request arrows to see it.")));
         } else {
             self.current = Some(id);
+            // A blocking question is shown: it takes the composer's place.
+            self.expanded = true;
             fx.push(Effect::Announce(if n == 1 { "The agent is asking a question.".to_string() } else { format!("The agent is asking a new question ({n} waiting).") }));
         }
         fx
+    }
+
+    /// Whether the shown request blocks the agent (and so takes the composer's place).
+    pub fn current_is_blocking(&self) -> bool {
+        self.current.as_deref().and_then(|c| self.entry(c)).is_some_and(|e| !e.is_async())
+    }
+
+    /// Makes the async entries exactly `wanted` (records with `ASYNC_PREFIX` ids). New ones
+    /// arrive quietly: no focus, no expanding, never in front of a blocking question.
+    pub fn sync_async(&mut self, wanted: Vec<QuestionRecord>) -> Vec<Effect> {
+        let was_empty = self.entries.is_empty();
+        self.entries.retain(|e| !e.is_async() || wanted.iter().any(|w| w.id == e.id()));
+        let mut added = 0;
+        for record in wanted {
+            match self.entries.iter_mut().find(|e| e.id() == record.id) {
+                Some(Entry::Valid { record: old, .. }) => *old = record,
+                Some(Entry::Invalid(_)) => {}
+                None => {
+                    self.entries.push(Entry::Valid { record, state: LocalState::Open });
+                    added += 1;
+                }
+            }
+        }
+        if was_empty && added > 0 {
+            self.expanded = false;
+        }
+        self.fix_current();
+        let pending = self.entries.iter().filter(|e| e.is_async()).count();
+        if added > 0 { vec![Effect::Announce(format!("The agent asked a question without stopping its work ({pending} unanswered)."))] } else { vec![] }
     }
 
     /// The pending records after a (re)connect. Listed records are shown at once; known
@@ -271,6 +310,9 @@ impl Dock {
         }
         for e in &mut self.entries {
             if let Entry::Valid { record, state } = e {
+                if record.id.starts_with(ASYNC_PREFIX) {
+                    continue;
+                }
                 if listed.contains(&record.id) {
                     if let LocalState::Unconfirmed { .. } = state {
                         // Still pending: the answer never landed. Say so; the draft is intact.
@@ -448,7 +490,9 @@ impl Dock {
             .entries
             .iter()
             .filter_map(|e| match e {
-                Entry::Valid { record, state } if record.expires_at_ms <= now_ms && !matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }) => {
+                Entry::Valid { record, state }
+                    if record.expires_at_ms <= now_ms && !record.id.starts_with(ASYNC_PREFIX) && !matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }) =>
+                {
                     Some(record.clone())
                 }
                 _ => None,

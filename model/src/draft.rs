@@ -33,9 +33,12 @@ pub struct QuestionDraft {
     /// Values typed into secret questions: never serialised, so never stored.
     #[serde(skip)]
     pub secrets: BTreeMap<String, String>,
-    /// Bumped on every change; storage writes only move forward.
+    /// Bumped on every change; storage writes only move forward. 0 means untouched.
     #[serde(default)]
     pub revision: u64,
+    /// For async questions: the questions' signature; a different one resets the draft.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub signature: String,
 }
 
 /// Why a request cannot be submitted yet.
@@ -60,8 +63,25 @@ impl QuestionDraft {
         self.answers.get(question_id)
     }
 
+    /// An async question's starting draft: the first option of each question is selected
+    /// (never sent on its own), and the draft counts as untouched.
+    pub fn preselected(request_id: &str, questions: &[Question], signature: &str) -> Self {
+        let mut d = QuestionDraft::new(request_id);
+        for q in questions {
+            if let Some(first) = q.options.first() {
+                d.pick(q, &first.label);
+            }
+        }
+        d.revision = 0;
+        d.signature = signature.to_string();
+        d
+    }
+
     /// Whether the person changed anything (an untouched draft need not be stored).
     pub fn is_touched(&self) -> bool {
+        if self.revision == 0 {
+            return false;
+        }
         self.step > 0 || self.answers.values().any(|a| !a.selected.is_empty() || !a.other_text.is_empty()) || !self.secrets.is_empty()
     }
 

@@ -190,3 +190,29 @@ fn countdown_is_m_ss_and_draws_attention_in_the_last_two_minutes() {
     assert_eq!(countdown(1_500, 1_000), ("0:01".into(), true));
     assert_eq!(countdown(0, 5_000), ("0:00".into(), true));
 }
+
+fn async_record(id: &str) -> protocol::question::QuestionRecord {
+    serde_json::from_value(json!({"id": format!("async:{id}"), "questions": [{"questionId":"q0","header":"Env","question":"Which env?","options":[{"label":"A"},{"label":"B"}],"isOther":true}],
+        "createdAtMs": 1, "expiresAtMs": i64::MAX, "status": "pending"})).unwrap()
+}
+
+#[test]
+fn async_questions_arrive_collapsed_behind_blocking_ones_and_leave_when_no_longer_wanted() {
+    let mut d = Dock::new();
+    d.sync_async(vec![async_record("x")]);
+    assert!(!d.expanded, "an async question arrives collapsed");
+    assert!(!d.current_is_blocking());
+    d.requested(&rec("block", 2, 10_000), false);
+    assert!(d.expanded && d.current_is_blocking(), "a blocking question takes priority and is shown");
+    d.sync_async(vec![async_record("x"), async_record("y")]);
+    assert_eq!(d.current.as_deref(), Some("block"), "async arrivals never take the front");
+    assert_eq!(d.len(), 3);
+    // Reconnect listing does not ask the gateway about async entries.
+    let fx = d.listed(&[rec("block", 2, 10_000)]);
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Get(id) if id.starts_with("async:"))));
+    d.sync_async(vec![async_record("y")]);
+    assert_eq!(d.len(), 2);
+    let fx = d.tick(i64::MAX - 1);
+    assert!(fx.iter().all(|e| !matches!(e, Effect::SaveReceipt(r) if r.id.starts_with("async:"))), "async questions never expire");
+    assert!(d.entry("async:y").is_some());
+}

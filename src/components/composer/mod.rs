@@ -16,8 +16,8 @@ pub fn Composer() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let outbox = expect_context::<OutboxController>();
     let client = expect_context::<GatewayClient>();
-    let blocked = Memo::new(move |_| ctl.dock.with(|d| d.expanded && !d.is_empty()) && ctl.deep_link.get().is_none());
-    let question_waiting = Memo::new(move |_| ctl.dock.with(|d| !d.expanded && !d.is_empty()));
+    let blocked = Memo::new(move |_| ctl.dock.with(|d| d.expanded && d.current_is_blocking()) && ctl.deep_link.get().is_none());
+    let question_waiting = Memo::new(move |_| ctl.dock.with(|d| !d.expanded && d.entries.iter().any(|e| !e.is_async())));
     let can_write = move || {
         client.hello.with(|_| {
             let s = client.scopes();

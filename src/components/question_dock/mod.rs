@@ -72,12 +72,16 @@ fn RequestNav() -> impl IntoView {
 #[component]
 fn Countdown(expires_at_ms: i64) -> impl IntoView {
     let ctl = expect_context::<DockController>();
+    if expires_at_ms == i64::MAX {
+        return ().into_any();
+    }
     let parts = move || countdown(expires_at_ms, ctl.now.get());
     view! {
         <span class="dock__countdown" data-urgent=move || parts().1.to_string() title="Time left to answer" data-testid="countdown">
             {move || format!("{} left", parts().0)}
         </span>
     }
+    .into_any()
 }
 
 /// The collapsed dock: header, step, pending count, time left, and Expand.
@@ -228,11 +232,12 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
     let header = move || record.with_value(|r| r.questions[step.get()].header.clone());
     let expires = record.with_value(|r| r.expires_at_ms);
     let has_secret = record.with_value(|r| r.questions.iter().any(Question::secret));
+    let is_async = id.with_value(|i| i.starts_with(model::dock::ASYNC_PREFIX));
     view! {
         <div class="dock__panel" node_ref=panel_ref on:keydown=on_key data-testid="question-panel">
             <div class="dock__top">
                 <RequestNav/>
-                <p class="dock__waiting">"The agent is waiting for your answer"</p>
+                <p class="dock__waiting">{if is_async { "The agent asked this and keeps working" } else { "The agent is waiting for your answer" }}</p>
                 <button type="button" class="dock__collapse" on:click=move |_| ctl.set_expanded(false)>"Collapse"</button>
             </div>
             <div class="dock__meta">
@@ -275,7 +280,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                     <button type="button" on:click=move |_| go(step.get_untracked() - 1)>"Back"</button>
                 </Show>
                 <Show when=move || can_answer()>
-                    <button type="button" class="dock__skip" disabled=busy on:click=move |_| ctl.skip(&id.get_value())>"Skip"</button>
+                    <button type="button" class="dock__skip" disabled=busy on:click=move |_| ctl.skip(&id.get_value())>{if is_async { "Dismiss" } else { "Skip" }}</button>
                 </Show>
                 <Show when=move || can_answer() && !(has_secret && !ctl.can_answer_secrets())>
                     <Show when=move || { step.get() + 1 < n }

@@ -86,6 +86,75 @@ pub fn Transcript() -> impl IntoView {
 
 #[component]
 fn Message(row: TranscriptRow) -> impl IntoView {
+    if let Some(Ok(q)) = model::async_q::recognize(&row.raw) {
+        return view! { <AsyncCard row=row question=q/> }.into_any();
+    }
+    view! { <PlainMessage row=row/> }.into_any()
+}
+
+/// An async question in the transcript, with where its answer is.
+#[component]
+fn AsyncCard(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> impl IntoView {
+    use crate::async_questions::{AsyncController, AsyncStatus};
+    let ctl = expect_context::<AsyncController>();
+    let outbox = expect_context::<OutboxController>();
+    let q = StoredValue::new(question.clone());
+    let item = StoredValue::new(question.item_id.clone());
+    let status = Memo::new(move |_| q.with_value(|q| ctl.status(q)));
+    let titles = question.items.iter().map(|it| view! { <li>{it.title.clone()}</li> }).collect_view();
+    view! {
+        <article class="msg msg--assistant msg--async" data-testid="async-question" data-item=question.item_id.clone()>
+            <header class="msg__who">"Agent"<span class="msg__note">"Question (the agent keeps working)"</span></header>
+            <p class="msg__text">{row.text}</p>
+            <ul class="msg__titles">{titles}</ul>
+            <div class="msg__summary" data-testid="async-summary">
+                {move || match status.get() {
+                    AsyncStatus::Pending => view! { <p>"Waiting for your answer in the dock."</p> }.into_any(),
+                    AsyncStatus::Delivering(r) => {
+                        let label = match &r.state {
+                            SendState::Queued => "Answer queued".to_string(),
+                            SendState::Sending => "Sending answer".to_string(),
+                            SendState::WaitingReconnect => "Waiting for reconnect".to_string(),
+                            SendState::AwaitingConfirmation => "Awaiting delivery confirmation".to_string(),
+                            SendState::Failed { reason } => format!("Answer not sent: {reason}"),
+                            SendState::Confirmed => "Answer sent".to_string(),
+                        };
+                        let id = StoredValue::new(r.id.clone());
+                        let retry = r.can_retry() && !matches!(r.state, SendState::Queued);
+                        let discard = r.can_discard();
+                        view! {
+                            <p>{label}</p>
+                            <p class="msg__answer">{r.text.clone()}</p>
+                            <div class="msg__actions">
+                                {retry.then(|| view! { <button type="button" on:click=move |_| outbox.retry(&id.get_value())>"Retry answer"</button> })}
+                                {discard.then(|| view! { <button type="button" on:click=move |_| outbox.discard(&id.get_value())>"Discard"</button> })}
+                            </div>
+                        }.into_any()
+                    }
+                    AsyncStatus::Sent { text, answers } => {
+                        // Individual answers only when they split unambiguously.
+                        let shown = match answers {
+                            Some(a) => q.with_value(|q| q.items.iter().zip(a).map(|(it, ans)| format!("{}: {ans}", it.title)).collect::<Vec<_>>().join("\n")),
+                            None => text,
+                        };
+                        view! { <p>"Answer sent"</p><p class="msg__answer">{shown}</p> }.into_any()
+                    }
+                    AsyncStatus::Dismissed => view! {
+                        <p>"Dismissed"</p>
+                        <div class="msg__actions"><button type="button" on:click=move |_| ctl.undo_dismiss(&item.get_value())>"Undo"</button></div>
+                    }.into_any(),
+                    AsyncStatus::Retired => view! {
+                        <p>"No longer pending"</p>
+                        <div class="msg__actions"><button type="button" on:click=move |_| ctl.reopen(&item.get_value())>"Answer"</button></div>
+                    }.into_any(),
+                }}
+            </div>
+        </article>
+    }
+}
+
+#[component]
+fn PlainMessage(row: TranscriptRow) -> impl IntoView {
     let (who, class) = match row.role.as_str() {
         "user" => ("You", "msg msg--user"),
         "assistant" => ("Agent", "msg msg--assistant"),

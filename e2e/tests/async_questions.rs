@@ -1,0 +1,201 @@
+//! Async (non-blocking) questions in real Chromium against the local gateway's demo agent.
+
+use std::time::Duration;
+
+use e2e::LocalGateway;
+use e2e::browser::Browser;
+use fantoccini::key::Key;
+use serde_json::Value;
+
+const T: Duration = Duration::from_secs(20);
+const MAIN: &str = "agent:main:main";
+const EXPECTED: &str = "> Which environment should I use?\n\nProduction\n\n> Which checks should run?\n\nunit";
+
+async fn open(gw: &LocalGateway) -> Browser {
+    let b = Browser::start().await;
+    b.goto(&gw.ui_url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b
+}
+
+async fn send(b: &Browser, text: &str) {
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys(text).await.unwrap();
+    area.send_keys(&Key::Enter.to_string()).await.unwrap();
+}
+
+async fn summary(b: &Browser, accept: impl Fn(&str) -> bool) -> String {
+    b.wait_text("[data-testid=async-summary]", T, accept).await
+}
+
+async fn wait_quiet(b: &Browser) {
+    b.wait_gone("[data-testid=stream]", T).await;
+}
+
+/// Waits for `n` user messages in the gateway and returns them.
+async fn user_texts(gw: &LocalGateway, n: usize) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let got = gw.gateway().store.user_texts(MAIN).unwrap();
+        if got.len() >= n || tokio::time::Instant::now() > deadline {
+            return got;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn answer_in_dock(b: &Browser) {
+    b.option("Production").await.click().await.unwrap();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    assert_eq!(b.option("unit").await.prop("checked").await.unwrap().as_deref(), Some("true"), "the first option starts selected");
+    b.click_button("Submit").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn async_questions_arrive_collapsed_and_are_answered_through_the_outbox() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    send(&b, "async please").await;
+    let bar = b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    assert!(!bar.is_empty());
+    // The composer stays usable and keeps focus; the agent keeps working.
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys("my own draft").await.unwrap();
+    let focused = b.js("return document.activeElement && document.activeElement.name;").await;
+    assert_eq!(focused, Value::from("message"));
+    wait_quiet(&b).await;
+    // Its own completed turn does not dismiss it.
+    summary(&b, |t| t.contains("Waiting for your answer")).await;
+    b.click_button("Expand").await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    assert_eq!(b.option("Staging").await.prop("checked").await.unwrap().as_deref(), Some("true"), "the first option starts selected");
+    b.screenshot("async-expanded").await;
+    answer_in_dock(&b).await;
+    summary(&b, |t| t.starts_with("Answer sent")).await;
+    let texts = user_texts(&gw, 2).await;
+    assert_eq!(texts, vec!["async please".to_string(), EXPECTED.to_string()]);
+    let draft = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
+    assert_eq!(draft.as_deref(), Some("my own draft"), "the composer's own draft is untouched");
+    // Confirmed stays confirmed after a reload.
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    summary(&b, |t| t.starts_with("Answer sent")).await;
+    assert!(!b.exists("[data-testid=dock-bar]").await && !b.exists("[data-testid=question-panel]").await);
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn dismiss_offers_undo_and_lasts_across_reload() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    send(&b, "async").await;
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    b.click_button("Expand").await;
+    b.click_button("Dismiss").await;
+    b.wait_text("[data-testid=dismiss-toast]", T, |t| t.contains("Question dismissed. Work continues.")).await;
+    summary(&b, |t| t.starts_with("Dismissed")).await;
+    b.find_xpath("//div[@data-testid='dismiss-toast']//button[normalize-space()='Undo']", T).await.click().await.unwrap();
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    b.click_button("Expand").await;
+    b.click_button("Dismiss").await;
+    summary(&b, |t| t.starts_with("Dismissed")).await;
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    summary(&b, |t| t.starts_with("Dismissed")).await;
+    assert_eq!(user_texts(&gw, 1).await, vec!["async".to_string()], "nothing was sent");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_later_successful_run_retires_it_a_failed_one_does_not_and_answer_reopens_it() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    send(&b, "async").await;
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    wait_quiet(&b).await;
+    send(&b, "fail now").await;
+    b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", T, |t| !t.is_empty()).await;
+    summary(&b, |t| t.contains("Waiting for your answer")).await;
+    send(&b, "hello").await;
+    summary(&b, |t| t.starts_with("No longer pending")).await;
+    assert!(!b.exists("[data-testid=dock-bar]").await, "retired questions leave the dock");
+    b.find_xpath("//div[@data-testid='async-summary']//button[normalize-space()='Answer']", T).await.click().await.unwrap();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    answer_in_dock(&b).await;
+    summary(&b, |t| t.starts_with("Answer sent")).await;
+    assert!(user_texts(&gw, 4).await.contains(&EXPECTED.to_string()));
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn discard_reopens_the_preserved_draft_and_reload_keeps_a_queued_answer() {
+    let mut gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    send(&b, "async").await;
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    wait_quiet(&b).await;
+    let port = gw.port;
+    gw.stop().await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    b.click_button("Expand").await;
+    answer_in_dock(&b).await;
+    summary(&b, |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
+    b.find_xpath("//div[@data-testid='async-summary']//button[normalize-space()='Discard']", T).await.click().await.unwrap();
+    // Back in the dock with the draft as it was; nothing goes to the composer.
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    b.click_button("Expand").await;
+    b.wait_text("[data-testid=step-progress]", T, |t| !t.is_empty()).await;
+    if b.js("return document.querySelector('[data-testid=step-progress]').textContent;").await == Value::from("2/2") {
+        b.click_button("Back").await;
+    }
+    assert_eq!(b.option("Production").await.prop("checked").await.unwrap().as_deref(), Some("true"), "the preserved draft");
+    let composer = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await;
+    assert!(composer.is_err() || composer.unwrap().unwrap_or_default().is_empty(), "an async answer does not land in the composer");
+    // Answer again; it waits; the gateway comes back; a reload in between loses nothing.
+    b.click_button("Next").await;
+    b.click_button("Submit").await;
+    summary(&b, |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
+    gw.restart_on(port).await;
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    summary(&b, |t| t.starts_with("Answer sent")).await;
+    let texts = user_texts(&gw, 2).await;
+    assert_eq!(texts, vec!["async".to_string(), EXPECTED.to_string()], "the discarded answer was never sent, the second exactly once");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn metadata_that_breaks_the_limits_is_shown_as_plain_text() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    b.wait_text(".conversation__empty", T, |t| t.contains("Say hello")).await;
+    let bad = r#"{"type":"event","event":"session.message","payload":{"sessionKey":"agent:main:main","message":{"role":"assistant","content":[{"type":"text","text":"Pick one of five"}],"openclawAsyncDelivery":{"itemId":"bad","questions":[{"title":"Which?","options":["1","2","3","4","5"]}]},"__openclaw":{"id":"bad-msg","seq":1}}}}"#;
+    gw.hub().inject_raw(bad);
+    let text = b.wait_text("[data-testid=message][data-role=assistant]", T, |t| t.contains("Pick one of five")).await;
+    assert!(!text.is_empty());
+    assert!(!b.exists("[data-testid=async-question]").await, "never a broken form");
+    assert!(!b.exists("[data-testid=dock-bar]").await);
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_in_one_tab_shows_as_sent_in_the_other() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    send(&b, "async").await;
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    wait_quiet(&b).await;
+    let first = b.client.window().await.unwrap();
+    let second = b.client.new_window(true).await.unwrap();
+    b.client.switch_to_window(second.handle.clone()).await.unwrap();
+    b.goto(&gw.ui_url()).await;
+    summary(&b, |t| t.contains("Waiting for your answer")).await;
+    b.client.switch_to_window(first).await.unwrap();
+    b.click_button("Expand").await;
+    answer_in_dock(&b).await;
+    summary(&b, |t| t.starts_with("Answer sent")).await;
+    b.client.switch_to_window(second.handle).await.unwrap();
+    summary(&b, |t| t.starts_with("Answer sent")).await;
+    assert!(!b.exists("[data-testid=dock-bar]").await && !b.exists("[data-testid=question-panel]").await);
+    b.close().await;
+}

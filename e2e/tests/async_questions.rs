@@ -199,3 +199,43 @@ async fn an_answer_in_one_tab_shows_as_sent_in_the_other() {
     assert!(!b.exists("[data-testid=dock-bar]").await && !b.exists("[data-testid=question-panel]").await);
     b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dock_stays_available_when_something_replaces_the_composer() {
+    let gw = LocalGateway::start_with_device_scopes(Some(&["operator.read", "operator.questions"])).await;
+    let b = open(&gw).await;
+    b.wait_text("[data-testid=composer-replacement]", T, |t| t.contains("read-only")).await;
+    let mut agent = gw.agent().await;
+    let q = serde_json::json!({"questions":[{"questionId":"ok","header":"OK","question":"Proceed?","options":[{"label":"Yes"},{"label":"No"}]}],"timeoutMs":60000});
+    let id = agent.request("question.request", q).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.option("Yes").await.click().await.unwrap();
+    b.click_button("Submit").await;
+    let got = agent.request("question.waitAnswer", serde_json::json!({"id": id, "timeoutMs": 5000})).await.unwrap();
+    assert_eq!(got["answers"]["answers"]["ok"], serde_json::json!(["Yes"]));
+    b.wait_text("[data-testid=composer-replacement]", T, |t| !t.is_empty()).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn async_dock_layout_at_390_and_430_in_light_and_dark() {
+    let gw = LocalGateway::start().await;
+    let mut agent = gw.agent().await;
+    agent.request("chat.send", serde_json::json!({"sessionKey": MAIN, "message": "async", "idempotencyKey": "layout-async"})).await.unwrap();
+    for width in [390u32, 430] {
+        for theme in ["light", "dark"] {
+            let b = Browser::start_sized(width, 844).await;
+            b.goto(&gw.ui_url()).await;
+            b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+            b.js(&format!("document.documentElement.dataset.theme = '{theme}';")).await;
+            let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
+            assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at {width} px ({theme})");
+            b.screenshot(&format!("async-bar-{width}-{theme}")).await;
+            b.click_button("Expand").await;
+            b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+            let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
+            assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at {width} px ({theme}), expanded");
+            b.screenshot(&format!("async-panel-{width}-{theme}")).await;
+            b.close().await;
+        }
+    }
+}

@@ -33,16 +33,21 @@ pub fn Composer() -> impl IntoView {
         chat.set_draft(String::new());
     };
     let running = move || chat.run_active.get() || chat.streams.with(|s| s.values().any(|r| r.state == "streaming"));
+    // Something else can take the composer's place (here: a read-only connection); the dock
+    // above stays available either way.
+    let read_only = move || client.status.get() == Status::Connected && !can_write();
     view! {
-        <Show when=move || !blocked.get()>
+        <Show when=move || !blocked.get() && read_only()>
+            <p class="composer-replacement" role="note" data-testid="composer-replacement">
+                "This conversation is read-only here: the connection has no operator.write scope. Questions above can still be answered."
+            </p>
+        </Show>
+        <Show when=move || !blocked.get() && !read_only()>
             <form class="composer" on:submit=move |ev| { ev.prevent_default(); send(); }>
                 <Show when=move || question_waiting.get()>
                     <p class="composer__hint" data-testid="composer-hint">
                         "A question is waiting. A plain reply can answer it: a number, an option label or your own words (commas for several choices)."
                     </p>
-                </Show>
-                <Show when=move || client.status.get() == Status::Connected && !can_write()>
-                    <p class="composer__hint">"This connection may not send messages (no operator.write scope)."</p>
                 </Show>
                 <div class="composer__row">
                     <label class="composer__label">

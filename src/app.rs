@@ -56,6 +56,11 @@ pub fn App() -> impl IntoView {
     provide_context(outbox);
     let asyncq = AsyncController::new(chat, outbox, dock, db);
     provide_context(asyncq);
+    // Saved history confirms outbox rows whenever the transcript changes.
+    Effect::new(move |_| {
+        let raw: Vec<serde_json::Value> = chat.messages.with(|rows| rows.iter().filter(|r| r.role == "user").map(|r| r.raw.clone()).collect());
+        outbox.confirm(&raw);
+    });
     // Discarded text goes back into the composer of every open view of that conversation.
     Effect::new(move |_| {
         if let Some((session, text, _)) = outbox.restored.get() {

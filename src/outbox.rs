@@ -84,6 +84,12 @@ impl OutboxController {
                 spawn_local(async move { c.reconcile().await });
             }
         });
+        client.on_event("chat", move |p| {
+            let terminal = matches!(p.get("state").and_then(Value::as_str), Some("final" | "error" | "aborted"));
+            if let (true, Some(s)) = (terminal, p.get("sessionKey").and_then(Value::as_str)) {
+                c.recheck_after_run(s.to_string());
+            }
+        });
         client.on_event("session.message", move |p| {
             if let Some(m) = p.get("message") {
                 c.confirm(std::slice::from_ref(m));
@@ -264,11 +270,18 @@ impl OutboxController {
                 Err(RequestError::Disconnected) => SendResult::Unknown,
             };
             let refused = matches!(result, SendResult::Refused(_));
+            let unknown = matches!(result, SendResult::Unknown);
             self.change(&row.id, move |r| {
                 r.finish_send(result);
                 true
             })
             .await;
+            if unknown {
+                // The connection dropped with this send unanswered. Whether or not the page
+                // has reconnected by now, history decides before anything else is sent.
+                self.schedule_reconcile();
+                return;
+            }
             if refused {
                 continue;
             }
@@ -296,6 +309,23 @@ impl OutboxController {
         self.rows.set(rows);
     }
 
+    /// Checks unsent rows against history again: now if connected (after a short pause, so
+    /// the gateway has saved what it received), else on the next connect.
+    fn schedule_reconcile(&self) {
+        self.reconciling.set(true);
+        if self.client.status.get_untracked() == Status::Connected {
+            let this = *self;
+            set_timeout(
+                move || {
+                    if this.client.status.get_untracked() == Status::Connected {
+                        spawn_local(async move { this.reconcile().await });
+                    }
+                },
+                std::time::Duration::from_millis(700),
+            );
+        }
+    }
+
     /// After a reconnect: history first, then requeue what history does not have.
     async fn reconcile(self) {
         let sessions: Vec<String> = self.rows.with_untracked(|rows| {
@@ -309,17 +339,9 @@ impl OutboxController {
                 self.reconciling.set(false);
                 return;
             };
-            let messages: Vec<Value> = h.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
-            self.confirm(&messages);
-            // Inputs the gateway holds for an active run are accepted, not lost.
-            let pending = h.get("pendingInputs").map(Value::to_string).unwrap_or_default();
-            let ids: Vec<(String, bool)> = self.rows.with_untracked(|rows| {
-                rows.iter().filter(|r| r.session_key == session && r.is_unsent()).map(|r| (r.id.clone(), pending.contains(&r.idempotency_key))).collect()
-            });
-            for (id, held_by_gateway) in ids {
-                if held_by_gateway {
-                    continue;
-                }
+            let held = self.apply_history(&session, &h).await;
+            let ids: Vec<String> = self.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent() && !held.contains(&r.id)).map(|r| r.id.clone()).collect());
+            for id in ids {
                 self.change(&id, |r| {
                     let before = r.state.clone();
                     r.requeue_after_reconcile();
@@ -330,6 +352,62 @@ impl OutboxController {
         }
         self.reconciling.set(false);
         self.kick();
+    }
+
+    /// Confirms rows from a `chat.history` page and reads its `pendingInputs`: an input the
+    /// gateway still holds for an active run is accepted (not lost); one whose run ended
+    /// before handling it was not delivered, and says so. Returns the ids the gateway holds.
+    async fn apply_history(&self, session: &str, h: &Value) -> Vec<String> {
+        let messages: Vec<Value> = h.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+        self.confirm(&messages);
+        let items: Vec<Value> = h.get("pendingInputs").and_then(|p| p.get("items")).and_then(Value::as_array).cloned().unwrap_or_default();
+        let mut held = Vec::new();
+        let rows: Vec<OutboxRow> = self.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent()).cloned().collect());
+        for row in rows {
+            let Some(item) = items.iter().find(|i| i.get("runId").and_then(Value::as_str) == Some(row.idempotency_key.as_str()) || i.to_string().contains(&row.idempotency_key)) else { continue };
+            held.push(row.id.clone());
+            if item.get("state").and_then(Value::as_str) == Some("interrupted") {
+                self.change(&row.id, |r| {
+                    if matches!(r.state, SendState::Failed { .. } | SendState::Confirmed) {
+                        return false;
+                    }
+                    let reason = "the gateway took it while a run was active, and that run ended before handling it (interrupted). Discard puts the text back to send it again.".to_string();
+                    r.last_error = Some(reason.clone());
+                    r.state = SendState::Failed { reason };
+                    true
+                })
+                .await;
+            } else {
+                self.change(&row.id, |r| {
+                    let before = r.state.clone();
+                    if matches!(r.state, SendState::WaitingReconnect | SendState::Queued) {
+                        r.state = SendState::AwaitingConfirmation;
+                    }
+                    r.state != before
+                })
+                .await;
+            }
+        }
+        held
+    }
+
+    /// When a run of a session ends, rows awaiting confirmation there are checked again.
+    fn recheck_after_run(&self, session: String) {
+        let waiting = self.rows.with_untracked(|rows| rows.iter().any(|r| r.session_key == session && r.state == SendState::AwaitingConfirmation));
+        if !waiting || !self.leader.get_untracked() {
+            return;
+        }
+        let this = *self;
+        set_timeout(
+            move || {
+                spawn_local(async move {
+                    if let Ok(h) = this.client.request("chat.history", json!({"sessionKey": session, "limit": 200})).await {
+                        this.apply_history(&session, &h).await;
+                    }
+                })
+            },
+            std::time::Duration::from_millis(500),
+        );
     }
 
     /// Retry: the same row, the same key.

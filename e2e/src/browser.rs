@@ -127,7 +127,8 @@ impl Browser {
         while self.exists(css).await {
             if tokio::time::Instant::now() > deadline {
                 let shot = self.screenshot("timeout-gone").await;
-                panic!("`{css}` did not go away; screenshot: {shot}");
+                let texts = self.js(&format!("return [...document.querySelectorAll({css:?})].map(e => e.textContent).join(' | ');")).await;
+                panic!("`{css}` did not go away ({texts}); screenshot: {shot}");
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

@@ -25,6 +25,19 @@ async fn receipt_for(b: &Browser, id: &str, accept: impl Fn(&str) -> bool) -> St
     b.wait_text(&format!("[data-testid=question-receipt][data-question-id='{id}']"), T, accept).await
 }
 
+/// Waits until no run is active in the main session.
+async fn wait_idle(agent: &mut gateway::client::Client) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 1})).await.unwrap();
+        if h["sessionInfo"]["hasActiveRun"] != json!(true) {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the real gateway's run did not end");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn our_ui_on_the_real_gateway() {
     let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
@@ -113,12 +126,17 @@ async fn our_ui_on_the_real_gateway() {
 
     // 7. Chat through the outbox. Without a model the real gateway saves the user message
     // and then fails the run: confirmation comes from saved history, the failure is shown.
+    // The real gateway's state dir is reused between runs: make this run's texts unique.
+    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let hello = format!("hello from the outbox {nonce}");
+    let lost = format!("ack lost on the way {nonce}");
+    let dedupe = format!("dedupe me {nonce}");
     let relay = e2e::relay::Relay::start(format!("ws://127.0.0.1:{}", gw.port)).await;
     let b = Browser::start().await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}&gatewayUrl={}", gw.base(), e2e::real::TOKEN, relay.url())).await;
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
     let area = b.find_xpath("//textarea[@name='message']", T).await;
-    area.send_keys("hello from the outbox").await.unwrap();
+    area.send_keys(&hello).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     b.wait_gone("[data-testid=outbox-row]", T).await;
     let failure = b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", T, |t| !t.is_empty()).await;
@@ -127,25 +145,44 @@ async fn our_ui_on_the_real_gateway() {
 
     // 8. A dropped acknowledgement: the relay forwards chat.send and cuts the socket before
     // the response. After reconnecting, history confirms it; the gateway holds it once.
+    // Wait until the failed run is over: a message sent during a run only becomes a pending
+    // input of that run (and ends "interrupted" when it fails).
+    wait_idle(&mut agent).await;
     relay.drop_after("\"method\":\"chat.send\"");
     let area = b.find_xpath("//textarea[@name='message']", T).await;
-    area.send_keys("ack lost on the way").await.unwrap();
+    area.send_keys(&lost).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     b.wait_gone("[data-testid=outbox-row]", Duration::from_secs(60)).await;
     assert!(relay.dropped.load(std::sync::atomic::Ordering::SeqCst), "the relay cut the connection");
     let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 200})).await.unwrap();
     let count = |text: &str| h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == text).count();
-    assert_eq!(count("hello from the outbox"), 1, "{h}");
-    assert_eq!(count("ack lost on the way"), 1, "{h}");
+    assert_eq!(count(&hello), 1, "{h}");
+    assert_eq!(count(&lost), 1, "{h}");
 
     // 9. The same key again (what Retry sends) hits the real gateway's dedupe.
-    let first = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": "dedupe me", "idempotencyKey": "e2e-dedupe-1"})).await;
-    let again = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": "dedupe me", "idempotencyKey": "e2e-dedupe-1"})).await;
+    wait_idle(&mut agent).await;
+    let key = format!("e2e-dedupe-{nonce}");
+    let first = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": dedupe, "idempotencyKey": key})).await;
+    let again = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": dedupe, "idempotencyKey": key})).await;
     eprintln!("first send: {first:?}\nsame key again: {again:?}");
     tokio::time::sleep(Duration::from_secs(2)).await;
     let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 200})).await.unwrap();
-    let n = h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == "dedupe me").count();
+    let n = h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == dedupe).count();
     assert_eq!(n, 1, "one saved message for one key: {h}");
+
+    // 10. A message sent while a run is active is held by the gateway as a pending input;
+    // when that run fails first, it was never delivered, and the row says so.
+    wait_idle(&mut agent).await;
+    let busy = format!("first while idle {nonce}");
+    let behind = format!("second during the run {nonce}");
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys(&busy).await.unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    area.send_keys(&behind).await.unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    let status = b.wait_text("[data-testid=outbox-row][data-state=failed] [data-testid=outbox-status]", Duration::from_secs(60), |t| t.contains("interrupted")).await;
+    assert!(status.starts_with("Not sent"), "{status}");
+    b.screenshot("real-gateway-interrupted-input").await;
 
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();

@@ -13,8 +13,8 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use leptos::prelude::*;
 use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
-use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloOk};
-use protocol::device::{DeviceIdentity, SignedFields};
+use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, HelloOk};
+use protocol::device::DeviceIdentity;
 use protocol::error::ErrorShape;
 use protocol::frame::{Frame, RequestFrame};
 use serde_json::Value;
@@ -348,8 +348,7 @@ impl GatewayClient {
         }
         let scopes: Vec<String> = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
         let platform = browser::platform();
-        let device_id = i.identity.as_ref().map(|id| id.device_id());
-        let stored_device_token = device_id.as_deref().and_then(|d| identity::device_token(d, &i.url));
+        let stored_device_token = i.identity.as_ref().and_then(|id| identity::device_token(&id.device_id(), &i.url));
         let shared = identity::session_token(&i.url);
         // The shared token when we have one; the device token when it is all we have, or
         // once after the gateway said the shared token is wrong but the device is known.
@@ -358,57 +357,8 @@ impl GatewayClient {
         } else {
             AuthParams { token: shared, ..Default::default() }
         };
-        let device = i.identity.as_ref().map(|id| {
-            let device_id = id.device_id();
-            let fields = SignedFields {
-                device_id: &device_id,
-                client_id: protocol::connect::CONTROL_UI_CLIENT_ID,
-                client_mode: "webchat",
-                role: "operator",
-                scopes: &scopes,
-                signed_at_ms: challenge.ts,
-                token: auth.signing_token(),
-                nonce: &challenge.nonce,
-                platform: &platform,
-                device_family: "",
-            };
-            DeviceAuth {
-                id: device_id.clone(),
-                public_key: id.public_key_b64(),
-                signature: id.sign_b64(&fields.payload_v3()),
-                signed_at: challenge.ts,
-                nonce: Some(challenge.nonce.clone()),
-            }
-        });
-        let params = ConnectParams {
-            min_protocol: protocol::PROTOCOL_VERSION,
-            max_protocol: protocol::PROTOCOL_VERSION,
-            client: ClientInfo {
-                id: protocol::connect::CONTROL_UI_CLIENT_ID.into(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                platform,
-                mode: "webchat".into(),
-                display_name: None,
-                device_family: None,
-                model_identifier: None,
-                instance_id: None,
-                build_id: None,
-                time_zone: None,
-            },
-            role: Some("operator".into()),
-            scopes: Some(scopes),
-            caps: Some(vec![]),
-            device,
-            auth: Some(auth),
-            locale: None,
-            user_agent: None,
-            model_catalog: None,
-            commands: None,
-            permissions: None,
-            path_env: None,
-            computer_use: None,
-            worker_runs: None,
-        };
+        let client = ClientInfo::new(protocol::connect::CONTROL_UI_CLIENT_ID, env!("CARGO_PKG_VERSION"), &platform, "webchat");
+        let params = ConnectParams::operator(client, scopes, auth, i.identity.as_ref(), challenge);
         let id = format!("connect:{}", i.generation);
         let text = Frame::Req(RequestFrame::new(id.clone(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json();
         if let Some(s) = &i.socket {

@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloOk};
-use protocol::device::{DeviceIdentity, SignedFields};
+use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, HelloOk};
+use protocol::device::DeviceIdentity;
 use protocol::error::ErrorShape;
 use protocol::frame::{EventFrame, Frame, RequestFrame};
 use serde_json::{Value, json};
@@ -118,57 +118,9 @@ impl Client {
             }
         };
         let auth = AuthParams { token: opts.token.clone(), device_token: opts.device_token.clone(), ..Default::default() };
-        let device = opts.identity.as_ref().map(|id| {
-            let device_id = id.device_id();
-            let fields = SignedFields {
-                device_id: &device_id,
-                client_id: &opts.client_id,
-                client_mode: &opts.mode,
-                role: "operator",
-                scopes: &opts.scopes,
-                signed_at_ms: challenge.ts,
-                token: auth.signing_token(),
-                nonce: &challenge.nonce,
-                platform: &opts.platform,
-                device_family: "",
-            };
-            DeviceAuth {
-                id: device_id.clone(),
-                public_key: id.public_key_b64(),
-                signature: id.sign_b64(&fields.payload_v3()),
-                signed_at: challenge.ts,
-                nonce: Some(challenge.nonce.clone()),
-            }
-        });
-        let params = ConnectParams {
-            min_protocol: 4,
-            max_protocol: 4,
-            client: ClientInfo {
-                id: opts.client_id.clone(),
-                version: env!("CARGO_PKG_VERSION").into(),
-                platform: opts.platform.clone(),
-                mode: opts.mode.clone(),
-                display_name: None,
-                device_family: None,
-                model_identifier: None,
-                instance_id: None,
-                build_id: Some("dev".into()),
-                time_zone: None,
-            },
-            role: Some("operator".into()),
-            scopes: Some(opts.scopes.clone()),
-            caps: Some(vec![]),
-            device,
-            auth: Some(auth),
-            locale: None,
-            user_agent: None,
-            model_catalog: None,
-            commands: None,
-            permissions: None,
-            path_env: None,
-            computer_use: None,
-            worker_runs: None,
-        };
+        let mut info = ClientInfo::new(&opts.client_id, env!("CARGO_PKG_VERSION"), &opts.platform, &opts.mode);
+        info.build_id = Some("dev".into());
+        let params = ConnectParams::operator(info, opts.scopes.clone(), auth, opts.identity.as_ref(), &challenge);
         let mut client = Client { socket, next_id: 0, hello: placeholder_hello(), events: VecDeque::new(), closed };
         let hello = client.request("connect", serde_json::to_value(params).expect("params serialise")).await;
         match hello {

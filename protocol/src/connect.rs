@@ -125,7 +125,70 @@ pub struct ConnectParams {
     pub worker_runs: Option<Value>,
 }
 
+impl ClientInfo {
+    /// A client with just the required fields.
+    pub fn new(id: &str, version: &str, platform: &str, mode: &str) -> ClientInfo {
+        ClientInfo {
+            id: id.into(),
+            version: version.into(),
+            platform: platform.into(),
+            mode: mode.into(),
+            display_name: None,
+            device_family: None,
+            model_identifier: None,
+            instance_id: None,
+            build_id: None,
+            time_zone: None,
+        }
+    }
+}
+
 impl ConnectParams {
+    /// `connect` params for an operator, speaking protocol v4, with the device signature
+    /// (v3 payload over the challenge) when an identity is given.
+    pub fn operator(client: ClientInfo, scopes: Vec<String>, auth: AuthParams, identity: Option<&crate::device::DeviceIdentity>, challenge: &ConnectChallenge) -> ConnectParams {
+        let device = identity.map(|id| {
+            let device_id = id.device_id();
+            let fields = crate::device::SignedFields {
+                device_id: &device_id,
+                client_id: &client.id,
+                client_mode: &client.mode,
+                role: "operator",
+                scopes: &scopes,
+                signed_at_ms: challenge.ts,
+                token: auth.signing_token(),
+                nonce: &challenge.nonce,
+                platform: &client.platform,
+                device_family: client.device_family.as_deref().unwrap_or(""),
+            };
+            DeviceAuth {
+                id: device_id.clone(),
+                public_key: id.public_key_b64(),
+                signature: id.sign_b64(&fields.payload_v3()),
+                signed_at: challenge.ts,
+                nonce: Some(challenge.nonce.clone()),
+            }
+        });
+        ConnectParams {
+            min_protocol: crate::PROTOCOL_VERSION,
+            max_protocol: crate::PROTOCOL_VERSION,
+            client,
+            role: Some("operator".into()),
+            scopes: Some(scopes),
+            caps: Some(vec![]),
+            device,
+            auth: Some(auth),
+            locale: None,
+            user_agent: None,
+            model_catalog: None,
+            commands: None,
+            permissions: None,
+            path_env: None,
+            computer_use: None,
+            worker_runs: None,
+        }
+    }
+
     /// Field rules beyond the types (enums, non-empty strings, lengths). The message names
     /// the field.
     pub fn check(&self) -> Result<(), String> {

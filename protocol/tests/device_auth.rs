@@ -1,59 +1,32 @@
 //! Device signing: our signer against our verifier and against the documented vectors.
 
-use protocol::connect::{AuthParams, ClientInfo, ConnectParams, DeviceAuth};
+use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams};
 use protocol::device::{DeviceAuthError, DeviceIdentity, PayloadVersion, SignedFields, device_id_for, verify_connect};
 
 fn signed_params(identity: &DeviceIdentity, nonce: &str, signed_at: i64, v2: bool) -> ConnectParams {
     let scopes: Vec<String> = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
-    let device_id = identity.device_id();
-    let fields = SignedFields {
-        device_id: &device_id,
-        client_id: "openclaw-control-ui",
-        client_mode: "webchat",
-        role: "operator",
-        scopes: &scopes,
-        signed_at_ms: signed_at,
-        token: "TEST",
-        nonce,
-        platform: "Linux x86_64",
-        device_family: "",
-    };
-    let payload = if v2 { fields.payload_v2() } else { fields.payload_v3() };
-    ConnectParams {
-        min_protocol: 4,
-        max_protocol: 4,
-        client: ClientInfo {
-            id: "openclaw-control-ui".into(),
-            version: "test".into(),
-            platform: "Linux x86_64".into(),
-            mode: "webchat".into(),
-            display_name: None,
-            device_family: None,
-            model_identifier: None,
-            instance_id: None,
-            build_id: None,
-            time_zone: None,
-        },
-        role: Some("operator".into()),
-        scopes: Some(scopes.clone()),
-        caps: None,
-        device: Some(DeviceAuth {
-            id: identity.device_id(),
-            public_key: identity.public_key_b64(),
-            signature: identity.sign_b64(&payload),
-            signed_at,
-            nonce: Some(nonce.into()),
-        }),
-        auth: Some(AuthParams { token: Some("TEST".into()), ..Default::default() }),
-        locale: None,
-        user_agent: None,
-        model_catalog: None,
-        commands: None,
-        permissions: None,
-        path_env: None,
-        computer_use: None,
-        worker_runs: None,
+    let challenge = ConnectChallenge { nonce: nonce.into(), ts: signed_at, capabilities: vec![] };
+    let client = ClientInfo::new("openclaw-control-ui", "test", "Linux x86_64", "webchat");
+    let auth = AuthParams { token: Some("TEST".into()), ..Default::default() };
+    let mut p = ConnectParams::operator(client, scopes.clone(), auth, Some(identity), &challenge);
+    if v2 {
+        // The bundled UI signs the v2 payload; build that one by hand.
+        let device_id = identity.device_id();
+        let fields = SignedFields {
+            device_id: &device_id,
+            client_id: "openclaw-control-ui",
+            client_mode: "webchat",
+            role: "operator",
+            scopes: &scopes,
+            signed_at_ms: signed_at,
+            token: "TEST",
+            nonce,
+            platform: "Linux x86_64",
+            device_family: "",
+        };
+        p.device.as_mut().unwrap().signature = identity.sign_b64(&fields.payload_v2());
     }
+    p
 }
 
 #[test]

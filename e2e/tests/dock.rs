@@ -42,9 +42,14 @@ async fn two_step_answer_with_multiselect_and_free_text_reaches_the_agent() {
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     assert_eq!(b.wait_text("[data-testid=question-header]", T, |t| !t.is_empty()).await, "Deploy");
     b.screenshot("dock-step1").await;
+    let said = b.js("return document.querySelector('[data-testid=dock-announcer]').textContent;").await;
+    assert_eq!(said.as_str(), Some("The agent is asking a question."), "arrival is announced politely");
+    assert_eq!(b.js("return document.querySelector('[data-testid=dock-announcer]').getAttribute('aria-live');").await.as_str(), Some("polite"));
     b.option("Staging (Recommended)").await.click().await.unwrap();
-    // Picking a single-select option moves on.
+    // Picking a single-select option moves on, and the step change is announced.
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    let said = b.js("return document.querySelector('[data-testid=dock-announcer]').textContent;").await;
+    assert_eq!(said.as_str(), Some("Question 2 of 2: Which channels should be notified?"));
     b.option("Email").await.click().await.unwrap();
     b.option("Slack").await.click().await.unwrap();
     other_input(&b).await.send_keys("Only on weekdays").await.unwrap();

@@ -37,6 +37,8 @@ pub struct DockController {
     pub deep_link: RwSignal<Option<String>>,
     /// Set while a text field inside the dock has focus (no focus stealing).
     pub typing_in_dock: RwSignal<bool>,
+    /// Set while the composer has focus and holds unsent text.
+    pub typing_in_composer: RwSignal<bool>,
     client: GatewayClient,
     db: LocalDb,
     /// Where Submit and Skip of async questions go (they are answered by chat, not by
@@ -62,6 +64,7 @@ impl DockController {
             now: RwSignal::new(browser::now_ms() as i64),
             deep_link: RwSignal::new(deep_link_from_path()),
             typing_in_dock: RwSignal::new(false),
+            typing_in_composer: RwSignal::new(false),
             client,
             db,
             owner: StoredValue::new_local(Owner::current().unwrap_or_default()),
@@ -96,18 +99,15 @@ impl DockController {
     async fn load(self) {
         let receipts: Vec<Receipt> = self.db.get_all(RECEIPTS).await.iter().filter_map(|(_, v)| serde_json::from_str(v).ok()).collect();
         self.dock.update(|d| d.restore_receipts(receipts));
-        {
-            for (_, v) in self.db.get_all(DRAFTS).await {
-                if let Ok(saved) = serde_json::from_str::<QuestionDraft>(&v) {
-                    // A draft typed before the stored copy loaded wins if it is newer.
-                    let existing = self.drafts.with_untracked(|m| m.get(&saved.request_id).copied());
-                    match existing {
-                        Some(sig) if sig.with_untracked(|d| d.revision >= saved.revision && d.is_touched()) => {}
-                        Some(sig) => sig.set(saved),
-                        None => {
-                            self.insert_draft(saved);
-                        }
-                    }
+        for (_, v) in self.db.get_all(DRAFTS).await {
+            let Ok(saved) = serde_json::from_str::<QuestionDraft>(&v) else { continue };
+            // A draft typed before the stored copy loaded wins if it is newer.
+            let existing = self.drafts.with_untracked(|m| m.get(&saved.request_id).copied());
+            match existing {
+                Some(sig) if sig.with_untracked(|d| d.revision >= saved.revision && d.is_touched()) => {}
+                Some(sig) => sig.set(saved),
+                None => {
+                    self.insert_draft(saved);
                 }
             }
         }
@@ -155,7 +155,7 @@ impl DockController {
     fn wire_events(&self) {
         let this = *self;
         self.client.on_event("question.requested", move |p| {
-            let typing = this.typing_in_dock.get_untracked();
+            let typing = this.typing_in_dock.get_untracked() || this.typing_in_composer.get_untracked();
             let fx = this.dock.try_update(|d| d.requested(p, typing)).unwrap_or_default();
             this.fit_draft_to(p);
             this.run(fx);

@@ -265,3 +265,17 @@ async fn failing_indexeddb_writes_are_reported_and_sending_still_works() {
     b.screenshot("chat-storage-failing").await;
     b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_arriving_while_typing_in_the_composer_does_not_take_it_away() {
+    let gw = LocalGateway::start().await;
+    let b = open(&gw).await;
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys("half a sentence").await.unwrap();
+    let mut agent = gw.agent().await;
+    agent.request("question.request", json!({"questions":[{"questionId":"c","header":"C","question":"Continue?","options":[{"label":"Yes"},{"label":"No"}]}],"timeoutMs":60000})).await.unwrap();
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    let focus = b.js("return [document.activeElement && document.activeElement.name, document.activeElement && document.activeElement.value];").await;
+    assert_eq!(focus, json!(["message", "half a sentence"]), "still typing in the composer");
+    b.close().await;
+}

@@ -227,10 +227,16 @@ impl Dock {
 
     /// A request arrived (`question.requested`, or a listed record).
     ///
-    /// A new blocking request takes priority and is shown, unless the person is typing in
-    /// the dock: then it waits behind the arrows and is announced, and nothing they typed
-    /// moves.
+    /// A new blocking request takes priority and is shown, unless the person is typing (in
+    /// the dock or the composer): then it waits behind the arrows or in the collapsed bar and
+    /// is announced, and nothing they typed moves.
     pub fn requested(&mut self, payload: &Value, typing_in_dock: bool) -> Vec<Effect> {
+        self.arrive(payload, typing_in_dock, false)
+    }
+
+    /// `listing`: the record comes from a (re)connect listing, not a new arrival: it is
+    /// added quietly and the dock keeps its expanded state.
+    fn arrive(&mut self, payload: &Value, typing_in_dock: bool, listing: bool) -> Vec<Effect> {
         let mut fx = Vec::new();
         let entry = match read_record(payload) {
             Ok(record) => {
@@ -255,8 +261,20 @@ impl Dock {
         }
         self.entries.push(entry);
         let n = self.entries.len();
+        if listing {
+            if self.current.is_none() {
+                self.current = Some(id);
+            }
+            return fx;
+        }
         if typing_in_dock && self.current.is_some() {
             fx.push(Effect::Announce(format!("A new question arrived. {n} questions are waiting; use the request arrows to see it.")));
+        } else if typing_in_dock {
+            // Typing in the composer: the question waits in the collapsed bar instead of
+            // taking the composer away mid-sentence.
+            self.current = Some(id);
+            self.expanded = false;
+            fx.push(Effect::Announce("The agent is asking a question; it waits above the composer.".into()));
         } else {
             self.current = Some(id);
             // A blocking question is shown: it takes the composer's place.
@@ -301,12 +319,7 @@ impl Dock {
         let mut fx = Vec::new();
         let listed: BTreeSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
         for r in records {
-            let before = self.entries.len();
-            let arrived = self.requested(r, true);
-            // Listing is not an arrival: stay quiet about known requests.
-            if self.entries.len() > before {
-                fx.extend(arrived.into_iter().filter(|e| !matches!(e, Effect::Announce(_))));
-            }
+            fx.extend(self.arrive(r, false, true));
         }
         for e in &mut self.entries {
             if let Entry::Valid { record, state } = e {
@@ -410,7 +423,7 @@ impl Dock {
                 let Ok(fresh) = serde_json::from_value::<QuestionRecord>(v.clone()) else { return vec![] };
                 if fresh.status == QuestionStatus::Pending {
                     if self.record(id).is_none() && !self.tombstones.contains(id) {
-                        return self.requested(v, true);
+                        return self.arrive(v, false, true);
                     }
                     return vec![];
                 }

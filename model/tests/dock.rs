@@ -216,3 +216,12 @@ fn async_questions_arrive_collapsed_behind_blocking_ones_and_leave_when_no_longe
     assert!(fx.iter().all(|e| !matches!(e, Effect::SaveReceipt(r) if r.id.starts_with("async:"))), "async questions never expire");
     assert!(d.entry("async:y").is_some());
 }
+
+#[test]
+fn a_question_arriving_while_the_person_types_in_the_composer_waits_collapsed() {
+    let mut d = Dock::new();
+    assert!(d.expanded);
+    d.requested(&rec("a", 1, 10_000), true);
+    assert_eq!(d.current.as_deref(), Some("a"));
+    assert!(!d.expanded, "the composer is not taken away mid-sentence");
+}

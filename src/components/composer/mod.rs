@@ -31,6 +31,7 @@ pub fn Composer() -> impl IntoView {
         }
         outbox.enqueue(&chat.session.get_untracked(), text.trim_end_matches('\n'), None, None, None);
         chat.set_draft(String::new());
+        ctl.typing_in_composer.set(false);
     };
     let running = move || chat.run_active.get() || chat.streams.with(|s| s.values().any(|r| r.state == "streaming"));
     // Something else can take the composer's place (here: a read-only connection); the dock
@@ -57,7 +58,13 @@ pub fn Composer() -> impl IntoView {
                             name="message"
                             placeholder="Message the agent (Enter sends, Shift+Enter adds a line)"
                             prop:value=move || chat.draft.get()
-                            on:input=move |ev| chat.set_draft(event_target_value(&ev))
+                            on:input=move |ev| {
+                                let text = event_target_value(&ev);
+                                ctl.typing_in_composer.set(!text.trim().is_empty());
+                                chat.set_draft(text);
+                            }
+                            on:focus=move |_| ctl.typing_in_composer.set(!chat.draft.get_untracked().trim().is_empty())
+                            on:blur=move |_| ctl.typing_in_composer.set(false)
                             on:keydown=move |ev: leptos::ev::KeyboardEvent| {
                                 if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() && !ev.ctrl_key() && !ev.alt_key() && !ev.meta_key() {
                                     ev.prevent_default();

@@ -157,45 +157,42 @@ impl AsyncController {
     /// Where `q` stands, from the outbox, saved history and local choices.
     pub fn status(&self, q: &AsyncQuestion) -> AsyncStatus {
         let row = self.outbox.rows.with(|rows| rows.iter().filter(|r| r.async_item_id.as_deref() == Some(q.item_id.as_str()) && !r.discarded).max_by_key(|r| r.order).cloned());
-        let later: Vec<Value> = self.chat.messages.with(|rows| rows.iter().filter(|r| r.seq > q.seq).map(|r| r.raw.clone()).collect());
-        // Saved history first: our own row's key, then the protocol's matching rules.
-        let questions = self.questions.get();
-        let mut unresolved: Vec<AsyncQuestion> = Vec::new();
-        for m in self.chat.messages.with(|rows| rows.iter().map(|r| r.raw.clone()).collect::<Vec<_>>()) {
-            if let Some(Ok(aq)) = recognize(&m) {
-                unresolved.push(aq);
-                continue;
-            }
-            let by_key = row.as_ref().is_some_and(|r| {
-                m.get("__openclaw").and_then(|o| o.get("idempotencyKey")).and_then(Value::as_str) == Some(r.saved_key().as_str())
-            });
-            let hit = if by_key { Some(q.item_id.clone()) } else { confirmed_item(&unresolved, &m) };
-            if let Some(item) = hit {
-                if item == q.item_id {
-                    let text = model::message_text(&m);
-                    let answers = questions.iter().find(|x| x.item_id == item).and_then(|x| model::async_q::parse_answer(&x.items, &text));
-                    return AsyncStatus::Sent { text, answers };
-                }
-                unresolved.retain(|u| u.item_id != item);
-            }
-        }
-        if let Some(r) = row {
-            return if r.state == SendState::Confirmed { AsyncStatus::Sent { text: r.text.clone(), answers: None } } else { AsyncStatus::Delivering(r) };
-        }
         let local = self.local.with(|l| l.get(&q.item_id).cloned()).unwrap_or_default();
-        if local.dismissed {
-            return AsyncStatus::Dismissed;
-        }
-        // Edited drafts are never archived.
-        let edited = self.dock.drafts.with(|m| m.get(&q.key()).map(|d| d.with(|d| d.revision > 0)).unwrap_or(false));
-        let since: Vec<Value> = match local.reopened_after_seq {
-            Some(s) => later.into_iter().filter(|m| m.get("__openclaw").and_then(|o| o.get("seq")).and_then(Value::as_u64).is_some_and(|x| x > s)).collect(),
-            None => later,
-        };
-        if !edited && is_retired(q, &since) {
-            return AsyncStatus::Retired;
-        }
-        AsyncStatus::Pending
+        // Edited drafts are never archived. Read untracked: typing must not recompute every
+        // question's status; a retiring message re-runs this anyway.
+        let edited = self.dock.drafts.with_untracked(|m| m.get(&q.key()).map(|d| d.with_untracked(|d| d.revision > 0)).unwrap_or(false));
+        self.chat.messages.with(|rows| {
+            // Saved history first: our own row's key, then the protocol's matching rules.
+            let mut unresolved: Vec<AsyncQuestion> = Vec::new();
+            for r in rows {
+                let m = &r.raw;
+                if let Some(Ok(aq)) = recognize(m) {
+                    unresolved.push(aq);
+                    continue;
+                }
+                let by_key = row.as_ref().is_some_and(|o| m.get("__openclaw").and_then(|x| x.get("idempotencyKey")).and_then(Value::as_str) == Some(o.saved_key().as_str()));
+                let hit = if by_key { Some(q.item_id.clone()) } else { confirmed_item(&unresolved, m) };
+                if let Some(item) = hit {
+                    if item == q.item_id {
+                        let text = model::message_text(m);
+                        let answers = model::async_q::parse_answer(&q.items, &text);
+                        return AsyncStatus::Sent { text, answers };
+                    }
+                    unresolved.retain(|u| u.item_id != item);
+                }
+            }
+            if let Some(r) = row {
+                return if r.state == SendState::Confirmed { AsyncStatus::Sent { text: r.text.clone(), answers: None } } else { AsyncStatus::Delivering(r) };
+            }
+            if local.dismissed {
+                return AsyncStatus::Dismissed;
+            }
+            let after = local.reopened_after_seq.unwrap_or(q.seq);
+            if !edited && is_retired(q, rows.iter().filter(|r| r.seq > after).map(|r| &r.raw)) {
+                return AsyncStatus::Retired;
+            }
+            AsyncStatus::Pending
+        })
     }
 
     /// Sends the answer as an ordinary chat message through the outbox. The composer's own

@@ -32,6 +32,8 @@ pub struct OutboxController {
     draining: StoredValue<Rc<Cell<bool>>, LocalStorage>,
     /// Set after a (re)connect until unsent rows were checked against history.
     reconciling: RwSignal<bool>,
+    /// Whether rows were loaded from storage at least once.
+    loaded: StoredValue<bool>,
 }
 
 /// Rows older than this wait for an explicit Retry. `localStorage["ocui.outbox.staleMs"]`
@@ -63,6 +65,7 @@ impl OutboxController {
             channel: StoredValue::new_local(channel),
             draining: StoredValue::new_local(Rc::new(Cell::new(false))),
             reconciling: RwSignal::new(true),
+            loaded: StoredValue::new(false),
         };
         // Load from storage when it opens, and again whenever another tab changed it.
         Effect::new(move |_| {
@@ -133,8 +136,16 @@ impl OutboxController {
             stored.retain(|r| !old.contains(&r.id));
         }
         stored.sort_by_key(|r| r.order);
+        let first_load = !self.loaded.get_value();
+        self.loaded.set_value(true);
+        let unsettled = stored.iter().any(|r| r.is_unsent());
         self.rows.set(stored);
-        self.kick();
+        if first_load && unsettled {
+            // A reconcile that ran before the rows were loaded saw nothing: check again now.
+            self.schedule_reconcile();
+        } else {
+            self.kick();
+        }
     }
 
     async fn persist(&self, row: &OutboxRow) -> bool {

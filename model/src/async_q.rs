@@ -234,8 +234,8 @@ fn is_restart_recovery(m: &Value) -> bool {
 /// or overlapping runs, commentary and a bare restart never retire it; a restart recovery
 /// counts only together with its own successful completion; a question with no owning run
 /// needs a completed human turn after it.
-pub fn is_retired(q: &AsyncQuestion, later: &[Value]) -> bool {
-    let after: Vec<&Value> = later.iter().filter(|m| meta(m, "seq").and_then(Value::as_u64).is_some_and(|s| s > q.seq)).collect();
+pub fn is_retired<'a>(q: &AsyncQuestion, later: impl IntoIterator<Item = &'a Value>) -> bool {
+    let after: Vec<&Value> = later.into_iter().filter(|m| meta(m, "seq").and_then(Value::as_u64).is_some_and(|s| s > q.seq)).collect();
     // Runs that started after the question: a user turn or a restart recovery opens one.
     let mut human_turn_seen = false;
     let mut recovery_runs: Vec<String> = Vec::new();

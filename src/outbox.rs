@@ -77,7 +77,12 @@ impl OutboxController {
         });
         lead("ocui-outbox-drain", move || {
             c.leader.set(true);
-            c.kick();
+            // The new leader recovers rows a previous sender left mid-send, then drains.
+            if db.opened.get_untracked() > 0 {
+                spawn_local(async move { c.load().await });
+            } else {
+                c.kick();
+            }
         });
         // After every (re)connect: check unsent rows against history, then send.
         Effect::new(move |_| {
@@ -113,10 +118,12 @@ impl OutboxController {
             self.persist(&r).await;
             stored.push(r);
         }
+        let mut recovered = false;
         if leader && !self.draining.get_value().get() {
             // A row stuck in Sending with no sender alive was interrupted (reload, crash).
             for r in stored.iter_mut().filter(|r| r.state == SendState::Sending) {
                 r.recover_after_reload();
+                recovered = true;
                 let r = r.clone();
                 self.persist(&r).await;
             }
@@ -140,7 +147,7 @@ impl OutboxController {
         self.loaded.set_value(true);
         let unsettled = stored.iter().any(|r| r.is_unsent());
         self.rows.set(stored);
-        if first_load && unsettled {
+        if (first_load && unsettled) || recovered {
             // A reconcile that ran before the rows were loaded saw nothing: check again now.
             self.schedule_reconcile();
         } else {

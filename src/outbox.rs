@@ -8,6 +8,7 @@ use std::rc::Rc;
 use leptos::prelude::*;
 use leptos::task::spawn_local;
 use model::outbox::{DEFAULT_STALE_MS, OutboxRow, SendResult, SendState, confirm_from_history, next_to_send, read_send_response};
+use protocol::chat::ChatSendParams;
 use serde_json::{Value, json};
 
 use crate::browser;
@@ -275,13 +276,18 @@ impl OutboxController {
                 }
                 continue;
             };
-            let mut params = json!({"sessionKey": row.session_key, "message": row.text, "idempotencyKey": row.idempotency_key});
-            if let Some(r) = &row.reply_to_id {
-                params["replyToId"] = json!(r);
-            }
-            if let Some(m) = &row.queue_mode {
-                params["queueMode"] = json!(m);
-            }
+            let params = serde_json::to_value(ChatSendParams {
+                session_key: row.session_key.clone(),
+                message: row.text.clone(),
+                idempotency_key: row.idempotency_key.clone(),
+                agent_id: None,
+                queue_mode: row.queue_mode.clone(),
+                reply_to_id: row.reply_to_id.clone(),
+                timeout_ms: None,
+                deliver: None,
+                thinking: None,
+            })
+            .unwrap_or_default();
             let result = match self.client.request("chat.send", params).await {
                 Ok(v) => read_send_response(true, Some(&v), None, None),
                 Err(RequestError::Gateway(e)) => read_send_response(false, None, Some(&e.message), Some(&e.code)),

@@ -66,6 +66,21 @@ impl Browser {
         panic!("chromedriver did not start a session: {last_err}");
     }
 
+    /// A fresh browser on `url`, waiting until the UI says it is connected.
+    pub async fn open_connected(url: &str) -> Browser {
+        let b = Browser::start().await;
+        b.goto(url).await;
+        b.wait_text("[data-testid=connection-status]", Duration::from_secs(20), |t| t == "Connected").await;
+        b
+    }
+
+    /// Types `text` into the composer and presses Enter.
+    pub async fn send_message(&self, text: &str) {
+        let area = self.find_xpath("//textarea[@name='message']", Duration::from_secs(20)).await;
+        area.send_keys(text).await.unwrap();
+        area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    }
+
     pub async fn goto(&self, url: &str) {
         self.client.goto(url).await.unwrap_or_else(|e| panic!("goto {url}: {e}"));
     }

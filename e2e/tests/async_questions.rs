@@ -4,25 +4,11 @@ use std::time::Duration;
 
 use e2e::LocalGateway;
 use e2e::browser::Browser;
-use fantoccini::key::Key;
 use serde_json::Value;
 
 const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 const EXPECTED: &str = "> Which environment should I use?\n\nProduction\n\n> Which checks should run?\n\nunit";
-
-async fn open(gw: &LocalGateway) -> Browser {
-    let b = Browser::start().await;
-    b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
-    b
-}
-
-async fn send(b: &Browser, text: &str) {
-    let area = b.find_xpath("//textarea[@name='message']", T).await;
-    area.send_keys(text).await.unwrap();
-    area.send_keys(&Key::Enter.to_string()).await.unwrap();
-}
 
 async fn summary(b: &Browser, accept: impl Fn(&str) -> bool) -> String {
     b.wait_text("[data-testid=async-summary]", T, accept).await
@@ -54,8 +40,8 @@ async fn answer_in_dock(b: &Browser) {
 #[tokio::test(flavor = "multi_thread")]
 async fn async_questions_arrive_collapsed_and_are_answered_through_the_outbox() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
-    send(&b, "async please").await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("async please").await;
     let bar = b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     assert!(!bar.is_empty());
     // The composer stays usable and keeps focus; the agent keeps working.
@@ -87,8 +73,8 @@ async fn async_questions_arrive_collapsed_and_are_answered_through_the_outbox() 
 #[tokio::test(flavor = "multi_thread")]
 async fn dismiss_offers_undo_and_lasts_across_reload() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
-    send(&b, "async").await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("async").await;
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     b.click_button("Expand").await;
     b.click_button("Dismiss").await;
@@ -109,14 +95,14 @@ async fn dismiss_offers_undo_and_lasts_across_reload() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_later_successful_run_retires_it_a_failed_one_does_not_and_answer_reopens_it() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
-    send(&b, "async").await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("async").await;
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     wait_quiet(&b).await;
-    send(&b, "fail now").await;
+    b.send_message("fail now").await;
     b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", T, |t| !t.is_empty()).await;
     summary(&b, |t| t.contains("Waiting for your answer")).await;
-    send(&b, "hello").await;
+    b.send_message("hello").await;
     summary(&b, |t| t.starts_with("No longer pending")).await;
     assert!(!b.exists("[data-testid=dock-bar]").await, "retired questions leave the dock");
     b.find_xpath("//div[@data-testid='async-summary']//button[normalize-space()='Answer']", T).await.click().await.unwrap();
@@ -130,8 +116,8 @@ async fn a_later_successful_run_retires_it_a_failed_one_does_not_and_answer_reop
 #[tokio::test(flavor = "multi_thread")]
 async fn discard_reopens_the_preserved_draft_and_reload_keeps_a_queued_answer() {
     let mut gw = LocalGateway::start().await;
-    let b = open(&gw).await;
-    send(&b, "async").await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("async").await;
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     wait_quiet(&b).await;
     let port = gw.port;
@@ -167,7 +153,7 @@ async fn discard_reopens_the_preserved_draft_and_reload_keeps_a_queued_answer() 
 #[tokio::test(flavor = "multi_thread")]
 async fn metadata_that_breaks_the_limits_is_shown_as_plain_text() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     b.wait_text(".conversation__empty", T, |t| t.contains("Say hello")).await;
     let bad = r#"{"type":"event","event":"session.message","payload":{"sessionKey":"agent:main:main","message":{"role":"assistant","content":[{"type":"text","text":"Pick one of five"}],"openclawAsyncDelivery":{"itemId":"bad","questions":[{"title":"Which?","options":["1","2","3","4","5"]}]},"__openclaw":{"id":"bad-msg","seq":1}}}}"#;
     gw.hub().inject_raw(bad);
@@ -181,8 +167,8 @@ async fn metadata_that_breaks_the_limits_is_shown_as_plain_text() {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_in_one_tab_shows_as_sent_in_the_other() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
-    send(&b, "async").await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("async").await;
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     wait_quiet(&b).await;
     let first = b.client.window().await.unwrap();
@@ -203,7 +189,7 @@ async fn an_answer_in_one_tab_shows_as_sent_in_the_other() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_dock_stays_available_when_something_replaces_the_composer() {
     let gw = LocalGateway::start_with_device_scopes(Some(&["operator.read", "operator.questions"])).await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     b.wait_text("[data-testid=composer-replacement]", T, |t| t.contains("read-only")).await;
     let mut agent = gw.agent().await;
     let q = serde_json::json!({"questions":[{"questionId":"ok","header":"OK","question":"Proceed?","options":[{"label":"Yes"},{"label":"No"}]}],"timeoutMs":60000});

@@ -11,19 +11,6 @@ use serde_json::json;
 const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 
-async fn open(gw: &LocalGateway) -> Browser {
-    let b = Browser::start().await;
-    b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
-    b
-}
-
-async fn type_and_send(b: &Browser, text: &str) {
-    let area = b.find_xpath("//textarea[@name='message']", T).await;
-    area.send_keys(text).await.unwrap();
-    area.send_keys(&Key::Enter.to_string()).await.unwrap();
-}
-
 /// Waits until the gateway's database holds exactly `want` user messages in `session`.
 async fn db_user_texts(gw: &LocalGateway, session: &str, want: &[&str]) {
     let deadline = tokio::time::Instant::now() + T;
@@ -63,8 +50,8 @@ async fn no_unsent(b: &Browser) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_message_streams_a_reply_and_is_confirmed_from_saved_history() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
-    type_and_send(&b, "hello there").await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("hello there").await;
     last_assistant(&b, |t| t == "You said: hello there").await;
     no_unsent(&b).await;
     db_user_texts(&gw, MAIN, &["hello there"]).await;
@@ -94,13 +81,13 @@ async fn a_message_streams_a_reply_and_is_confirmed_from_saved_history() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_plain_reply_answers_the_collapsed_question_and_the_dock_follows() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
-    type_and_send(&b, "pick a color").await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("pick a color").await;
     b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Which color")).await;
     b.click_button("Collapse").await;
     let hint = b.wait_text("[data-testid=composer-hint]", T, |t| !t.is_empty()).await;
     assert!(hint.contains("a number, an option label or your own words"), "{hint}");
-    type_and_send(&b, "2").await;
+    b.send_message("2").await;
     b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Answered elsewhere") && t.contains("Blue")).await;
     last_assistant(&b, |t| t == "Blue it is.").await;
     db_user_texts(&gw, MAIN, &["pick a color", "2"]).await;
@@ -110,8 +97,8 @@ async fn a_plain_reply_answers_the_collapsed_question_and_the_dock_follows() {
 #[tokio::test(flavor = "multi_thread")]
 async fn stop_aborts_the_run_and_cancels_its_question() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
-    type_and_send(&b, "deploy the site").await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("deploy the site").await;
     b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Where should")).await;
     b.click_button("Collapse").await;
     b.click_button("Stop").await;
@@ -130,9 +117,9 @@ async fn stop_aborts_the_run_and_cancels_its_question() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_acknowledgement_is_reconciled_without_a_second_message() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     gw.gateway().faults.drop_before_response(Some("chat.send"));
-    type_and_send(&b, "exactly once please").await;
+    b.send_message("exactly once please").await;
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     gw.gateway().faults.drop_before_response(None);
     no_unsent(&b).await;
@@ -145,11 +132,11 @@ async fn a_dropped_acknowledgement_is_reconciled_without_a_second_message() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_gateway_stopped_and_restarted_mid_send_delivers_once() {
     let mut gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let port = gw.port;
     gw.stop().await;
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
-    type_and_send(&b, "sent while the gateway was down").await;
+    b.send_message("sent while the gateway was down").await;
     b.wait_text("[data-testid=outbox-status]", T, |t| t == "Waiting for reconnect").await;
     b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("sent while the gateway was down")).await;
     b.screenshot("chat-waiting-for-reconnect").await;
@@ -162,9 +149,9 @@ async fn the_gateway_stopped_and_restarted_mid_send_delivers_once() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reload_mid_send_confirms_from_history_before_any_resend() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     gw.gateway().faults.drop_before_response(Some("chat.send"));
-    type_and_send(&b, "survives a reload").await;
+    b.send_message("survives a reload").await;
     b.client.refresh().await.unwrap();
     gw.gateway().faults.drop_before_response(None);
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
@@ -176,11 +163,11 @@ async fn a_reload_mid_send_confirms_from_history_before_any_resend() {
 #[tokio::test(flavor = "multi_thread")]
 async fn discard_puts_the_text_back_and_the_row_is_never_sent() {
     let mut gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let port = gw.port;
     gw.stop().await;
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
-    type_and_send(&b, "oops, not this").await;
+    b.send_message("oops, not this").await;
     b.wait_text("[data-testid=outbox-status]", T, |t| !t.is_empty()).await;
     b.find_xpath("//article[@data-testid='outbox-row']//button[normalize-space()='Discard']", T).await.click().await.unwrap();
     b.wait_gone("[data-testid=outbox-row]", T).await;
@@ -196,12 +183,12 @@ async fn discard_puts_the_text_back_and_the_row_is_never_sent() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stale_row_waits_for_an_explicit_retry() {
     let mut gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     b.js("localStorage.setItem('ocui.outbox.staleMs', '1');").await;
     let port = gw.port;
     gw.stop().await;
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
-    type_and_send(&b, "old news").await;
+    b.send_message("old news").await;
     gw.restart_on(port).await;
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
     let status = b.wait_text("[data-testid=outbox-status]", T, |t| t.starts_with("Held")).await;
@@ -216,16 +203,16 @@ async fn a_stale_row_waits_for_an_explicit_retry() {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_tabs_sending_at_once_deliver_each_message_once_and_stay_in_sync() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let first = b.client.window().await.unwrap();
     let second = b.client.new_window(true).await.unwrap();
     b.client.switch_to_window(second.handle.clone()).await.unwrap();
     b.goto(&gw.ui_url()).await;
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     // Queue one message in each tab without waiting in between.
-    type_and_send(&b, "from tab two").await;
+    b.send_message("from tab two").await;
     b.client.switch_to_window(first.clone()).await.unwrap();
-    type_and_send(&b, "from tab one").await;
+    b.send_message("from tab one").await;
     let deadline = tokio::time::Instant::now() + T;
     loop {
         let mut got = gw.gateway().store.user_texts(MAIN).unwrap();
@@ -255,9 +242,9 @@ async fn two_tabs_sending_at_once_deliver_each_message_once_and_stay_in_sync() {
 #[tokio::test(flavor = "multi_thread")]
 async fn failing_indexeddb_writes_are_reported_and_sending_still_works() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     b.js("IDBObjectStore.prototype.put = function () { throw new DOMException('simulated full disk', 'QuotaExceededError'); };").await;
-    type_and_send(&b, "despite storage").await;
+    b.send_message("despite storage").await;
     let warning = b.wait_text("[data-testid=storage-warning]", T, |t| !t.is_empty()).await;
     assert!(warning.contains("QuotaExceededError") && warning.contains("Sending still works"), "{warning}");
     last_assistant(&b, |t| t == "You said: despite storage").await;
@@ -269,7 +256,7 @@ async fn failing_indexeddb_writes_are_reported_and_sending_still_works() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_question_arriving_while_typing_in_the_composer_does_not_take_it_away() {
     let gw = LocalGateway::start().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys("half a sentence").await.unwrap();
     let mut agent = gw.agent().await;

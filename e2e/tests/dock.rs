@@ -18,13 +18,6 @@ fn two_questions(timeout_ms: u64) -> Value {
     ],"timeoutMs": timeout_ms})
 }
 
-async fn open(gw: &LocalGateway) -> Browser {
-    let b = Browser::start().await;
-    b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
-    b
-}
-
 async fn ask(agent: &mut gateway::client::Client, params: Value) -> String {
     agent.request("question.request", params).await.unwrap()["id"].as_str().unwrap().to_string()
 }
@@ -37,7 +30,7 @@ async fn other_input(b: &Browser) -> fantoccini::elements::Element {
 async fn two_step_answer_with_multiselect_and_free_text_reaches_the_agent() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let id = ask(&mut agent, two_questions(120_000)).await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     assert_eq!(b.wait_text("[data-testid=question-header]", T, |t| !t.is_empty()).await, "Deploy");
@@ -71,7 +64,7 @@ async fn two_step_answer_with_multiselect_and_free_text_reaches_the_agent() {
 async fn skip_declines_the_whole_prompt() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let id = ask(&mut agent, two_questions(120_000)).await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     b.click_button("Skip").await;
@@ -85,7 +78,7 @@ async fn skip_declines_the_whole_prompt() {
 async fn a_question_answered_elsewhere_shows_the_winning_answers() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let id = ask(&mut agent, two_questions(120_000)).await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     b.option("Production").await.click().await.unwrap();
@@ -100,7 +93,7 @@ async fn a_question_answered_elsewhere_shows_the_winning_answers() {
 async fn drafts_survive_switching_requests_collapse_and_reload() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let first = ask(&mut agent, two_questions(300_000)).await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     // Typed text that equals an option label must stay typed text.
@@ -144,7 +137,7 @@ async fn drafts_survive_switching_requests_collapse_and_reload() {
 async fn keyboard_digits_pick_enter_advances_and_escape_collapses() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let id = ask(&mut agent, two_questions(120_000)).await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     let panel = b.find_xpath("//div[@data-testid='question-panel']", T).await;
@@ -175,7 +168,7 @@ async fn keyboard_digits_pick_enter_advances_and_escape_collapses() {
 async fn expiry_marks_the_question_expired_and_keeps_typed_text_copyable() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let id = ask(&mut agent, two_questions(4_000)).await;
     b.wait_text("[data-testid=countdown]", T, |t| t.ends_with("left")).await;
     other_input(&b).await.send_keys("Blue-green please").await.unwrap();
@@ -193,7 +186,7 @@ async fn expiry_marks_the_question_expired_and_keeps_typed_text_copyable() {
 async fn an_invalid_record_is_a_readable_notice_and_hostile_text_stays_inert() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     b.js("window.__xss = 0;").await;
     gw.hub().inject_raw(r#"{"type":"event","event":"question.requested","payload":{"id":"bad-1","questions":[{"questionId":"a","header":"H","question":"Pick one","options":[{"label":"1"},{"label":"2"},{"label":"3"},{"label":"4"},{"label":"5"}]}],"createdAtMs":1,"expiresAtMs":99999999999999,"status":"pending"},"seq":999}"#);
     let notice = b.wait_text("[data-testid=question-panel], .dock__panel--invalid", T, |t| t.contains("could not be shown")).await;
@@ -212,7 +205,7 @@ async fn an_invalid_record_is_a_readable_notice_and_hostile_text_stays_inert() {
 async fn a_secret_question_without_admin_scope_explains_and_offers_no_answer() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open(&gw).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     ask(&mut agent, json!({"questions":[{"questionId":"token","header":"Token","question":"Paste the deploy token","options":[],"isSecret":true}],"timeoutMs":60000})).await;
     let notice = b.wait_text("[data-testid=secret-scope-notice]", T, |t| !t.is_empty()).await;
     assert!(notice.contains("operator.admin"), "{notice}");

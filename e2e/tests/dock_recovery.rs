@@ -13,13 +13,6 @@ fn one_question(timeout_ms: u64) -> Value {
     json!({"questions":[{"questionId":"color","header":"Color","question":"Pick a color?","options":[{"label":"Red"},{"label":"Blue"}],"isOther":true}],"timeoutMs": timeout_ms})
 }
 
-async fn open_at(url: &str) -> Browser {
-    let b = Browser::start().await;
-    b.goto(url).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
-    b
-}
-
 async fn ask(agent: &mut gateway::client::Client, params: Value) -> String {
     agent.request("question.request", params).await.unwrap()["id"].as_str().unwrap().to_string()
 }
@@ -28,7 +21,7 @@ async fn ask(agent: &mut gateway::client::Client, params: Value) -> String {
 async fn a_lost_acknowledgement_keeps_the_answer_and_reconciles_after_reconnect() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open_at(&gw.ui_url()).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let id = ask(&mut agent, one_question(120_000)).await;
     b.option("Blue").await.click().await.unwrap();
     gw.gateway().faults.drop_before_response(Some("question.resolve"));
@@ -46,7 +39,7 @@ async fn a_lost_acknowledgement_keeps_the_answer_and_reconciles_after_reconnect(
 async fn submitting_while_disconnected_says_so_and_keeps_the_draft() {
     let mut gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    let b = open_at(&gw.ui_url()).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let id = ask(&mut agent, one_question(120_000)).await;
     b.option("Red").await.click().await.unwrap();
     let port = gw.port;
@@ -72,7 +65,7 @@ async fn a_deep_link_opens_one_question_and_shows_terminal_and_unknown_ones() {
     let mut agent = gw.agent().await;
     let first = ask(&mut agent, one_question(120_000)).await;
     let second = ask(&mut agent, one_question(120_000)).await;
-    let b = open_at(&format!("{}/ask/{second}#token={}", gw.base(), gw.token)).await;
+    let b = Browser::open_connected(&format!("{}/ask/{second}#token={}", gw.base(), gw.token)).await;
     b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Pick a color?")).await;
     assert!(!b.exists("[data-testid=request-position]").await, "only the linked request is shown");
     b.option("Red").await.click().await.unwrap();
@@ -91,7 +84,7 @@ async fn a_deep_link_opens_one_question_and_shows_terminal_and_unknown_ones() {
 #[tokio::test(flavor = "multi_thread")]
 async fn without_a_question_scope_the_ui_says_why_and_offers_nothing() {
     let gw = LocalGateway::start_with_device_scopes(Some(&["operator.read", "operator.write"])).await;
-    let b = open_at(&gw.ui_url()).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     let notice = b.wait_text("[data-testid=no-question-scope]", T, |t| !t.is_empty()).await;
     assert!(notice.contains("operator.questions"), "{notice}");
     let mut agent = gw.agent().await;
@@ -104,7 +97,7 @@ async fn without_a_question_scope_the_ui_says_why_and_offers_nothing() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_guest_answers_only_questions_of_its_own_sessions_and_gets_them_back_after_reload() {
     let gw = LocalGateway::start_with_device_scopes(Some(&["operator.sessions.write"])).await;
-    let b = open_at(&gw.ui_url()).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
     b.wait_text("[data-testid=granted-scopes]", T, |t| t == "operator.sessions.write").await;
     let device: Value = serde_json::from_str(b.js("return localStorage.getItem('ocui.device.v1');").await.as_str().unwrap()).unwrap();
     let device_id = device["deviceId"].as_str().unwrap();

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use protocol::chat::ChatSendParams;
 use protocol::error::{ErrorShape, code};
 use protocol::question::claim_plain_text;
 use serde::Deserialize;
@@ -109,29 +110,10 @@ pub fn sessions_list(gw: &Gateway, caller: &Caller<'_>, p: SessionsListParams) -
         "defaults": {"defaultAgentId": "main", "mainSessionKey": "agent:main:main"}}))
 }
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SendParams {
-    session_key: String,
-    message: String,
-    idempotency_key: String,
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    queue_mode: Option<String>,
-    #[serde(default)]
-    reply_to_id: Option<String>,
-    #[serde(default)]
-    timeout_ms: Option<u64>,
-    #[serde(default)]
-    deliver: Option<bool>,
-    #[serde(default)]
-    thinking: Option<String>,
-}
-
 /// `chat.send`: saves the user row and starts a run; a repeated key is answered from the
 /// dedupe record and never saves a second message.
-pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: SendParams) -> Result<Value, ErrorShape> {
+pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result<Value, ErrorShape> {
+    // One agent, no per-send timeout or delivery targets here: accepted, not used.
     let _ = (&p.agent_id, p.timeout_ms, p.deliver, &p.thinking);
     if p.idempotency_key.is_empty() || p.idempotency_key.len() > 256 {
         return Err(ErrorShape::invalid("invalid chat.send params: `idempotencyKey` must be 1 to 256 characters"));

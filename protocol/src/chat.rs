@@ -1,6 +1,5 @@
-//! Chat and session shapes. Transcript messages stay close to JSON (`serde_json::Value`)
-//! because their content varies by role and by gateway version; accessors read what the
-//! UI needs.
+//! Chat and session shapes. Transcript messages stay JSON (`serde_json::Value`) because
+//! their content varies by role and by gateway version.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -17,6 +16,12 @@ pub struct ChatSendParams {
     pub queue_mode: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deliver: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
 }
 
 /// A row of `sessions.list`.
@@ -32,34 +37,6 @@ pub struct SessionRow {
     pub updated_at: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub has_active_run: Option<bool>,
-}
-
-/// A transcript message as `chat.history` and `session.message` carry it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ChatMessage(pub Value);
-
-impl ChatMessage {
-    pub fn role(&self) -> Option<&str> {
-        self.0.get("role")?.as_str()
-    }
-    fn meta(&self, key: &str) -> Option<&Value> {
-        self.0.get("__openclaw")?.get(key)
-    }
-    pub fn id(&self) -> Option<&str> {
-        self.meta("id")?.as_str()
-    }
-    pub fn seq(&self) -> Option<u64> {
-        self.meta("seq")?.as_u64()
-    }
-    pub fn idempotency_key(&self) -> Option<&str> {
-        self.meta("idempotencyKey").or_else(|| self.0.get("idempotencyKey"))?.as_str()
-    }
-    pub fn reply_to_id(&self) -> Option<&str> {
-        self.meta("replyToId")?.as_str()
-    }
-    pub fn text(&self) -> String {
-        message_text(&self.0)
-    }
 }
 
 /// The plain text of a transcript message: a string `content`, or the `text` parts of an

@@ -81,14 +81,6 @@ impl AuthParams {
     }
 }
 
-impl std::fmt::Debug for SecretString {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<redacted>")
-    }
-}
-/// A string that never shows in `Debug` output (tokens in logs).
-#[derive(Clone, PartialEq)]
-pub struct SecretString(pub String);
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

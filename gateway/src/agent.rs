@@ -41,13 +41,22 @@ fn color_questions() -> Value {
 
 /// Queues a run for `session`; runs of one session go one after another.
 pub fn start_run(gw: Arc<Gateway>, session: String, run_id: String, text: String) {
+    // Counted from acceptance, so graceful shutdown waits for (or aborts) queued runs too.
+    let work = gw.drain.run();
     tokio::spawn(async move {
+        let _work = work;
         let lane = gw.lanes.lane(&session);
         let _turn = lane.lock().await;
         let Some(abort) = gw.runs.start(&session, &run_id) else {
             log::warn(&format!("run {run_id}: session {session} is busy"));
             return;
         };
+        if gw.drain.is_aborting() {
+            // Shutdown reached its deadline while this run waited for its turn.
+            if let Some(r) = gw.runs.active(&session) {
+                r.abort.send_replace(true);
+            }
+        }
         let outcome = run(&gw, &session, &run_id, &text, abort).await;
         let status = match &outcome {
             Outcome::Done => SendStatus::Ok,

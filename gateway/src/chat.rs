@@ -44,6 +44,9 @@ impl Runs {
         m.insert(session.to_string(), ActiveRun { run_id: run_id.to_string(), abort: tx });
         Some(rx)
     }
+    pub fn all(&self) -> Vec<ActiveRun> {
+        self.lock().values().cloned().collect()
+    }
     pub fn finish(&self, session: &str, run_id: &str) {
         let mut m = self.lock();
         if m.get(session).is_some_and(|r| r.run_id == run_id) {
@@ -251,4 +254,16 @@ pub fn abort(gw: &Arc<Gateway>, caller: &Caller<'_>, p: AbortParams) -> Result<V
     // An aborted run cancels its pending question.
     questions::cancel_run(gw, &run.run_id);
     Ok(json!({"ok": true, "aborted": true, "runId": run.run_id}))
+}
+
+/// Aborts every active run and cancels its pending question (graceful shutdown at its
+/// deadline). Runs still queued behind them see the stop and abort as they start.
+pub fn abort_all(gw: &Arc<Gateway>) -> usize {
+    gw.drain.mark_aborting();
+    let runs = gw.runs.all();
+    for run in &runs {
+        run.abort.send_replace(true);
+        questions::cancel_run(gw, &run.run_id);
+    }
+    runs.len()
 }

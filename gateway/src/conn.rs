@@ -35,10 +35,136 @@ fn res_text(res: ResponseFrame) -> String {
     Frame::Res(res).to_json()
 }
 
+/// The text frames a connection receives, one at a time: [`on_text`] decides what each one
+/// does without touching the socket, so tests and the fuzz harness can drive it directly.
+pub struct ConnState {
+    pub conn_id: String,
+    /// The `connect.challenge` nonce this connection must sign.
+    pub nonce: String,
+    pub headers: Headers,
+    pub peer: Option<Peer>,
+    pub sender: ConnSender,
+}
+
+/// What the connection does after a frame.
+pub enum Step {
+    /// Keep reading.
+    Continue,
+    /// Run this request (on its own task in the server) with [`run_request`].
+    Dispatch(Peer, RequestFrame, crate::Work),
+    /// Stop reading: the socket is being closed.
+    Stop,
+}
+
+/// Reads a frame with the gateway's closed schema; a `req` frame with a wrong type or a
+/// missing field gets a message naming the field.
+pub fn parse_frame(text: &str) -> Result<Frame, String> {
+    match Frame::parse_closed(text) {
+        Ok(f) => Ok(f),
+        Err(e) => {
+            if let Ok(serde_json::Value::Object(mut o)) = serde_json::from_str::<serde_json::Value>(text) {
+                if o.remove("type") == Some(serde_json::Value::String("req".into())) {
+                    if let Err(named) = crate::closed::from_value_named::<RequestFrame>(serde_json::Value::Object(o)) {
+                        return Err(format!("invalid `req` frame: {named}"));
+                    }
+                }
+            }
+            Err(e.0)
+        }
+    }
+}
+
+/// Handles one text frame from the client. Whatever it answers goes through `st.sender`.
+pub fn on_text(gw: &Arc<Gateway>, st: &mut ConnState, text: &str) -> Step {
+    let conn_id = &st.conn_id;
+    if st.peer.is_none() && text.len() > protocol::MAX_PRECONNECT_FRAME_BYTES {
+        st.sender.send(Outbound::Close(CLOSE_TOO_BIG, "pre-connect frame exceeds 64 KiB".into()));
+        return Step::Stop;
+    }
+    if text.len() > protocol::MAX_PAYLOAD_BYTES {
+        log::warn(&format!("conn {conn_id}: frame of {} bytes exceeds maxPayload", text.len()));
+        st.sender.send(Outbound::Close(CLOSE_TOO_BIG, "frame exceeds maxPayload".into()));
+        return Step::Stop;
+    }
+    let frame = match parse_frame(text) {
+        Ok(Frame::Req(req)) => req,
+        Ok(_) => {
+            log::warn(&format!("conn {conn_id}: ignored a non-request frame from the client"));
+            return Step::Continue;
+        }
+        Err(e) => {
+            // Answer if we can tell which request it was; otherwise log and go on.
+            let id = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| v.get("id")?.as_str().map(str::to_string));
+            log::warn(&format!("conn {conn_id}: malformed frame: {}", protocol::frame::truncate(&e, 200)));
+            if let Some(id) = id.filter(|i| !i.is_empty()) {
+                st.sender.send(Outbound::Text(res_text(ResponseFrame::err(id, ErrorShape::invalid(e)))));
+            }
+            if st.peer.is_none() {
+                st.sender.send(Outbound::Close(CLOSE_POLICY, "first frame must be a connect request".into()));
+                return Step::Stop;
+            }
+            return Step::Continue;
+        }
+    };
+    match &st.peer {
+        None => match connect(gw, &frame, &st.headers, &st.nonce, conn_id, &st.sender) {
+            Ok(p) => {
+                gw.hub.join(p.clone());
+                st.peer = Some(p);
+                Step::Continue
+            }
+            Err(()) => Step::Stop,
+        },
+        Some(p) => {
+            if frame.method == "connect" {
+                st.sender.send(Outbound::Text(res_text(ResponseFrame::err(frame.id, ErrorShape::invalid("already connected")))));
+                return Step::Continue;
+            }
+            match gw.drain.request() {
+                Some(work) => Step::Dispatch(p.clone(), frame, work),
+                None => {
+                    let mut e = ErrorShape::new(protocol::error::code::UNAVAILABLE, "gateway stopping; retry after it restarts");
+                    e.retryable = Some(true);
+                    st.sender.send(Outbound::Text(res_text(ResponseFrame::err(frame.id, e))));
+                    Step::Continue
+                }
+            }
+        }
+    }
+}
+
+/// Runs a connected client's request and queues its response.
+pub async fn run_request(gw: Arc<Gateway>, p: Peer, frame: RequestFrame, work: crate::Work) {
+    let id = frame.id.clone();
+    let method = frame.method.clone();
+    let drop_it = gw.fault_drops(&method);
+    if drop_it {
+        // Lose everything from here on: no events, no response.
+        gw.hub.leave(&p.conn_id);
+    }
+    let res = match methods::dispatch(&gw, &p, frame).await {
+        Ok(payload) => ResponseFrame::ok(id, payload),
+        Err(e) => ResponseFrame::err(id, e),
+    };
+    if drop_it {
+        log::warn(&format!("fault injection: dropping the connection before the `{method}` response"));
+        p.sender.send(Outbound::Close(1011, "fault injection".into()));
+        return;
+    }
+    p.sender.send(Outbound::Text(res_text(res)));
+    // The response is queued before the request stops counting as in flight, so graceful
+    // shutdown closes the socket only after it.
+    drop(work);
+}
+
+/// How long the reader keeps going after the writer sent a close (for the client's reply).
+const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
 pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
     let conn_id = util::uuid_v4();
     let (mut sink, mut stream) = socket.split();
     let (sender, mut rx) = ConnSender::new();
+    let (writer_done_tx, mut writer_done) = tokio::sync::watch::channel(false);
 
     // The writer owns the sink: it numbers events, sends ticks, and closes.
     let tick_ms = gw.config.tick_interval_ms.max(10);
@@ -47,8 +173,16 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
         let mut seq: u64 = 0;
         let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_millis(tick_ms), Duration::from_millis(tick_ms));
         let mut connected = false;
+        let overflow = writer_sender.overflowed();
+        tokio::pin!(overflow);
+        let mut close: Option<(u16, String)> = None;
         loop {
             let out = tokio::select! {
+                biased;
+                _ = &mut overflow => {
+                    close = Some((CLOSE_POLICY, "slow consumer: send buffer limit exceeded".into()));
+                    break;
+                }
                 out = rx.recv() => match out { Some(o) => o, None => break },
                 _ = tick.tick() => {
                     if !connected { continue; }
@@ -71,99 +205,81 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
                     (event_text(&event, &payload, with_seq.then_some(seq)), n)
                 }
                 Outbound::Close(code, reason) => {
-                    let _ = sink.send(Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from(reason) }))).await;
+                    close = Some((code, reason));
                     break;
                 }
             };
-            let sent = sink.send(Message::Text(Utf8Bytes::from(text))).await;
+            let sent = tokio::select! {
+                biased;
+                _ = &mut overflow => {
+                    close = Some((CLOSE_POLICY, "slow consumer: send buffer limit exceeded".into()));
+                    break;
+                }
+                sent = sink.send(Message::Text(Utf8Bytes::from(text))) => sent,
+            };
             writer_sender.sent(size);
             if sent.is_err() {
                 break;
             }
         }
-        let _ = sink.close().await;
+        if let Some((code, reason)) = close {
+            if writer_sender.is_overflowed() {
+                log::warn(&format!("conn: dropping a slow consumer ({} bytes queued)", writer_sender.queued_bytes.load(std::sync::atomic::Ordering::Acquire)));
+            }
+            // A client that does not read cannot hold the close up for long.
+            let _ = tokio::time::timeout(CLOSE_GRACE, sink.send(Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from(reason) })))).await;
+        }
+        let _ = tokio::time::timeout(CLOSE_GRACE, sink.close()).await;
+        writer_done_tx.send_replace(true);
     });
 
     let nonce = util::uuid_v4();
     sender.send(Outbound::Event { event: Arc::from("connect.challenge"), payload: Arc::from(json!({"nonce": nonce, "ts": util::now_ms()}).to_string()) });
 
-    let mut peer: Option<Peer> = None;
-    while let Some(msg) = stream.next().await {
+    let mut st = ConnState { conn_id: conn_id.clone(), nonce, headers, peer: None, sender: sender.clone() };
+    let writer_finished = async move {
+        let _ = writer_done.wait_for(|d| *d).await;
+        tokio::time::sleep(CLOSE_GRACE).await;
+    };
+    tokio::pin!(writer_finished);
+    loop {
+        let msg = tokio::select! {
+            msg = stream.next() => msg,
+            // The writer closed (or dropped a slow consumer): stop reading soon after.
+            _ = &mut writer_finished => break,
+        };
         let text = match msg {
-            Ok(Message::Text(t)) => t,
-            Ok(Message::Binary(_)) => {
+            Some(Ok(Message::Text(t))) => t,
+            Some(Ok(Message::Binary(_))) => {
                 log::warn(&format!("conn {conn_id}: binary frame ignored"));
                 continue;
             }
-            Ok(Message::Close(_)) | Err(_) => break,
-            Ok(_) => continue,
-        };
-        if peer.is_none() && text.len() > protocol::MAX_PRECONNECT_FRAME_BYTES {
-            sender.send(Outbound::Close(CLOSE_TOO_BIG, "pre-connect frame exceeds 64 KiB".into()));
-            break;
-        }
-        let frame = match Frame::parse_closed(&text) {
-            Ok(Frame::Req(req)) => req,
-            Ok(_) => {
-                log::warn(&format!("conn {conn_id}: ignored a non-request frame from the client"));
-                continue;
+            Some(Err(e)) => {
+                // The transport's own limit (twice maxPayload) or a broken socket.
+                let msg = e.to_string();
+                if msg.contains("too long") || msg.contains("too big") || msg.contains("Space limit") {
+                    log::warn(&format!("conn {conn_id}: {msg}"));
+                    sender.send(Outbound::Close(CLOSE_TOO_BIG, "frame exceeds maxPayload".into()));
+                }
+                break;
             }
-            Err(e) => {
-                // Answer if we can tell which request it was; otherwise log and go on.
-                let id = serde_json::from_str::<serde_json::Value>(&text).ok().and_then(|v| v.get("id")?.as_str().map(str::to_string));
-                log::warn(&format!("conn {conn_id}: malformed frame: {e}"));
-                if let Some(id) = id.filter(|i| !i.is_empty()) {
-                    sender.send(Outbound::Text(res_text(ResponseFrame::err(id, ErrorShape::invalid(e.0)))));
-                }
-                if peer.is_none() {
-                    sender.send(Outbound::Close(CLOSE_POLICY, "first frame must be a connect request".into()));
-                    break;
-                }
-                continue;
-            }
+            Some(Ok(Message::Close(_))) | None => break,
+            Some(Ok(_)) => continue,
         };
-        match &peer {
-            None => match connect(&gw, &frame, &headers, &nonce, &conn_id, &sender) {
-                Ok(p) => {
-                    gw.hub.join(p.clone());
-                    peer = Some(p);
-                }
-                Err(()) => break,
-            },
-            Some(p) => {
-                if frame.method == "connect" {
-                    sender.send(Outbound::Text(res_text(ResponseFrame::err(frame.id, ErrorShape::invalid("already connected")))));
-                    continue;
-                }
-                let gw = gw.clone();
-                let p = p.clone();
-                // Each request runs on its own task: a long `question.waitAnswer` must not
-                // hold up the rest of the connection.
-                tokio::spawn(async move {
-                    let id = frame.id.clone();
-                    let method = frame.method.clone();
-                    let drop_it = gw.fault_drops(&method);
-                    if drop_it {
-                        // Lose everything from here on: no events, no response.
-                        gw.hub.leave(&p.conn_id);
-                    }
-                    let res = match methods::dispatch(&gw, &p, frame).await {
-                        Ok(payload) => ResponseFrame::ok(id, payload),
-                        Err(e) => ResponseFrame::err(id, e),
-                    };
-                    if drop_it {
-                        log::warn(&format!("fault injection: dropping the connection before the `{method}` response"));
-                        p.sender.send(Outbound::Close(1011, "fault injection".into()));
-                        return;
-                    }
-                    p.sender.send(Outbound::Text(res_text(res)));
-                });
+        match on_text(&gw, &mut st, &text) {
+            Step::Continue => {}
+            Step::Stop => break,
+            // Each request runs on its own task: a long `question.waitAnswer` must not
+            // hold up the rest of the connection.
+            Step::Dispatch(p, frame, work) => {
+                tokio::spawn(run_request(gw.clone(), p, frame, work));
             }
         }
     }
-    if peer.is_some() {
+    if st.peer.is_some() {
         gw.hub.leave(&conn_id);
     }
+    drop(st);
     drop(sender);
     let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
 }

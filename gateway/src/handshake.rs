@@ -1,6 +1,5 @@
 //! Admission: everything `connect` checks, in the real gateway's order, and `hello-ok`.
 
-use protocol::closed::from_value_closed;
 use protocol::connect::{CONTROL_UI_CLIENT_ID, ConnectParams, Features, HelloAuth, HelloOk, Policy, ServerInfo, SessionDefaults, Snapshot};
 use protocol::device::verify_connect;
 use protocol::error::{ErrorShape, detail};
@@ -51,7 +50,7 @@ fn origin_allowed(gw: &Gateway, t: &Transport<'_>) -> bool {
 }
 
 pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted, ErrorShape> {
-    let p: ConnectParams = from_value_closed(params).map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
+    let p: ConnectParams = crate::closed::from_value_named(params).map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
     p.check().map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
     if p.min_protocol > protocol::PROTOCOL_VERSION || p.max_protocol < protocol::PROTOCOL_VERSION {
         return Err(ErrorShape::invalid(format!(

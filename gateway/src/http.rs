@@ -25,9 +25,12 @@ async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, header
             origin: headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string),
             host: headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_string),
         };
+        // The transport reads up to twice maxPayload, so a frame just over the limit is read
+        // whole and closed cleanly with 1009 by `conn::on_text` (the client is not cut off
+        // mid-send); anything larger fails in the transport and is closed with 1009 too.
         return ws
-            .max_message_size(protocol::MAX_PAYLOAD_BYTES)
-            .max_frame_size(protocol::MAX_PAYLOAD_BYTES)
+            .max_message_size(2 * protocol::MAX_PAYLOAD_BYTES)
+            .max_frame_size(2 * protocol::MAX_PAYLOAD_BYTES)
             .on_upgrade(move |socket| conn::handle(gw, socket, h));
     }
     if method != Method::GET && method != Method::HEAD {

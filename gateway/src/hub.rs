@@ -21,17 +21,25 @@ pub enum Outbound {
 pub struct ConnSender {
     tx: mpsc::UnboundedSender<Outbound>,
     pub queued_bytes: Arc<AtomicUsize>,
+    /// Set once the backlog went over `maxBufferedBytes`: the connection is being dropped.
+    overflow: Arc<tokio::sync::watch::Sender<bool>>,
 }
 
 impl ConnSender {
     pub fn new() -> (ConnSender, mpsc::UnboundedReceiver<Outbound>) {
         let (tx, rx) = mpsc::unbounded_channel();
-        (ConnSender { tx, queued_bytes: Arc::new(AtomicUsize::new(0)) }, rx)
+        let (overflow, _) = tokio::sync::watch::channel(false);
+        (ConnSender { tx, queued_bytes: Arc::new(AtomicUsize::new(0)), overflow: Arc::new(overflow) }, rx)
     }
 
-    /// Queues a frame. A client that lets more than `maxBufferedBytes` pile up is closed:
-    /// it is not reading, and it must not make the gateway hold unbounded memory.
+    /// Queues a frame. A client that lets more than `maxBufferedBytes` pile up is dropped:
+    /// it is not reading, and it must not make the gateway hold unbounded memory. The
+    /// writer and the reader of the connection stop at once (see [`Self::overflowed`]), so a
+    /// socket whose buffers are full cannot hold the connection open.
     pub fn send(&self, out: Outbound) -> bool {
+        if *self.overflow.borrow() {
+            return false;
+        }
         let size = match &out {
             Outbound::Text(t) => t.len(),
             Outbound::Event { event, payload } => event.len() + payload.len() + 48,
@@ -39,7 +47,7 @@ impl ConnSender {
         };
         let queued = self.queued_bytes.fetch_add(size, Ordering::AcqRel) + size;
         if queued > protocol::MAX_BUFFERED_BYTES {
-            let _ = self.tx.send(Outbound::Close(1008, "slow consumer: send buffer limit exceeded".into()));
+            self.overflow.send_replace(true);
             return false;
         }
         self.tx.send(out).is_ok()
@@ -47,6 +55,18 @@ impl ConnSender {
 
     pub fn sent(&self, size: usize) {
         self.queued_bytes.fetch_sub(size.min(self.queued_bytes.load(Ordering::Acquire)), Ordering::AcqRel);
+    }
+
+    /// Resolves once the connection went over the buffer limit.
+    pub fn overflowed(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = self.overflow.subscribe();
+        async move {
+            let _ = rx.wait_for(|o| *o).await;
+        }
+    }
+
+    pub fn is_overflowed(&self) -> bool {
+        *self.overflow.borrow()
     }
 }
 

@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod chat;
 pub mod client;
+pub mod closed;
 pub mod config;
 pub mod conn;
 pub mod handshake;
@@ -44,6 +45,127 @@ pub struct Gateway {
     pub started: Instant,
     /// Fault injection for tests (never set in normal runs).
     pub faults: Faults,
+    /// In-flight work, and the stop that graceful shutdown drains.
+    pub drain: Drain,
+}
+
+impl Gateway {
+    /// A gateway over `store`, not yet serving (tests and the fuzz harness drive it directly).
+    pub fn new(config: Config, store: store::Store) -> Arc<Gateway> {
+        Arc::new(Gateway {
+            config,
+            store,
+            hub: hub::Hub::default(),
+            questions: Default::default(),
+            runs: Default::default(),
+            lanes: Lanes::default(),
+            faults: Faults::default(),
+            drain: Drain::default(),
+            boot_id: util::uuid_v4(),
+            started: Instant::now(),
+        })
+    }
+}
+
+/// Counts the requests and agent runs in flight, and says when the gateway is stopping.
+///
+/// Graceful shutdown: new requests are refused (`UNAVAILABLE`, retryable) once stopping
+/// begins; requests already in flight get their responses; runs get until the drain deadline
+/// and are then aborted (saved as aborted). Only then are sockets closed.
+#[derive(Clone)]
+pub struct Drain(Arc<DrainInner>);
+
+struct DrainInner {
+    stopping: std::sync::atomic::AtomicBool,
+    stop: tokio::sync::watch::Sender<bool>,
+    requests: std::sync::atomic::AtomicUsize,
+    runs: std::sync::atomic::AtomicUsize,
+    aborting: std::sync::atomic::AtomicBool,
+}
+
+impl Default for Drain {
+    fn default() -> Self {
+        let (stop, _) = tokio::sync::watch::channel(false);
+        Drain(Arc::new(DrainInner { stopping: Default::default(), stop, requests: Default::default(), runs: Default::default(), aborting: Default::default() }))
+    }
+}
+
+/// Held while a request or a run is in flight.
+pub struct Work {
+    inner: Arc<DrainInner>,
+    run: bool,
+}
+
+impl Drop for Work {
+    fn drop(&mut self) {
+        let counter = if self.run { &self.inner.runs } else { &self.inner.requests };
+        counter.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drain {
+    /// Admits a request, unless the gateway is stopping.
+    pub fn request(&self) -> Option<Work> {
+        use std::sync::atomic::Ordering::SeqCst;
+        // Count first, then check: shutdown sets `stopping` first, then waits for zero, so
+        // a request either sees the stop or is waited for.
+        self.0.requests.fetch_add(1, SeqCst);
+        let work = Work { inner: self.0.clone(), run: false };
+        if self.0.stopping.load(SeqCst) {
+            return None;
+        }
+        Some(work)
+    }
+
+    /// Counts an agent run (accepted runs are always counted, even while stopping).
+    pub fn run(&self) -> Work {
+        self.0.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Work { inner: self.0.clone(), run: true }
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.0.stopping.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Resolves once stopping begins.
+    pub fn stopping(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut rx = self.0.stop.subscribe();
+        async move {
+            let _ = rx.wait_for(|s| *s).await;
+        }
+    }
+
+    fn begin(&self) {
+        self.0.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.stop.send_replace(true);
+    }
+
+    /// Runs are being aborted (the drain deadline passed).
+    pub fn is_aborting(&self) -> bool {
+        self.0.aborting.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    pub fn mark_aborting(&self) {
+        self.0.aborting.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    pub fn in_flight(&self) -> (usize, usize) {
+        use std::sync::atomic::Ordering::SeqCst;
+        (self.0.requests.load(SeqCst), self.0.runs.load(SeqCst))
+    }
+
+    /// Waits until `done` holds or the deadline passes; true when it held.
+    async fn until(&self, deadline: tokio::time::Instant, done: impl Fn(&Self) -> bool) -> bool {
+        loop {
+            if done(self) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+    }
 }
 
 /// One queue per session, so runs of a session happen one after another.
@@ -88,11 +210,40 @@ impl Running {
         format!("http://{}/#token={}", self.addr, util::fragment_escape(&self.gateway.config.token))
     }
 
-    /// Tells every client the gateway is stopping, closes the sockets and waits for the server.
+    /// Graceful shutdown with the default drain time (10 s); see [`Self::shutdown_within`].
     pub async fn shutdown(self) {
-        self.gateway.hub.shutdown("gateway stopping");
+        self.shutdown_within(std::time::Duration::from_secs(10)).await
+    }
+
+    /// Graceful shutdown: stops accepting connections and requests, lets the requests in
+    /// flight finish and answer, gives agent runs until `grace` and then aborts the rest
+    /// (their aborted rows are saved), tells every client and closes the sockets after
+    /// everything queued for them, and checkpoints SQLite.
+    pub async fn shutdown_within(self, grace: std::time::Duration) {
+        let gw = &self.gateway;
+        let deadline = tokio::time::Instant::now() + grace;
         let _ = self.shutdown.send(true);
-        let _ = self.task.await;
+        gw.drain.begin();
+        let (requests, runs) = gw.drain.in_flight();
+        log::info(&format!("stopping: draining {requests} request(s) and {runs} run(s)"));
+        if !gw.drain.until(deadline, |d| d.in_flight().0 == 0).await {
+            log::warn(&format!("stopping: {} request(s) still in flight at the deadline", gw.drain.in_flight().0));
+        }
+        if !gw.drain.until(deadline, |d| d.in_flight().1 == 0).await {
+            let aborted = chat::abort_all(gw);
+            log::warn(&format!("stopping: aborted {aborted} run(s) still going at the deadline"));
+            let late = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+            gw.drain.until(late, |d| d.in_flight() == (0, 0)).await;
+        }
+        gw.hub.shutdown("gateway stopping");
+        let closing = tokio::time::Instant::now() + std::time::Duration::from_secs(3);
+        while gw.hub.count() > 0 && tokio::time::Instant::now() < closing {
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), self.task).await;
+        if let Err(e) = gw.store.checkpoint() {
+            log::warn(&format!("stopping: SQLite checkpoint failed: {e}"));
+        }
     }
 }
 
@@ -104,7 +255,7 @@ pub async fn start(config: Config) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let gateway = Arc::new(Gateway { config, store, hub: hub::Hub::default(), questions: Default::default(), runs: Default::default(), lanes: Lanes::default(), faults: Faults::default(), boot_id: util::uuid_v4(), started: Instant::now() });
+    let gateway = Gateway::new(config, store);
     let app = http::router(gateway.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(async move {

@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use protocol::closed::from_value_closed;
 use protocol::error::ErrorShape;
 use protocol::frame::RequestFrame;
 use protocol::methods::{Access, access};
@@ -50,7 +49,7 @@ pub struct Caller<'a> {
 }
 
 fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorShape> {
-    from_value_closed(v).map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
+    crate::closed::from_value_named(v).map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
 }
 
 #[derive(Deserialize)]

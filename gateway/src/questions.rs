@@ -274,11 +274,22 @@ pub async fn wait_answer(gw: &Gateway, caller: &Caller<'_>, id: &str, timeout_ms
     let wait = async {
         let _ = rx.wait_for(|done| *done).await;
     };
-    match timeout_ms {
-        Some(ms) => {
-            let _ = tokio::time::timeout(Duration::from_millis(ms), wait).await;
+    let bounded = async {
+        match timeout_ms {
+            Some(ms) => {
+                let _ = tokio::time::timeout(Duration::from_millis(ms), wait).await;
+            }
+            None => wait.await,
         }
-        None => wait.await,
+    };
+    // Graceful shutdown ends every wait with an answer the caller can act on.
+    tokio::select! {
+        _ = bounded => {}
+        _ = gw.drain.stopping() => {
+            let mut e = ErrorShape::new(protocol::error::code::UNAVAILABLE, "gateway stopping: wait again after it restarts");
+            e.retryable = Some(true);
+            return Err(e);
+        }
     }
     let entries = gw.questions.entries();
     let Some(e) = entries.get(id) else { return Err(not_found(id)) };

@@ -95,6 +95,19 @@ impl Store {
         Ok(Store { db: Mutex::new(conn) })
     }
 
+    /// `PRAGMA integrity_check`: "ok", or the problems SQLite found.
+    pub fn integrity_check(&self) -> rusqlite::Result<String> {
+        let db = self.db();
+        let mut stmt = db.prepare("PRAGMA integrity_check")?;
+        let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(rows.join("; "))
+    }
+
+    /// Moves the WAL into the database file (graceful shutdown does this last).
+    pub fn checkpoint(&self) -> rusqlite::Result<()> {
+        self.db().query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+    }
+
     fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock leaves SQLite itself consistent; keep serving.
         self.db.lock().unwrap_or_else(|p| p.into_inner())

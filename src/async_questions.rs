@@ -86,7 +86,7 @@ impl AsyncController {
             if db.opened.get() > 0 {
                 spawn_local(async move {
                     let stored: BTreeMap<String, LocalAsync> =
-                        db.get_all(ASYNC).await.into_iter().filter_map(|(k, v)| Some((k, serde_json::from_str(&v).ok()?))).collect();
+                        db.get_all(ASYNC).await.into_iter().filter_map(|(k, v)| Some((k, crate::json::decode(&v)?))).collect();
                     local.set(stored);
                 });
             }
@@ -224,7 +224,7 @@ impl AsyncController {
         let item = item.to_string();
         let this = *self;
         spawn_local(async move {
-            db.put(ASYNC, &item, &serde_json::to_string(&value).unwrap_or_default()).await;
+            db.put(ASYNC, &item, &crate::json::encode(&value)).await;
             this.channel.with_value(|c| c.post(&json!({"type": "changed"})));
         });
     }

@@ -283,7 +283,7 @@ impl ChatController {
 
     async fn load_draft(self) {
         let session = self.session.get_untracked();
-        let saved = self.db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| serde_json::from_str::<String>(&v).ok());
+        let saved = self.db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| crate::json::decode::<String>(&v));
         if self.session.get_untracked() == session && self.draft.get_untracked().is_empty() {
             self.draft.set(saved.unwrap_or_default());
         }
@@ -304,7 +304,7 @@ impl ChatController {
                     if text.is_empty() {
                         this.db.delete(COMPOSER, &session).await;
                     } else {
-                        this.db.put(COMPOSER, &session, &serde_json::to_string(&text).unwrap_or_default()).await;
+                        this.db.put(COMPOSER, &session, &crate::json::encode(&text)).await;
                     }
                 });
             },
@@ -319,9 +319,9 @@ impl ChatController {
             let db = self.db;
             let (session, text) = (session.to_string(), text.to_string());
             spawn_local(async move {
-                let current = db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| serde_json::from_str::<String>(&v).ok()).unwrap_or_default();
+                let current = db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| crate::json::decode::<String>(&v)).unwrap_or_default();
                 let merged = if current.is_empty() { text } else { format!("{current}\n{text}") };
-                db.put(COMPOSER, &session, &serde_json::to_string(&merged).unwrap_or_default()).await;
+                db.put(COMPOSER, &session, &crate::json::encode(&merged)).await;
             });
             return;
         }

@@ -43,7 +43,7 @@ impl Channel {
     pub fn open(name: &str, on_message: impl Fn(serde_json::Value) + 'static) -> Channel {
         let Ok(ch) = web_sys::BroadcastChannel::new(name) else { return Channel { inner: None } };
         let cb = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
-            if let Some(v) = ev.data().as_string().and_then(|s| serde_json::from_str(&s).ok()) {
+            if let Some(v) = ev.data().as_string().and_then(|s| crate::json::decode(&s)) {
                 on_message(v);
             }
         });

@@ -21,7 +21,7 @@ struct StoredIdentity {
 /// Loads the identity, or creates and stores one. If storage is unavailable the identity
 /// lives for this page only (the gateway then sees a new device after a reload).
 pub fn load_or_create() -> Result<DeviceIdentity, String> {
-    if let Some(stored) = browser::local_get(IDENTITY_KEY).and_then(|s| serde_json::from_str::<StoredIdentity>(&s).ok()) {
+    if let Some(stored) = browser::local_get(IDENTITY_KEY).and_then(|s| crate::json::decode::<StoredIdentity>(&s)) {
         if let Some(seed) = protocol::b64::decode(&stored.seed).and_then(|b| <[u8; 32]>::try_from(b).ok()) {
             let id = DeviceIdentity::from_seed(seed);
             if id.device_id() == stored.device_id {
@@ -34,7 +34,7 @@ pub fn load_or_create() -> Result<DeviceIdentity, String> {
     browser::random_bytes(&mut seed)?;
     let id = DeviceIdentity::from_seed(seed);
     let stored = StoredIdentity { version: 1, seed: protocol::b64::encode(&seed), device_id: id.device_id(), created_at_ms: browser::now_ms() };
-    if !browser::local_set(IDENTITY_KEY, &serde_json::to_string(&stored).unwrap_or_default()) {
+    if !browser::local_set(IDENTITY_KEY, &crate::json::encode(&stored)) {
         browser::log_warn("could not store the device identity; it lasts for this page only");
     }
     Ok(id)

@@ -11,6 +11,7 @@ pub mod components;
 pub mod coordination;
 pub mod gateway_client;
 pub mod identity;
+pub mod json;
 pub mod outbox;
 pub mod questions;
 pub mod storage;

@@ -40,7 +40,7 @@ pub struct OutboxController {
 /// Rows older than this wait for an explicit Retry. `localStorage["ocui.outbox.staleMs"]`
 /// overrides the 24 h default.
 pub fn stale_ms() -> f64 {
-    browser::local_get("ocui.outbox.staleMs").and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_STALE_MS)
+    browser::local_get("ocui.outbox.staleMs").and_then(|v| v.parse::<u64>().ok()).map_or(DEFAULT_STALE_MS, |ms| ms as f64)
 }
 
 impl OutboxController {
@@ -108,7 +108,7 @@ impl OutboxController {
     }
 
     async fn load(self) {
-        let mut stored: Vec<OutboxRow> = self.db.get_all(OUTBOX).await.iter().filter_map(|(_, v)| serde_json::from_str(v).ok()).collect();
+        let mut stored: Vec<OutboxRow> = self.db.get_all(OUTBOX).await.iter().filter_map(|(_, v)| crate::json::decode(v)).collect();
         if !self.db.is_healthy() {
             return;
         }
@@ -157,7 +157,7 @@ impl OutboxController {
     }
 
     async fn persist(&self, row: &OutboxRow) -> bool {
-        self.db.put(OUTBOX, &row.id, &serde_json::to_string(row).unwrap_or_default()).await
+        self.db.put(OUTBOX, &row.id, &crate::json::encode(row)).await
     }
 
     fn announce_change(&self) {
@@ -206,10 +206,10 @@ impl OutboxController {
                     OUTBOX,
                     id,
                     Box::new(move |cur| {
-                        let mut row: OutboxRow = serde_json::from_str(&cur?).ok()?;
+                        let mut row: OutboxRow = crate::json::decode(&cur?)?;
                         if change(&mut row) {
                             flag.set(true);
-                            serde_json::to_string(&row).ok()
+                            Some(crate::json::encode(&row))
                         } else {
                             None
                         }
@@ -218,7 +218,7 @@ impl OutboxController {
                 .await;
             return match result {
                 Ok(Some(json)) if changed.get() => {
-                    let row: OutboxRow = serde_json::from_str(&json).ok()?;
+                    let row: OutboxRow = crate::json::decode(&json)?;
                     self.set_row(row.clone());
                     self.announce_change();
                     Some(row)

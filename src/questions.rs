@@ -97,10 +97,10 @@ impl DockController {
     }
 
     async fn load(self) {
-        let receipts: Vec<Receipt> = self.db.get_all(RECEIPTS).await.iter().filter_map(|(_, v)| serde_json::from_str(v).ok()).collect();
+        let receipts: Vec<Receipt> = self.db.get_all(RECEIPTS).await.iter().filter_map(|(_, v)| crate::json::decode(v)).collect();
         self.dock.update(|d| d.restore_receipts(receipts));
         for (_, v) in self.db.get_all(DRAFTS).await {
-            let Ok(saved) = serde_json::from_str::<QuestionDraft>(&v) else { continue };
+            let Some(saved) = crate::json::decode::<QuestionDraft>(&v) else { continue };
             // A draft typed before the stored copy loaded wins if it is newer.
             let existing = self.drafts.with_untracked(|m| m.get(&saved.request_id).copied());
             match existing {
@@ -131,7 +131,7 @@ impl DockController {
                 return;
             }
             written.set_value(d.revision);
-            let json = serde_json::to_string(&d).unwrap_or_default();
+            let json = crate::json::encode(&d);
             let id = d.request_id.clone();
             let db = this.db;
             spawn_local(async move {
@@ -261,7 +261,7 @@ impl DockController {
 
     fn save_receipt(&self, r: Receipt) {
         let db = self.db;
-        let json = serde_json::to_string(&r).unwrap_or_default();
+        let json = crate::json::encode(&r);
         spawn_local(async move {
             db.put(RECEIPTS, &r.id, &json).await;
         });

@@ -10,7 +10,7 @@ PORT ?= 18789
 DATA_DIR ?= $(CURDIR)/.data
 export PORT DATA_DIR
 
-.PHONY: setup build gateway run test test-native test-wasm test-e2e clean
+.PHONY: setup build gateway run test test-native test-wasm test-e2e clean load
 
 setup:
 	@bash scripts/setup.sh
@@ -39,6 +39,15 @@ test-wasm:
 
 test-e2e:
 	cargo test -p e2e -- --test-threads=2
+
+## Reliability load (not part of make test, about 2 minutes): 200 signed clients for 60 s raise and
+## answer questions and send chat messages against the optimised gateway binary over loopback.
+## Report: target/reliability/load.md (throughput, p50/p99, peak RSS, lost and duplicated events).
+LOAD_CLIENTS ?= 200
+LOAD_SECONDS ?= 60
+load:
+	cargo build --profile gateway -p gateway --bins
+	$${CARGO_TARGET_DIR:-target}/gateway/loadgen --clients $(LOAD_CLIENTS) --seconds $(LOAD_SECONDS) --out target/reliability/load.md
 
 clean:
 	cargo clean

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// How to present ourselves.
 pub struct ClientOptions {
@@ -131,6 +131,12 @@ impl Client {
             Err(e) if e.code == "TRANSPORT" => Err(ConnectError::Transport(e.message)),
             Err(e) => Err(ConnectError::Refused(e)),
         }
+    }
+
+    /// The socket and the events received so far, for callers that read and write on their
+    /// own after the handshake (the load generator).
+    pub fn into_parts(self) -> (Socket, VecDeque<EventFrame>) {
+        (self.socket, self.events)
     }
 
     /// Sends a raw text frame (for hostile-input tests).

@@ -14,6 +14,7 @@ pub mod conn;
 pub mod handshake;
 pub mod http;
 pub mod hub;
+pub mod load;
 pub mod log;
 pub mod methods;
 pub mod questions;

@@ -108,6 +108,11 @@ impl Hub {
         self.peers().len()
     }
 
+    /// Bytes queued but not yet written, per connection (diagnostics and tests).
+    pub fn backlogs(&self) -> Vec<(String, usize)> {
+        self.peers().values().map(|p| (p.conn_id.clone(), p.sender.queued_bytes.load(Ordering::Acquire))).collect()
+    }
+
     /// Sends an event to every connection `visible` accepts. The payload is serialised once.
     pub fn broadcast(&self, event: &str, payload: &serde_json::Value, visible: impl Fn(&Peer) -> bool) {
         let event: Arc<str> = Arc::from(event);

@@ -56,6 +56,9 @@ const MIGRATIONS: &[&str] = &[
     );",
 ];
 
+/// The error summary of a send whose run was cut off by a gateway restart.
+pub const INTERRUPTED: &str = "interrupted: the gateway restarted during the run";
+
 /// What became of a `chat.send`, for answering a retry with the same key.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SendStatus {
@@ -92,6 +95,9 @@ impl Store {
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
             conn.execute_batch(&format!("BEGIN; {sql} PRAGMA user_version = {}; COMMIT;", i + 1))?;
         }
+        // No run survives a restart: a send the previous process left in flight (it was
+        // killed mid-run) is recorded as interrupted, so a retry with its key gets an answer.
+        conn.execute("UPDATE sends SET status = 'error', summary = ?1 WHERE status = 'in_flight'", [INTERRUPTED])?;
         Ok(Store { db: Mutex::new(conn) })
     }
 

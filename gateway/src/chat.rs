@@ -217,13 +217,15 @@ pub fn history(gw: &Gateway, caller: &Caller<'_>, p: HistoryParams) -> Result<Va
         check_session(gw, caller, &key)?;
     }
     let limit = p.limit.unwrap_or(200).clamp(1, 1000);
-    let offset = p.offset.unwrap_or(0);
+    // Any offset is accepted; past the end (up to u64::MAX, found by the fuzz harness) it is
+    // an empty page, never an overflow.
+    let offset = p.offset.unwrap_or(0).min(i64::MAX as usize);
     let (messages, total) = gw.store.history(&key, limit, offset).map_err(unavailable)?;
     let active = gw.runs.active(&key);
     Ok(json!({
         "sessionKey": key,
         "messages": messages,
-        "hasMore": total > offset + limit,
+        "hasMore": total > offset.saturating_add(limit),
         "totalMessages": total,
         "pendingInputs": {"items": [], "total": 0},
         "sessionInfo": {"hasActiveRun": active.is_some(), "activeRunIds": active.map(|r| vec![r.run_id]).unwrap_or_default()},

@@ -121,7 +121,7 @@ impl Store {
 
     pub fn device(&self, device_id: &str) -> rusqlite::Result<Option<Device>> {
         self.db()
-            .query_row("SELECT device_id, public_key, device_token FROM devices WHERE device_id = ?1", [device_id], |r| {
+            .prepare_cached("SELECT device_id, public_key, device_token FROM devices WHERE device_id = ?1")?.query_row([device_id], |r| {
                 Ok(Device { device_id: r.get(0)?, public_key: r.get(1)?, device_token: r.get(2)? })
             })
             .optional()
@@ -130,48 +130,45 @@ impl Store {
     /// Pairs a device (first time) or touches it, and returns its device token.
     pub fn pair_device(&self, device_id: &str, public_key: &str, client_id: &str, now_ms: i64, new_token: &str) -> rusqlite::Result<String> {
         let db = self.db();
-        db.execute(
-            "INSERT INTO devices (device_id, public_key, device_token, client_id, created_at_ms, last_seen_ms)
+        db.prepare_cached("INSERT INTO devices (device_id, public_key, device_token, client_id, created_at_ms, last_seen_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-             ON CONFLICT(device_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms",
+             ON CONFLICT(device_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms")?.execute(
             params![device_id, public_key, new_token, client_id, now_ms],
         )?;
-        db.query_row("SELECT device_token FROM devices WHERE device_id = ?1", [device_id], |r| r.get(0))
+        db.prepare_cached("SELECT device_token FROM devices WHERE device_id = ?1")?.query_row([device_id], |r| r.get(0))
     }
 }
 
 impl Store {
     /// Creates a session owned by `owner`; false when it already existed.
     pub fn create_session(&self, key: &str, owner: &str, label: Option<&str>, now_ms: i64) -> rusqlite::Result<bool> {
-        let n = self.db().execute(
-            "INSERT INTO sessions (key, owner, label, created_at_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING",
+        let n = self.db().prepare_cached("INSERT INTO sessions (key, owner, label, created_at_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING")?.execute(
             params![key, owner, label, now_ms],
         )?;
         Ok(n == 1)
     }
 
     pub fn session_owner(&self, key: &str) -> rusqlite::Result<Option<String>> {
-        self.db().query_row("SELECT owner FROM sessions WHERE key = ?1", [key], |r| r.get(0)).optional()
+        self.db().prepare_cached("SELECT owner FROM sessions WHERE key = ?1")?.query_row([key], |r| r.get(0)).optional()
     }
 
     /// Persists a resolved question (secret values were already replaced by "stored").
     pub fn save_question(&self, record: &protocol::question::QuestionRecord, now_ms: i64) -> rusqlite::Result<()> {
         let json = serde_json::to_string(record).unwrap_or_default();
-        self.db().execute(
-            "INSERT INTO questions (id, session_key, status, record_json, resolved_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
-             ON CONFLICT(id) DO UPDATE SET status = excluded.status, record_json = excluded.record_json, resolved_at_ms = excluded.resolved_at_ms",
+        self.db().prepare_cached("INSERT INTO questions (id, session_key, status, record_json, resolved_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(id) DO UPDATE SET status = excluded.status, record_json = excluded.record_json, resolved_at_ms = excluded.resolved_at_ms")?.execute(
             params![record.id, record.session_key, record.status.as_str(), json, now_ms],
         )?;
         Ok(())
     }
 
     pub fn question_exists(&self, id: &str) -> rusqlite::Result<bool> {
-        Ok(self.db().query_row("SELECT 1 FROM questions WHERE id = ?1", [id], |_| Ok(())).optional()?.is_some())
+        Ok(self.db().prepare_cached("SELECT 1 FROM questions WHERE id = ?1")?.query_row([id], |_| Ok(())).optional()?.is_some())
     }
 
     /// A resolved question as it was saved.
     pub fn saved_question(&self, id: &str) -> rusqlite::Result<Option<protocol::question::QuestionRecord>> {
-        let json: Option<String> = self.db().query_row("SELECT record_json FROM questions WHERE id = ?1", [id], |r| r.get(0)).optional()?;
+        let json: Option<String> = self.db().prepare_cached("SELECT record_json FROM questions WHERE id = ?1")?.query_row([id], |r| r.get(0)).optional()?;
         Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
     }
 }
@@ -204,7 +201,7 @@ impl Store {
 
     pub fn send_status(&self, key: &str) -> rusqlite::Result<Option<SendStatus>> {
         let row: Option<(String, Option<String>)> =
-            self.db().query_row("SELECT status, summary FROM sends WHERE idempotency_key = ?1", [key], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+            self.db().prepare_cached("SELECT status, summary FROM sends WHERE idempotency_key = ?1")?.query_row([key], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
         Ok(row.map(|(s, summary)| match s.as_str() {
             "ok" => SendStatus::Ok,
             "error" => SendStatus::Error(summary.unwrap_or_default()),
@@ -220,12 +217,12 @@ impl Store {
             SendStatus::Error(m) => ("error", Some(m.as_str())),
             SendStatus::Aborted => ("aborted", None),
         };
-        self.db().execute("UPDATE sends SET status = ?2, summary = ?3 WHERE idempotency_key = ?1", params![key, s, summary])?;
+        self.db().prepare_cached("UPDATE sends SET status = ?2, summary = ?3 WHERE idempotency_key = ?1")?.execute( params![key, s, summary])?;
         Ok(())
     }
 
     fn insert_message(tx: &rusqlite::Transaction<'_>, session: &str, mut message: serde_json::Value, mut meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
-        let seq: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_key = ?1", [session], |r| r.get(0))?;
+        let seq: i64 = tx.prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_key = ?1")?.query_row([session], |r| r.get(0))?;
         let now = crate::util::now_ms();
         meta["seq"] = serde_json::json!(seq);
         meta["recordTimestampMs"] = serde_json::json!(now);
@@ -233,8 +230,7 @@ impl Store {
         let idem = meta["idempotencyKey"].as_str().map(str::to_string);
         message["__openclaw"] = meta;
         let role = message["role"].as_str().unwrap_or("custom").to_string();
-        tx.execute(
-            "INSERT INTO messages (session_key, seq, id, role, idempotency_key, json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        tx.prepare_cached("INSERT INTO messages (session_key, seq, id, role, idempotency_key, json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?.execute(
             params![session, seq, id, role, idem, message.to_string(), now],
         )?;
         Ok(message)
@@ -245,8 +241,7 @@ impl Store {
     pub fn save_user_message(&self, session: &str, key: &str, message: serde_json::Value, meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
         let mut db = self.db();
         let tx = db.transaction()?;
-        tx.execute(
-            "INSERT INTO sends (idempotency_key, session_key, status, created_ms) VALUES (?1, ?2, 'in_flight', ?3)",
+        tx.prepare_cached("INSERT INTO sends (idempotency_key, session_key, status, created_ms) VALUES (?1, ?2, 'in_flight', ?3)")?.execute(
             params![key, session, crate::util::now_ms()],
         )?;
         let saved = Self::insert_message(&tx, session, message, meta)?;
@@ -267,7 +262,7 @@ impl Store {
     /// first, and the total count.
     pub fn history(&self, session: &str, limit: usize, offset: usize) -> rusqlite::Result<(Vec<serde_json::Value>, usize)> {
         let db = self.db();
-        let total: i64 = db.query_row("SELECT COUNT(*) FROM messages WHERE session_key = ?1", [session], |r| r.get(0))?;
+        let total: i64 = db.prepare_cached("SELECT COUNT(*) FROM messages WHERE session_key = ?1")?.query_row([session], |r| r.get(0))?;
         let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 ORDER BY seq DESC LIMIT ?2 OFFSET ?3")?;
         let mut rows: Vec<serde_json::Value> = stmt
             .query_map(params![session, limit as i64, offset as i64], |r| r.get::<_, String>(0))?
@@ -279,7 +274,7 @@ impl Store {
 
     /// Every saved message of a session with this idempotency key (tests count them).
     pub fn count_messages_with_key(&self, key: &str) -> rusqlite::Result<usize> {
-        let n: i64 = self.db().query_row("SELECT COUNT(*) FROM messages WHERE idempotency_key = ?1", [key], |r| r.get(0))?;
+        let n: i64 = self.db().prepare_cached("SELECT COUNT(*) FROM messages WHERE idempotency_key = ?1")?.query_row([key], |r| r.get(0))?;
         Ok(n as usize)
     }
 

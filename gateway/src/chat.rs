@@ -269,3 +269,14 @@ pub fn abort_all(gw: &Arc<Gateway>) -> usize {
     }
     runs.len()
 }
+
+/// Aborts the runs that wait for a person's answer (graceful shutdown does not wait for
+/// those: nobody may answer before the deadline). Returns how many.
+pub fn abort_waiting(gw: &Arc<Gateway>) -> usize {
+    let waiting: Vec<ActiveRun> = gw.runs.all().into_iter().filter(|r| gw.questions.run_is_waiting(&r.run_id)).collect();
+    for run in &waiting {
+        run.abort.send_replace(true);
+        questions::cancel_run(gw, &run.run_id);
+    }
+    waiting.len()
+}

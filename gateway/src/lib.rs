@@ -230,6 +230,10 @@ impl Running {
         if !gw.drain.until(deadline, |d| d.in_flight().0 == 0).await {
             log::warn(&format!("stopping: {} request(s) still in flight at the deadline", gw.drain.in_flight().0));
         }
+        let waiting = chat::abort_waiting(gw);
+        if waiting > 0 {
+            log::info(&format!("stopping: aborted {waiting} run(s) waiting for an answer"));
+        }
         if !gw.drain.until(deadline, |d| d.in_flight().1 == 0).await {
             let aborted = chat::abort_all(gw);
             log::warn(&format!("stopping: aborted {aborted} run(s) still going at the deadline"));
@@ -241,7 +245,9 @@ impl Running {
         while gw.hub.count() > 0 && tokio::time::Instant::now() < closing {
             tokio::time::sleep(std::time::Duration::from_millis(10)).await;
         }
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(3), self.task).await;
+        // The listener is released when the server task ends (a restart on the same port
+        // needs it).
+        let _ = self.task.await;
         if let Err(e) = gw.store.checkpoint() {
             log::warn(&format!("stopping: SQLite checkpoint failed: {e}"));
         }

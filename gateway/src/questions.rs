@@ -74,6 +74,11 @@ impl Questions {
         self.entries().get(id).map(|e| e.record.clone())
     }
 
+    /// Whether a run is waiting for a person to answer its question.
+    pub fn run_is_waiting(&self, run_id: &str) -> bool {
+        self.entries().values().any(|e| e.record.status == QuestionStatus::Pending && e.record.run_id.as_deref() == Some(run_id))
+    }
+
     pub fn pending_count(&self) -> usize {
         self.entries().values().filter(|e| e.record.status == QuestionStatus::Pending).count()
     }

@@ -221,6 +221,10 @@ async fn sigterm_stops_the_gateway_binary_after_the_work_in_flight() {
     // A slow run (about 5 s) is within the binary's drain time: it finishes normally.
     a.req("slow", "chat.send", json!({"sessionKey": "t", "message": "slow please", "idempotencyKey": "t-slow"})).await;
     assert_eq!(a.response("slow").await.unwrap()["status"], "started");
+    // A run waiting for a person's answer is aborted at once (its question cancelled).
+    a.req("deploy", "chat.send", json!({"sessionKey": "t-ask", "message": "deploy", "idempotencyKey": "t-deploy"})).await;
+    assert_eq!(a.response("deploy").await.unwrap()["status"], "started");
+    read_until(&mut a, "the deploy question", |r| r.iter().any(|t| t.contains(r#""event":"question.requested""#))).await;
     for i in 0..10 {
         a.req(&format!("ask-{i}"), "question.request", json!({"id": format!("t-q-{i}"), "timeoutMs": 600000, "questions": [{"questionId": "a", "header": "H", "question": "Q?", "options": []}]})).await;
         a.req(&format!("answer-{i}"), "question.resolve", json!({"id": format!("t-q-{i}"), "answers": {"answers": {"a": ["yes"]}}})).await;
@@ -239,6 +243,11 @@ async fn sigterm_stops_the_gateway_binary_after_the_work_in_flight() {
     let store = Store::open(&data).unwrap();
     assert_eq!(store.integrity_check().unwrap(), "ok");
     assert_eq!(store.send_status("t-slow").unwrap(), Some(SendStatus::Ok));
+    assert_eq!(store.send_status("t-deploy").unwrap(), Some(SendStatus::Aborted));
+    let evs = events(&a.received);
+    let asked = evs.iter().find(|e| e["event"] == "question.requested" && e["payload"]["runId"] == "t-deploy").expect("the deploy question");
+    let cancelled = evs.iter().find(|e| e["event"] == "question.resolved" && e["payload"]["id"] == asked["payload"]["id"]).expect("the deploy question was resolved");
+    assert_eq!(cancelled["payload"]["status"], "cancelled");
     for i in 0..10 {
         if res[&format!("answer-{i}")]["ok"] == true {
             assert!(store.saved_question(&format!("t-q-{i}")).unwrap().is_some(), "t-q-{i}");

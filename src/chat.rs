@@ -68,7 +68,8 @@ const COMPOSER: &str = "composer";
 fn session_from_url() -> Option<String> {
     let search = browser::location()?.search().ok()?;
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
-    params.get("session").filter(|s| !s.is_empty())
+    // Canonical, so live events (which name the canonical key) match a hand-typed `?session=x`.
+    params.get("session").filter(|s| !s.is_empty()).map(|s| protocol::chat::canonical_session_key(&s))
 }
 
 impl ChatController {

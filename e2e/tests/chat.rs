@@ -266,3 +266,20 @@ async fn a_question_arriving_while_typing_in_the_composer_does_not_take_it_away(
     assert_eq!(focus, json!(["message", "half a sentence"]), "still typing in the composer");
     b.close().await;
 }
+
+/// A hand-typed `?session=bare` names the same conversation as the gateway's canonical
+/// `agent:main:bare`: a run started elsewhere streams live into the open page.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bare_session_in_the_url_shows_runs_started_elsewhere_live() {
+    let gw = LocalGateway::start().await;
+    let url = format!("{}/?session=bare-live#token={}", gw.base(), gw.ui_url().split("#token=").nth(1).unwrap());
+    let b = Browser::open_connected(&url).await;
+    let mut agent = gw.agent().await;
+    agent
+        .request("chat.send", json!({"sessionKey": "bare-live", "message": "slow please", "idempotencyKey": "elsewhere-1"}))
+        .await
+        .unwrap();
+    // The live stream shows while the run is still going (it takes about five seconds).
+    b.wait_text("[data-testid=stream] .msg__text", T, |t| t.contains("Working on step 1")).await;
+    assert!(b.current_url().await.contains("session=agent%3Amain%3Abare-live"), "the URL names the canonical session");
+}

@@ -161,10 +161,7 @@ pub fn ask_for_run(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<S
     Ok(id)
 }
 
-/// The canonical form of a session key: a bare `main` is `agent:main:main`.
-pub fn canonical_session_key(key: &str) -> String {
-    if key.starts_with("agent:") { key.to_string() } else { format!("agent:main:{key}") }
-}
+pub use protocol::chat::canonical_session_key;
 
 pub fn list(gw: &Gateway, caller: &Caller<'_>) -> Value {
     let mut records: Vec<QuestionRecord> = gw

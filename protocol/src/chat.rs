@@ -48,3 +48,21 @@ pub fn message_text(m: &Value) -> String {
         _ => String::new(),
     }
 }
+
+/// The canonical form of a session key, as the gateway reports it in events and history:
+/// a bare `main` (or any key without the `agent:` prefix) belongs to the default agent.
+pub fn canonical_session_key(key: &str) -> String {
+    if key.starts_with("agent:") { key.to_string() } else { format!("agent:main:{key}") }
+}
+
+#[cfg(test)]
+mod session_key_tests {
+    use super::canonical_session_key;
+
+    #[test]
+    fn a_bare_session_key_belongs_to_the_default_agent() {
+        assert_eq!(canonical_session_key("main"), "agent:main:main");
+        assert_eq!(canonical_session_key("bench-long"), "agent:main:bench-long");
+        assert_eq!(canonical_session_key("agent:ops:night"), "agent:ops:night");
+    }
+}

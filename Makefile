@@ -10,7 +10,7 @@ PORT ?= 18789
 DATA_DIR ?= $(CURDIR)/.data
 export PORT DATA_DIR
 
-.PHONY: setup build gateway run test test-native test-wasm test-e2e clean load
+.PHONY: setup build gateway run test test-native test-wasm test-e2e clean load bench real-gateway
 
 setup:
 	@bash scripts/setup.sh
@@ -52,3 +52,16 @@ load:
 clean:
 	cargo clean
 	rm -rf dist
+
+## The real OpenClaw gateway (npm `openclaw`, with its Node 24), installed once into a cache.
+REAL_DIR ?= $(HOME)/.cache/ocui/openclaw-2026.9.6
+real-gateway:
+	@[ -x "$(REAL_DIR)/node/package/bin/node" ] && [ -f "$(REAL_DIR)/app/node_modules/openclaw/openclaw.mjs" ] \
+	  || bash "$(OCUI_SHARED_DIR)/tools/openclaw-gateway/run-real-gateway.sh" "$(REAL_DIR)" install
+
+## Benchmarks (not part of make test, about 8 minutes): our UI beside the incumbent Control UI on
+## the real gateway, plus our gateway, in headless Chromium. Prints a markdown table and writes
+## target/bench/bench.md. BENCH_ARGS="--runs 7 --only 1,2,3,4,5,6 --rt-seconds 10" narrows or widens it.
+BENCH_ARGS ?=
+bench: build gateway real-gateway
+	OPENCLAW_REAL_DIR=$(REAL_DIR) "$(REAL_DIR)/node/package/bin/node" bench/bench.mjs $(BENCH_ARGS)

@@ -186,13 +186,14 @@ impl DockController {
         if self.access() == QuestionAccess::None {
             return;
         }
+        let mark = self.dock.with_untracked(Dock::list_mark);
         match self.client.request("question.list", json!({})).await {
             Ok(v) => {
                 let records: Vec<Value> = v.get("questions").and_then(Value::as_array).cloned().unwrap_or_default();
                 let shown_before_reload = browser::session_get("ocui.dock.current");
                 let fx = self.dock.try_update(|d| {
                     let first_load = d.is_empty();
-                    let fx = d.listed(&records);
+                    let fx = d.listed_since(&records, mark);
                     if let (true, Some(id)) = (first_load, shown_before_reload) {
                         d.select(&id);
                     }
@@ -243,6 +244,12 @@ impl DockController {
                 }
                 DockEffect::Announce(text) => self.announce.set(text),
                 DockEffect::DropDraft(id) => self.drop_draft(&id),
+                DockEffect::DropReceipt(id) => {
+                    let db = self.db;
+                    spawn_local(async move {
+                        db.delete(RECEIPTS, &id).await;
+                    });
+                }
                 DockEffect::SaveReceipt(mut r) => {
                     if r.at_ms == 0.0 {
                         r.at_ms = browser::now_ms();

@@ -154,6 +154,12 @@ impl Browser {
         self.client.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
     }
 
+    /// Runs an async script body (it may `await`; its `return` value comes back).
+    pub async fn js_async(&self, body: &str) -> serde_json::Value {
+        let script = format!("const done = arguments[arguments.length - 1]; (async () => {{ {body} }})().then(done, e => done('script error: ' + e));");
+        self.client.execute_async(&script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
+    }
+
     pub async fn current_url(&self) -> String {
         self.client.current_url().await.expect("url").to_string()
     }

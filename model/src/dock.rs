@@ -119,6 +119,8 @@ pub enum Effect {
     DropDraft(String),
     /// Store this receipt.
     SaveReceipt(Receipt),
+    /// Forget this stored receipt: the gateway says the request is still pending.
+    DropReceipt(String),
 }
 
 /// The retry delays of `question.get` during recovery.
@@ -137,6 +139,11 @@ pub struct Dock {
     /// Resolutions that arrived before their request (kept, and applied on arrival).
     early: BTreeMap<String, (QuestionStatus, Option<QuestionAnswers>)>,
     get_attempts: BTreeMap<String, usize>,
+    /// Counts resolutions taken from `question.resolved` events ...
+    resolution_clock: u64,
+    /// ... and remembers when each id was closed that way. An event can be a lie (a broken
+    /// or replayed frame); a listing asked for after it is the truth.
+    closed_by_event: BTreeMap<String, u64>,
 }
 
 impl Dock {
@@ -316,7 +323,32 @@ impl Dock {
     /// The pending records after a (re)connect. Listed records are shown at once; known
     /// ids missing from the list are reconciled with `question.get`.
     pub fn listed(&mut self, records: &[Value]) -> Vec<Effect> {
+        self.listed_since(records, 0)
+    }
+
+    /// The mark to pass to [`Dock::listed_since`] for a `question.list` sent now.
+    pub fn list_mark(&self) -> u64 {
+        self.resolution_clock
+    }
+
+    /// `question.list`, sent when [`Dock::list_mark`] returned `mark`. A request the list
+    /// still shows as pending, closed by an event received before the list was asked for,
+    /// was never closed: it comes back (its receipt goes). A listing asked for before the
+    /// event is stale and brings nothing back.
+    pub fn listed_since(&mut self, records: &[Value], mark: u64) -> Vec<Effect> {
         let mut fx = Vec::new();
+        for r in records {
+            let Some(id) = r.get("id").and_then(Value::as_str) else { continue };
+            let pending = r.get("status").and_then(Value::as_str).is_none_or(|s| s == "pending");
+            if pending && self.closed_by_event.get(id).is_some_and(|at| *at <= mark) {
+                self.closed_by_event.remove(id);
+                self.tombstones.remove(id);
+                self.early.remove(id);
+                self.receipts.retain(|x| x.id != id);
+                fx.push(Effect::DropReceipt(id.to_string()));
+                fx.push(Effect::Announce("A question the gateway still has open is back.".into()));
+            }
+        }
         let listed: BTreeSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
         for r in records {
             fx.extend(self.arrive(r, false, true));
@@ -348,6 +380,10 @@ impl Dock {
             _ => return vec![],
         };
         let answers: Option<QuestionAnswers> = payload.get("answers").cloned().and_then(|a| serde_json::from_value(a).ok());
+        if status != QuestionStatus::Pending && !id.starts_with(ASYNC_PREFIX) && (self.entry(id).is_some() || !self.tombstones.contains(id)) {
+            self.resolution_clock += 1;
+            self.closed_by_event.insert(id.to_string(), self.resolution_clock);
+        }
         match self.record(id).cloned() {
             Some(record) => self.finish_from_gateway(record, status, answers),
             None => {

@@ -225,3 +225,32 @@ fn a_question_arriving_while_the_person_types_in_the_composer_waits_collapsed() 
     assert_eq!(d.current.as_deref(), Some("a"));
     assert!(!d.expanded, "the composer is not taken away mid-sentence");
 }
+
+#[test]
+fn a_resolution_the_gateway_never_made_is_undone_by_a_listing_asked_for_after_it() {
+    let mut d = Dock::new();
+    d.requested(&rec("real", 1, 10_000), false);
+    // A broken or replayed frame says it was answered elsewhere.
+    let fx = d.resolved(&json!({"id": "real", "status": "answered", "answers": {"answers": {"target": ["Production"]}}}));
+    assert_eq!(receipts(&fx), vec![Outcome::AnsweredElsewhere { answers: serde_json::from_value(json!({"answers": {"target": ["Production"]}})).unwrap() }]);
+    assert!(d.is_empty());
+    // The resync's listing, asked for after that event, still has it pending: it comes back.
+    let mark = d.list_mark();
+    let fx = d.listed_since(&[rec("real", 1, 10_000)], mark);
+    assert!(fx.contains(&Effect::DropReceipt("real".into())), "{fx:?}");
+    assert_eq!(d.len(), 1);
+    assert!(d.receipts.is_empty());
+    assert_eq!(d.current.as_deref(), Some("real"));
+}
+
+#[test]
+fn a_listing_asked_for_before_a_resolution_cannot_bring_it_back() {
+    let mut d = Dock::new();
+    d.requested(&rec("real", 1, 10_000), false);
+    let mark = d.list_mark();
+    d.resolved(&json!({"id": "real", "status": "cancelled"}));
+    let fx = d.listed_since(&[rec("real", 1, 10_000)], mark);
+    assert!(!fx.contains(&Effect::DropReceipt("real".into())));
+    assert!(d.is_empty(), "a stale listing must not resurrect a closed request");
+    assert_eq!(d.receipts.len(), 1);
+}

@@ -15,9 +15,11 @@ export PORT DATA_DIR
 setup:
 	@bash scripts/setup.sh
 
-## Release UI build into dist/ (wasm-opt -Oz through npm binaryen 132).
+## Release UI build into dist/ (wasm-opt -Oz through npm binaryen 132), with a gzip -9 copy of
+## each asset that the local gateway serves to browsers that accept gzip.
 build: setup
 	trunk build --release --public-url /
+	gzip -9 -k -f dist/*.wasm dist/*.js dist/*.css
 
 gateway: setup
 	cargo build --profile gateway -p gateway

@@ -160,6 +160,23 @@ impl Browser {
         self.client.execute_async(&script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
     }
 
+    /// Everything Chromium logged since the last call (console, network errors and CSP
+    /// violations, from page load on), through chromedriver's log endpoint.
+    pub async fn browser_log(&self) -> Vec<String> {
+        #[derive(Debug)]
+        struct GetLog;
+        impl fantoccini::wd::WebDriverCompatibleCommand for GetLog {
+            fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+                base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
+            }
+            fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+                (http::Method::POST, Some(r#"{"type":"browser"}"#.into()))
+            }
+        }
+        let v = self.client.issue_cmd(GetLog).await.unwrap_or_else(|e| panic!("browser log: {e}"));
+        v.as_array().map(|a| a.iter().map(|e| format!("{} {}", e["level"].as_str().unwrap_or(""), e["message"].as_str().unwrap_or(""))).collect()).unwrap_or_default()
+    }
+
     pub async fn current_url(&self) -> String {
         self.client.current_url().await.expect("url").to_string()
     }

@@ -74,6 +74,12 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
     assert!(urls.len() >= 3, "the page loaded its HTML, JS and wasm: {urls:?}");
     let foreign: Vec<&&str> = urls.iter().filter(|u| !u.starts_with(&format!("{origin}/")) && !u.starts_with("data:")).collect();
     assert!(foreign.is_empty(), "fetched outside {origin}: {foreign:?}");
+    // The local gateway sends the gzip copies: what crossed the wire fits the same budget.
+    let wasm = b.js("const e = performance.getEntriesByType('resource').find(e => e.name.endsWith('.wasm')); return e ? [e.encodedBodySize, e.decodedBodySize] : null;").await;
+    let (encoded, decoded) = (wasm[0].as_u64().unwrap(), wasm[1].as_u64().unwrap());
+    assert!(encoded * 2 < decoded, "the wasm travelled compressed: {encoded} of {decoded} bytes");
+    let sent = b.js("return performance.getEntriesByType('resource').filter(e => /\\.(wasm|js|css)$/.test(e.name)).reduce((n, e) => n + e.encodedBodySize, 0);").await;
+    assert!(sent.as_u64().unwrap() <= INITIAL_GZIP_BUDGET_BYTES, "initial assets over the wire: {sent} bytes");
     // The WebSocket goes to the page's own host too.
     let status = b.js("return document.body.innerText").await;
     assert!(!status.as_str().unwrap_or_default().contains("ws://") || status.as_str().unwrap().contains(&origin.replace("http://", "ws://")), "WebSocket URL is the gateway's");

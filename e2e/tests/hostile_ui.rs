@@ -128,6 +128,13 @@ async fn an_xss_corpus_through_every_agent_field_runs_nothing_and_stays_readable
         assert!(text.contains(v.lines().next().unwrap()), "chat text reads literally: {v}");
     }
     assert_inert(&b, "chat").await;
+    // Chromium's own log, from page load on: no CSP violation from our code.
+    let csp_lines = |log: Vec<String>| log.into_iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect::<Vec<_>>();
+    assert_eq!(csp_lines(b.browser_log().await), Vec::<String>::new(), "CSP violations under the local gateway");
+    // ...and the log does report one when it happens.
+    b.js("const s = document.createElement('script'); s.src = 'http://127.0.0.2:9/x.js'; document.head.appendChild(s);").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(!csp_lines(b.browser_log().await).is_empty(), "a blocked foreign script shows in the log");
     b.close().await;
 }
 

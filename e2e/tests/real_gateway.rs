@@ -122,6 +122,11 @@ async fn our_ui_on_the_real_gateway() {
     assert_eq!(result["answers"]["answers"]["deploy_target"], json!(["Staging (Recommended)"]), "{result}");
     assert_eq!(result["answers"]["answers"]["notify"], json!(["Slack", "Only on weekdays"]), "{result}");
     b.screenshot("real-gateway-ask-user").await;
+    // All of the above ran under the real gateway's own CSP: Chromium reported no violation
+    // (from page load on; the hostile-UI test shows this log does catch one).
+    let log = b.browser_log().await;
+    let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
+    assert!(csp.is_empty(), "CSP violations under the real gateway: {csp:?}");
     b.close().await;
 
     // 7. Chat through the outbox. Without a model the real gateway saves the user message

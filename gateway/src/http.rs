@@ -36,7 +36,16 @@ async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, header
     if method != Method::GET && method != Method::HEAD {
         return (StatusCode::METHOD_NOT_ALLOWED, "method not allowed").into_response();
     }
-    serve_static(&gw.config.ui_root, uri.path()).await
+    let gzip_ok = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).is_some_and(accepts_gzip);
+    serve_static(&gw.config.ui_root, uri.path(), gzip_ok).await
+}
+
+/// Whether an `Accept-Encoding` value allows gzip (and does not refuse it with `q=0`).
+fn accepts_gzip(value: &str) -> bool {
+    value.split(',').any(|part| {
+        let mut it = part.split(';').map(str::trim);
+        it.next().is_some_and(|c| c.eq_ignore_ascii_case("gzip")) && !it.any(|p| p.replace(' ', "") == "q=0" || p.replace(' ', "") == "q=0.0")
+    })
 }
 
 /// Maps a URL path into the UI root, refusing anything that climbs out of it.
@@ -68,12 +77,22 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-async fn serve_static(root: &Path, url_path: &str) -> Response {
+async fn serve_static(root: &Path, url_path: &str, gzip_ok: bool) -> Response {
     let decoded = percent_decode(url_path);
     let Some(path) = decoded.as_deref().and_then(|p| resolve(root, p)) else {
         return (StatusCode::BAD_REQUEST, "bad path").into_response();
     };
     if path != root && path.is_file() && path.file_name().is_some_and(|n| n != "index.html") {
+        // `make build` writes a gzip -9 copy beside each asset: served when the browser takes it.
+        let gz = path.with_file_name(format!("{}.gz", path.file_name().unwrap_or_default().to_string_lossy()));
+        if gzip_ok && gz.is_file() {
+            if let Ok(bytes) = tokio::fs::read(&gz).await {
+                let mut resp = file_response(bytes, content_type(&path));
+                resp.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                resp.headers_mut().insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+                return resp;
+            }
+        }
         return match tokio::fs::read(&path).await {
             Ok(bytes) => file_response(bytes, content_type(&path)),
             Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read file: {e}")).into_response(),
@@ -183,6 +202,15 @@ mod tests {
         assert!(csp.contains("'wasm-unsafe-eval'"));
         // sha256("1") in standard base64
         assert!(csp.contains("'sha256-a4ayc/80/OGda4BO/1o/V0etpOqiLx1JwB5S3beHW0s='"), "{csp}");
+    }
+
+    #[test]
+    fn gzip_is_taken_unless_refused() {
+        assert!(accepts_gzip("gzip, deflate, br, zstd"));
+        assert!(accepts_gzip("br;q=1.0, GZIP;q=0.5"));
+        assert!(!accepts_gzip("gzip;q=0"));
+        assert!(!accepts_gzip("identity"));
+        assert!(!accepts_gzip("x-gzip-like"));
     }
 
     #[test]

@@ -160,6 +160,9 @@ async fn the_token_never_reaches_local_storage_the_url_or_a_log_line() {
     let logs = b.js("return window.__logs;").await;
     assert!(logs.as_array().is_some_and(|l| !l.is_empty()), "the reconnect logged something: {logs}");
     assert!(!logs.to_string().contains(&token), "token in a log line: {logs}");
+    // Chromium's own log covers the page load too (before the hook above existed).
+    let browser_log = b.browser_log().await;
+    assert!(!browser_log.iter().any(|l| l.contains(&token)), "token in Chromium's log: {browser_log:?}");
     let idb = b
         .js_async("const db = await new Promise(r => { const q = indexedDB.open('ocui'); q.onsuccess = () => r(q.result); });
                    const out = [];

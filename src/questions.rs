@@ -244,6 +244,9 @@ impl DockController {
                 }
                 DockEffect::Announce(text) => self.announce.set(text),
                 DockEffect::DropDraft(id) => self.drop_draft(&id),
+                DockEffect::ParkDraft(id) => {
+                    self.park_draft(&id);
+                }
                 DockEffect::DropReceipt(id) => {
                     let db = self.db;
                     spawn_local(async move {
@@ -277,13 +280,14 @@ impl DockController {
     /// A request left the dock. Text typed into one that could not be answered stays
     /// copyable in its receipt; then the draft goes.
     fn drop_draft(&self, id: &str) {
-        let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) else { return };
-        let questions = self.dock.with_untracked(|d| d.receipts.iter().find(|r| r.id == id).map(|r| r.questions.clone()));
-        if let Some(questions) = questions {
-            let text = sig.with_untracked(|d| d.typed_text(&questions));
-            if let Some(r) = self.dock.try_update(|d| d.keep_unsent_text(id, text)).flatten() {
-                self.save_receipt(r);
-            }
+        if !self.park_draft(id) {
+            // Not in memory (never loaded here): the stored copy still goes.
+            let db = self.db;
+            let id = id.to_string();
+            spawn_local(async move {
+                db.delete(DRAFTS, &id).await;
+            });
+            return;
         }
         self.drafts.update(|m| {
             m.remove(id);
@@ -293,6 +297,20 @@ impl DockController {
         spawn_local(async move {
             db.delete(DRAFTS, &id).await;
         });
+    }
+
+    /// Keeps what the person typed copyable in the request's receipt; the draft stays (a
+    /// listing may yet bring the request back). False when there is no draft here.
+    fn park_draft(&self, id: &str) -> bool {
+        let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) else { return false };
+        let questions = self.dock.with_untracked(|d| d.receipts.iter().find(|r| r.id == id).map(|r| r.questions.clone()));
+        if let Some(questions) = questions {
+            let text = sig.with_untracked(|d| d.typed_text(&questions));
+            if let Some(r) = self.dock.try_update(|d| d.keep_unsent_text(id, text)).flatten() {
+                self.save_receipt(r);
+            }
+        }
+        true
     }
 
     fn start_clock(&self) {

@@ -186,6 +186,8 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
         .unwrap()
         .to_string();
     b.wait_text(".dock__question-text", T, |t| t == "The real question?").await;
+    // The person has started answering.
+    b.option("Yes").await.click().await.unwrap();
 
     // Garbage: not JSON, not an object, an unknown frame type, an event without a name.
     for junk in ["{\"type\":\"event\",", "[1,2,3]", "{\"type\":\"bogus\"}", "{\"type\":\"event\",\"payload\":{}}", "\u{0}\u{1}"] {
@@ -220,7 +222,7 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
     }
     assert_eq!(b.js("return [...document.querySelectorAll('[data-testid=message]')].filter(e => e.textContent.includes('Said once')).length;").await, json!(1));
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
-    b.option("Yes").await.click().await.unwrap();
+    assert!(b.option("Yes").await.is_selected().await.unwrap(), "the draft came back with the question");
     b.click_button("Submit").await;
     // (the agent's own connection got the junk too and gave up on it: a new one asks)
     let mut agent = gw.agent().await;

@@ -117,6 +117,9 @@ pub enum Effect {
     Announce(String),
     /// The request left the dock: its draft can go.
     DropDraft(String),
+    /// The request left the dock on the word of an event: keep its typed text in the receipt,
+    /// but keep the draft too until a listing confirms the request is closed.
+    ParkDraft(String),
     /// Store this receipt.
     SaveReceipt(Receipt),
     /// Forget this stored receipt: the gateway says the request is still pending.
@@ -156,6 +159,10 @@ impl Dock {
         receipts.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
         for r in receipts {
             self.tombstones.insert(r.id.clone());
+            if matches!(r.outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) {
+                // Closed on an event's word before the reload: any listing may correct it.
+                self.closed_by_event.entry(r.id.clone()).or_insert(0);
+            }
             self.entries.retain(|e| e.id() != r.id);
             if !self.receipts.iter().any(|x| x.id == r.id) {
                 self.receipts.push(r);
@@ -337,6 +344,13 @@ impl Dock {
     /// event is stale and brings nothing back.
     pub fn listed_since(&mut self, records: &[Value], mark: u64) -> Vec<Effect> {
         let mut fx = Vec::new();
+        let listed_ids: BTreeSet<&str> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str)).collect();
+        let confirmed: Vec<String> = self.closed_by_event.iter().filter(|(id, at)| **at <= mark && !listed_ids.contains(id.as_str())).map(|(id, _)| id.clone()).collect();
+        for id in confirmed {
+            // The gateway no longer lists it: the closure was real, the parked draft can go.
+            self.closed_by_event.remove(&id);
+            fx.push(Effect::DropDraft(id));
+        }
         for r in records {
             let Some(id) = r.get("id").and_then(Value::as_str) else { continue };
             let pending = r.get("status").and_then(Value::as_str).is_none_or(|s| s == "pending");
@@ -425,6 +439,8 @@ impl Dock {
     fn leave(&mut self, record: QuestionRecord, outcome: Outcome, unsent_text: String) -> Vec<Effect> {
         let id = record.id.clone();
         let label = outcome.label();
+        // Closed by someone else on an event's word: the draft waits for a listing to confirm.
+        let park = matches!(outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) && self.closed_by_event.contains_key(&id);
         self.entries.retain(|e| e.id() != id);
         self.tombstones.insert(id.clone());
         self.get_attempts.remove(&id);
@@ -434,7 +450,8 @@ impl Dock {
         self.fix_current();
         let left = self.entries.len();
         let more = if left == 0 { String::new() } else { format!(" {left} still waiting.") };
-        vec![Effect::SaveReceipt(receipt), Effect::DropDraft(id), Effect::Announce(format!("Question closed: {label}.{more}"))]
+        let draft = if park { Effect::ParkDraft(id) } else { Effect::DropDraft(id) };
+        vec![Effect::SaveReceipt(receipt), draft, Effect::Announce(format!("Question closed: {label}.{more}"))]
     }
 
     /// Attaches text the person typed to an unanswerable request's receipt, so it stays

@@ -254,3 +254,20 @@ fn a_listing_asked_for_before_a_resolution_cannot_bring_it_back() {
     assert!(d.is_empty(), "a stale listing must not resurrect a closed request");
     assert_eq!(d.receipts.len(), 1);
 }
+
+#[test]
+fn a_draft_closed_on_an_events_word_waits_for_the_listing_that_confirms_it() {
+    let mut d = Dock::new();
+    d.requested(&rec("kept", 1, 10_000), false);
+    d.requested(&rec("gone", 2, 10_000), false);
+    let fx = d.resolved(&json!({"id": "kept", "status": "cancelled"}));
+    assert!(fx.contains(&Effect::ParkDraft("kept".into())) && !fx.contains(&Effect::DropDraft("kept".into())), "{fx:?}");
+    let fx = d.resolved(&json!({"id": "gone", "status": "cancelled"}));
+    assert!(fx.contains(&Effect::ParkDraft("gone".into())));
+    // The listing asked for afterwards still has "kept" (the event lied) but not "gone".
+    let mark = d.list_mark();
+    let fx = d.listed_since(&[rec("kept", 1, 10_000)], mark);
+    assert!(fx.contains(&Effect::DropDraft("gone".into())), "the real closure drops its draft: {fx:?}");
+    assert!(!fx.contains(&Effect::DropDraft("kept".into())), "the draft of the request that came back stays: {fx:?}");
+    assert_eq!(d.len(), 1);
+}

@@ -64,7 +64,7 @@ pub fn parse_frame(text: &str) -> Result<Frame, String> {
         Err(e) => {
             if let Ok(serde_json::Value::Object(mut o)) = serde_json::from_str::<serde_json::Value>(text) {
                 if o.remove("type") == Some(serde_json::Value::String("req".into())) {
-                    if let Err(named) = crate::closed::from_value_named::<RequestFrame>(serde_json::Value::Object(o)) {
+                    if let Err(named) = protocol::closed::from_value_closed::<RequestFrame>(serde_json::Value::Object(o)) {
                         return Err(format!("invalid `req` frame: {named}"));
                     }
                 }

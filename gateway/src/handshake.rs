@@ -50,7 +50,7 @@ fn origin_allowed(gw: &Gateway, t: &Transport<'_>) -> bool {
 }
 
 pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted, ErrorShape> {
-    let p: ConnectParams = crate::closed::from_value_named(params).map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
+    let p: ConnectParams = protocol::closed::from_value_closed(params).map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
     p.check().map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
     if p.min_protocol > protocol::PROTOCOL_VERSION || p.max_protocol < protocol::PROTOCOL_VERSION {
         return Err(ErrorShape::invalid(format!(

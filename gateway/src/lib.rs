@@ -8,7 +8,6 @@
 pub mod agent;
 pub mod chat;
 pub mod client;
-pub mod closed;
 pub mod config;
 pub mod conn;
 pub mod handshake;

@@ -49,7 +49,7 @@ pub struct Caller<'a> {
 }
 
 fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorShape> {
-    crate::closed::from_value_named(v).map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
+    protocol::closed::from_value_closed(v).map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
 }
 
 #[derive(Deserialize)]

@@ -62,30 +62,31 @@ impl Frame {
     /// required fields must be right.
     pub fn parse(text: &str) -> Result<Frame, FrameError> {
         let value: Value = serde_json::from_str(text).map_err(|e| FrameError(format!("not JSON: {e}")))?;
-        Self::from_value(value, false)
+        Self::from_value::<false>(value)
     }
 
     /// Closed parse, for the gateway: an unknown top-level or frame field is an error that
     /// names the field.
     pub fn parse_closed(text: &str) -> Result<Frame, FrameError> {
         let value: Value = serde_json::from_str(text).map_err(|e| FrameError(format!("not JSON: {e}")))?;
-        Self::from_value(value, true)
+        Self::from_value::<true>(value)
     }
 
-    fn from_value(mut value: Value, closed: bool) -> Result<Frame, FrameError> {
+    // CLOSED is a const so the UI, which only parses leniently, never links the closed reader.
+    fn from_value<const CLOSED: bool>(mut value: Value) -> Result<Frame, FrameError> {
         let obj = value.as_object_mut().ok_or_else(|| FrameError("frame is not a JSON object".into()))?;
         let kind = match obj.remove("type") {
             Some(Value::String(s)) => s,
             Some(_) => return Err(FrameError("frame field `type` is not a string".into())),
             None => return Err(FrameError("frame has no `type`".into())),
         };
-        fn read<T: serde::de::DeserializeOwned>(v: Value, closed: bool, kind: &str) -> Result<T, FrameError> {
-            let r = if closed { crate::closed::from_value_closed(v) } else { serde_json::from_value(v).map_err(|e| e.to_string()) };
+        fn read<T: serde::de::DeserializeOwned, const CLOSED: bool>(v: Value, kind: &str) -> Result<T, FrameError> {
+            let r = if CLOSED { crate::closed::from_value_closed(v) } else { serde_json::from_value(v).map_err(|e| e.to_string()) };
             r.map_err(|e| FrameError(format!("invalid `{kind}` frame: {e}")))
         }
         match kind.as_str() {
             "req" => {
-                let f: RequestFrame = read(value, closed, "req")?;
+                let f: RequestFrame = read::<_, CLOSED>(value, "req")?;
                 if f.id.is_empty() {
                     return Err(FrameError("invalid `req` frame: `id` must be non-empty".into()));
                 }
@@ -94,8 +95,8 @@ impl Frame {
                 }
                 Ok(Frame::Req(f))
             }
-            "res" => Ok(Frame::Res(read(value, closed, "res")?)),
-            "event" => Ok(Frame::Event(read(value, closed, "event")?)),
+            "res" => Ok(Frame::Res(read::<_, CLOSED>(value, "res")?)),
+            "event" => Ok(Frame::Event(read::<_, CLOSED>(value, "event")?)),
             other => Err(FrameError(format!("unknown frame type `{}`", truncate(other, 40)))),
         }
     }

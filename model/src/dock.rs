@@ -344,26 +344,23 @@ impl Dock {
     /// event is stale and brings nothing back.
     pub fn listed_since(&mut self, records: &[Value], mark: u64) -> Vec<Effect> {
         let mut fx = Vec::new();
-        let listed_ids: BTreeSet<&str> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str)).collect();
-        let confirmed: Vec<String> = self.closed_by_event.iter().filter(|(id, at)| **at <= mark && !listed_ids.contains(id.as_str())).map(|(id, _)| id.clone()).collect();
-        for id in confirmed {
-            // The gateway no longer lists it: the closure was real, the parked draft can go.
+        // `question.list` holds the pending requests only.
+        let listed: BTreeSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
+        let due: Vec<String> = self.closed_by_event.iter().filter(|(_, at)| **at <= mark).map(|(id, _)| id.clone()).collect();
+        for id in due {
             self.closed_by_event.remove(&id);
-            fx.push(Effect::DropDraft(id));
-        }
-        for r in records {
-            let Some(id) = r.get("id").and_then(Value::as_str) else { continue };
-            let pending = r.get("status").and_then(Value::as_str).is_none_or(|s| s == "pending");
-            if pending && self.closed_by_event.get(id).is_some_and(|at| *at <= mark) {
-                self.closed_by_event.remove(id);
-                self.tombstones.remove(id);
-                self.early.remove(id);
+            if listed.contains(&id) {
+                // The event was wrong: the gateway still has it open. It arrives again below.
+                self.tombstones.remove(&id);
+                self.early.remove(&id);
                 self.receipts.retain(|x| x.id != id);
-                fx.push(Effect::DropReceipt(id.to_string()));
+                fx.push(Effect::DropReceipt(id));
                 fx.push(Effect::Announce("A question the gateway still has open is back.".into()));
+            } else {
+                // The closure was real: the parked draft can go.
+                fx.push(Effect::DropDraft(id));
             }
         }
-        let listed: BTreeSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
         for r in records {
             fx.extend(self.arrive(r, false, true));
         }

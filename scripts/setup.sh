@@ -24,6 +24,12 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
+# 2b. std's sources: `make build` rebuilds std for size (see the Makefile's SIZE_STD_ENV).
+if ! rustup component list --installed | grep -qx rust-src; then
+  say "adding rust component rust-src"
+  rustup component add rust-src
+fi
+
 # 3. Rust tools. wasm-bindgen-cli must NOT be --locked (webpki-roots pin is unavailable).
 if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $WASM_BINDGEN_VERSION"; then
   say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 2 min)"
@@ -43,4 +49,6 @@ fi
 
 # 5. Every crate for every platform: trunk's `cargo metadata` needs them all.
 cargo fetch --quiet
+# ...and std's own dependencies for the size-first wasm build (trunk runs cargo --offline).
+RUSTC_BOOTSTRAP=1 cargo fetch --quiet -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown
 say "toolchain ready"

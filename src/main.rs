@@ -1,4 +1,5 @@
 fn main() {
-    console_error_panic_hook::set_once();
+    // No panic hook: the release build aborts on panic without formatting a message
+    // (`-Cpanic=immediate-abort`, see the Makefile), so a hook would never run.
     leptos::mount::mount_to_body(control_ui::App);
 }

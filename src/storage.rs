@@ -5,7 +5,7 @@
 //! working when IndexedDB is blocked, full or closed: the UI then says what is at risk.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
+use protocol::sorted_map::SortedMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -36,7 +36,7 @@ pub trait KvStore {
 /// In-memory fallback (and a test double for pure logic).
 #[derive(Default)]
 pub struct MemoryStore {
-    data: RefCell<BTreeMap<(String, String), String>>,
+    data: RefCell<SortedMap<(String, String), String>>,
 }
 
 impl KvStore for MemoryStore {

@@ -1,7 +1,7 @@
 //! A person's unfinished answer to one request: selections and typed text per question,
 //! and the step they are on. Drafts are keyed by request id and never touch each other.
 
-use std::collections::BTreeMap;
+use protocol::sorted_map::SortedMap;
 
 use protocol::question::{Question, QuestionAnswers, QuestionRecord};
 use serde::{Deserialize, Serialize};
@@ -29,10 +29,10 @@ pub struct QuestionDraft {
     #[serde(default)]
     pub step: usize,
     #[serde(default)]
-    pub answers: BTreeMap<String, AnswerDraft>,
+    pub answers: SortedMap<String, AnswerDraft>,
     /// Values typed into secret questions: never serialised, so never stored.
     #[serde(skip)]
-    pub secrets: BTreeMap<String, String>,
+    pub secrets: SortedMap<String, String>,
     /// Bumped on every change; storage writes only move forward. 0 means untouched.
     #[serde(default)]
     pub revision: u64,
@@ -56,7 +56,7 @@ impl QuestionDraft {
 
     fn entry(&mut self, question_id: &str) -> &mut AnswerDraft {
         self.revision += 1;
-        self.answers.entry(question_id.to_string()).or_default()
+        self.answers.get_or_default(question_id.to_string())
     }
 
     pub fn get(&self, question_id: &str) -> Option<&AnswerDraft> {

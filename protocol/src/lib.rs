@@ -17,6 +17,7 @@ pub mod error;
 pub mod frame;
 pub mod methods;
 pub mod question;
+pub mod sorted_map;
 
 /// The only protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 4;

@@ -1,6 +1,6 @@
 //! Gateway questions (`ask_user`): shapes, events and the gateway's validation rules.
 
-use std::collections::BTreeMap;
+use crate::sorted_map::SortedMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -83,7 +83,7 @@ impl QuestionStatus {
 /// `{answers: {<questionId>: [values]}}`: every value is an array, also for single-select.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QuestionAnswers {
-    pub answers: BTreeMap<String, Vec<String>>,
+    pub answers: SortedMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

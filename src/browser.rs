@@ -43,12 +43,6 @@ pub fn session_remove(key: &str) {
     }
 }
 
-/// Fills `buf` from the browser's CSPRNG.
-pub fn random_bytes(buf: &mut [u8]) -> Result<(), String> {
-    let crypto = window().and_then(|w| w.crypto().ok()).ok_or("this browser has no Web Crypto")?;
-    crypto.get_random_values_with_u8_array(buf).map(|_| ()).map_err(|_| "random number generator failed".to_string())
-}
-
 pub fn location() -> Option<web_sys::Location> {
     Some(window()?.location())
 }

@@ -13,8 +13,7 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use leptos::prelude::*;
 use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
-use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, HelloOk};
-use protocol::device::DeviceIdentity;
+use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloOk};
 use protocol::error::ErrorShape;
 use protocol::frame::{Frame, RequestFrame};
 use serde_json::Value;
@@ -22,7 +21,8 @@ use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
-use crate::{browser, identity};
+use crate::identity::{self, DeviceIdentity};
+use crate::browser;
 
 /// Where the connection stands, in terms a person can act on.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +67,8 @@ struct Socket {
 struct Inner {
     url: String,
     identity: Option<DeviceIdentity>,
+    /// WebCrypto is still loading the identity: the first socket opens when it is done.
+    identity_loading: bool,
     socket: Option<Socket>,
     /// Bumped for every socket, so late callbacks of an old socket are ignored.
     generation: u64,
@@ -104,13 +106,6 @@ pub struct GatewayClient {
 impl GatewayClient {
     /// Creates the client and starts connecting to `url`.
     pub fn start(url: String) -> GatewayClient {
-        let identity = match identity::load_or_create() {
-            Ok(id) => Some(id),
-            Err(e) => {
-                browser::log_warn(&format!("no device identity: {e}"));
-                None
-            }
-        };
         let client = GatewayClient {
             status: RwSignal::new(Status::Connecting),
             hello: RwSignal::new(None),
@@ -119,7 +114,8 @@ impl GatewayClient {
             url: RwSignal::new(url.clone()),
             inner: StoredValue::new_local(Rc::new(RefCell::new(Inner {
                 url,
-                identity,
+                identity: None,
+                identity_loading: true,
                 socket: None,
                 generation: 0,
                 connected: false,
@@ -137,7 +133,16 @@ impl GatewayClient {
                 watchdog: None,
             }))),
         };
-        client.open();
+        leptos::task::spawn_local(async move {
+            let identity = identity::load_or_create().await.map_err(|e| browser::log_warn(&format!("no device identity, connecting without one: {e}"))).ok();
+            {
+                let inner = client.inner();
+                let mut i = inner.borrow_mut();
+                i.identity = identity;
+                i.identity_loading = false;
+            }
+            client.open();
+        });
         client
     }
 
@@ -210,6 +215,9 @@ impl GatewayClient {
     fn open(&self) {
         let inner = self.inner();
         let mut i = inner.borrow_mut();
+        if i.identity_loading {
+            return; // the identity loader opens the socket when it is done
+        }
         if let Some(t) = i.reconnect_timer.take() {
             t.clear();
         }
@@ -342,30 +350,55 @@ impl GatewayClient {
 
     fn send_connect(&self, challenge: &ConnectChallenge) {
         let inner = self.inner();
-        let mut i = inner.borrow_mut();
-        if i.connected || i.connect_id.is_some() {
-            return;
-        }
-        let scopes: Vec<String> = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
-        let platform = browser::platform();
-        let stored_device_token = i.identity.as_ref().and_then(|id| identity::device_token(&id.device_id(), &i.url));
-        let shared = identity::session_token(&i.url);
-        // The shared token when we have one; the device token when it is all we have, or
-        // once after the gateway said the shared token is wrong but the device is known.
-        let auth = if i.using_device_token || shared.is_none() {
-            AuthParams { device_token: stored_device_token, ..Default::default() }
-        } else {
-            AuthParams { token: shared, ..Default::default() }
-        };
-        let client = ClientInfo::new(protocol::connect::CONTROL_UI_CLIENT_ID, env!("CARGO_PKG_VERSION"), &platform, "webchat");
-        let params = ConnectParams::operator(client, scopes, auth, i.identity.as_ref(), challenge);
-        let id = format!("connect:{}", i.generation);
-        let text = Frame::Req(RequestFrame::new(id.clone(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json();
-        if let Some(s) = &i.socket {
-            if s.ws.send_with_str(&text).is_ok() {
-                i.connect_id = Some(id);
+        let (generation, id, client, scopes, auth, device) = {
+            let mut i = inner.borrow_mut();
+            if i.connected || i.connect_id.is_some() {
+                return;
             }
-        }
+            let scopes: Vec<String> = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
+            let platform = browser::platform();
+            let stored_device_token = i.identity.as_ref().and_then(|id| identity::device_token(&id.device_id(), &i.url));
+            let shared = identity::session_token(&i.url);
+            // The shared token when we have one; the device token when it is all we have, or
+            // once after the gateway said the shared token is wrong but the device is known.
+            let auth = if i.using_device_token || shared.is_none() {
+                AuthParams { device_token: stored_device_token, ..Default::default() }
+            } else {
+                AuthParams { token: shared, ..Default::default() }
+            };
+            let client = ClientInfo::new(protocol::connect::CONTROL_UI_CLIENT_ID, env!("CARGO_PKG_VERSION"), &platform, "webchat");
+            let id = format!("connect:{}", i.generation);
+            // Claimed now, so a repeated challenge while WebCrypto signs sends nothing twice.
+            i.connect_id = Some(id.clone());
+            (i.generation, id, client, scopes, auth, i.identity.clone())
+        };
+        let challenge = challenge.clone();
+        let this = *self;
+        leptos::task::spawn_local(async move {
+            let device = match device {
+                Some(d) => {
+                    let payload = ConnectParams::operator_payload(&client, &scopes, &auth, &d.device_id(), &challenge);
+                    match d.sign_b64(&payload).await {
+                        Ok(signature) => Some(DeviceAuth::signed(d.device_id(), d.public_key_b64(), signature, &challenge)),
+                        Err(e) => {
+                            browser::log_warn(&format!("connecting without a device signature: {e}"));
+                            None
+                        }
+                    }
+                }
+                None => None,
+            };
+            let params = ConnectParams::operator_signed(client, scopes, auth, device);
+            let text = Frame::Req(RequestFrame::new(id.clone(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json();
+            let inner = this.inner();
+            let mut i = inner.borrow_mut();
+            if i.generation != generation || i.connect_id.as_deref() != Some(id.as_str()) {
+                return; // the socket this was signed for is gone
+            }
+            if !i.socket.as_ref().is_some_and(|s| s.ws.send_with_str(&text).is_ok()) {
+                i.connect_id = None;
+            }
+        });
     }
 
     fn handle_connect_response(&self, ok: bool, payload: Option<Value>, error: Option<ErrorShape>) {

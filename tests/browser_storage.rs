@@ -11,19 +11,29 @@ fn local_dump() -> String {
 }
 
 #[wasm_bindgen_test]
-fn device_identity_is_created_once_and_reused() {
-    let a = control_ui::identity::load_or_create().unwrap();
-    let b = control_ui::identity::load_or_create().unwrap();
+async fn webcrypto_identity_matches_the_rust_ed25519_vector() {
+    use protocol::device::vector;
+    let id = control_ui::identity::DeviceIdentity::from_seed(&vector::SEED).await.unwrap();
+    assert_eq!(id.public_key_b64(), vector::PUBLIC_KEY_B64);
+    assert_eq!(id.device_id(), vector::DEVICE_ID);
+    assert_eq!(id.sign_b64(vector::PAYLOAD).await.unwrap(), vector::SIGNATURE_B64);
+    assert_ne!(id.sign_b64("another payload").await.unwrap(), vector::SIGNATURE_B64);
+}
+
+#[wasm_bindgen_test]
+async fn device_identity_is_created_once_and_reused() {
+    let a = control_ui::identity::load_or_create().await.unwrap();
+    let b = control_ui::identity::load_or_create().await.unwrap();
     assert_eq!(a.device_id(), b.device_id());
     assert_eq!(a.device_id().len(), 64);
     assert!(local_dump().contains(&a.device_id()));
 }
 
 #[wasm_bindgen_test]
-fn a_damaged_identity_is_replaced_not_fatal() {
+async fn a_damaged_identity_is_replaced_not_fatal() {
     let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
     s.set_item("ocui.device.v1", "{not json").unwrap();
-    let id = control_ui::identity::load_or_create().unwrap();
+    let id = control_ui::identity::load_or_create().await.unwrap();
     assert_eq!(id.device_id().len(), 64);
     assert!(s.get_item("ocui.device.v1").unwrap().unwrap().contains(&id.device_id()));
 }

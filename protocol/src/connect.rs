@@ -56,6 +56,13 @@ pub struct DeviceAuth {
     pub nonce: Option<String>,
 }
 
+impl DeviceAuth {
+    /// The device block for a signature over `challenge` (signed at the challenge's `ts`).
+    pub fn signed(device_id: String, public_key_b64: String, signature_b64: String, challenge: &ConnectChallenge) -> DeviceAuth {
+        DeviceAuth { id: device_id, public_key: public_key_b64, signature: signature_b64, signed_at: challenge.ts, nonce: Some(challenge.nonce.clone()) }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct AuthParams {
@@ -138,29 +145,36 @@ impl ClientInfo {
 impl ConnectParams {
     /// `connect` params for an operator, speaking protocol v4, with the device signature
     /// (v3 payload over the challenge) when an identity is given.
+    #[cfg(feature = "ed25519")]
     pub fn operator(client: ClientInfo, scopes: Vec<String>, auth: AuthParams, identity: Option<&crate::device::DeviceIdentity>, challenge: &ConnectChallenge) -> ConnectParams {
         let device = identity.map(|id| {
             let device_id = id.device_id();
-            let fields = crate::device::SignedFields {
-                device_id: &device_id,
-                client_id: &client.id,
-                client_mode: &client.mode,
-                role: "operator",
-                scopes: &scopes,
-                signed_at_ms: challenge.ts,
-                token: auth.signing_token(),
-                nonce: &challenge.nonce,
-                platform: &client.platform,
-                device_family: client.device_family.as_deref().unwrap_or(""),
-            };
-            DeviceAuth {
-                id: device_id.clone(),
-                public_key: id.public_key_b64(),
-                signature: id.sign_b64(&fields.payload_v3()),
-                signed_at: challenge.ts,
-                nonce: Some(challenge.nonce.clone()),
-            }
+            let signature = id.sign_b64(&Self::operator_payload(&client, &scopes, &auth, &device_id, challenge));
+            DeviceAuth::signed(device_id, id.public_key_b64(), signature, challenge)
         });
+        Self::operator_signed(client, scopes, auth, device)
+    }
+
+    /// The v3 payload an operator's device signs for these params and this challenge.
+    pub fn operator_payload(client: &ClientInfo, scopes: &[String], auth: &AuthParams, device_id: &str, challenge: &ConnectChallenge) -> String {
+        crate::device::SignedFields {
+            device_id,
+            client_id: &client.id,
+            client_mode: &client.mode,
+            role: "operator",
+            scopes,
+            signed_at_ms: challenge.ts,
+            token: auth.signing_token(),
+            nonce: &challenge.nonce,
+            platform: &client.platform,
+            device_family: client.device_family.as_deref().unwrap_or(""),
+        }
+        .payload_v3()
+    }
+
+    /// `connect` params for an operator, speaking protocol v4, with a device signature made
+    /// elsewhere (the UI signs [`ConnectParams::operator_payload`] with WebCrypto).
+    pub fn operator_signed(client: ClientInfo, scopes: Vec<String>, auth: AuthParams, device: Option<DeviceAuth>) -> ConnectParams {
         ConnectParams {
             min_protocol: crate::PROTOCOL_VERSION,
             max_protocol: crate::PROTOCOL_VERSION,

@@ -1,9 +1,16 @@
 //! Ed25519 device identity: the id, the v2/v3 signed payloads, signing and verification.
+//!
+//! The payloads and the id's form are always here. The Rust key pair and verification need the
+//! `ed25519` feature; the UI leaves it off and signs with the browser's WebCrypto.
 
+#[cfg(feature = "ed25519")]
 use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
+#[cfg(feature = "ed25519")]
 use sha2::{Digest, Sha256};
 
+#[cfg(feature = "ed25519")]
 use crate::b64;
+#[cfg(feature = "ed25519")]
 use crate::connect::{ConnectParams, DeviceAuth};
 use crate::error::detail;
 
@@ -58,22 +65,25 @@ impl SignedFields<'_> {
     }
 }
 
+/// The device id from the SHA-256 digest of the raw 32-byte public key: lowercase hex.
+pub fn device_id_from_digest(digest: &[u8]) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    digest.iter().flat_map(|b| [HEX[usize::from(b >> 4)] as char, HEX[usize::from(b & 15)] as char]).collect()
+}
+
 /// Lowercase hex SHA-256 of the raw 32-byte public key.
+#[cfg(feature = "ed25519")]
 pub fn device_id_for(public_key: &[u8]) -> String {
-    let digest = Sha256::digest(public_key);
-    let mut s = String::with_capacity(64);
-    for b in digest {
-        s.push(char::from_digit((b >> 4) as u32, 16).unwrap());
-        s.push(char::from_digit((b & 15) as u32, 16).unwrap());
-    }
-    s
+    device_id_from_digest(&Sha256::digest(public_key))
 }
 
 /// A device key pair. The seed is the only secret; the UI keeps it in `localStorage`.
+#[cfg(feature = "ed25519")]
 pub struct DeviceIdentity {
     key: SigningKey,
 }
 
+#[cfg(feature = "ed25519")]
 impl DeviceIdentity {
     pub fn from_seed(seed: [u8; 32]) -> Self {
         DeviceIdentity { key: SigningKey::from_bytes(&seed) }
@@ -133,6 +143,7 @@ pub enum PayloadVersion {
     V2,
 }
 
+#[cfg(feature = "ed25519")]
 /// Verifies `params.device` the way the real gateway does, in its order: id, clock skew,
 /// nonce, then the signature (v3 first, then v2).
 pub fn verify_connect(params: &ConnectParams, challenge_nonce: &str, now_ms: i64) -> Result<PayloadVersion, DeviceAuthError> {
@@ -173,4 +184,27 @@ pub fn verify_connect(params: &ConnectParams, challenge_nonce: &str, now_ms: i64
         return Ok(PayloadVersion::V2);
     }
     Err(DeviceAuthError::SignatureInvalid)
+}
+
+/// One fixed Ed25519 vector (seed, public key, id, signature) that the Rust key pair here and
+/// the UI's WebCrypto identity must both reproduce: the two implementations sign alike.
+pub mod vector {
+    pub const SEED: [u8; 32] = [7; 32];
+    pub const PAYLOAD: &str = "v3|device|openclaw-control-ui|webchat|operator|operator.read|1700000000000|token|nonce|linux x86_64|";
+    pub const PUBLIC_KEY_B64: &str = "6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw";
+    pub const DEVICE_ID: &str = "fe812c12f3ab4ce6ac5db69ac352f906cb1b11ef43fb33e252ef7ff552263889";
+    pub const SIGNATURE_B64: &str = "dPdC6Dh-iZSnqUzG3wcDKPJdoUIsskjAp1-SRigSiS3IcjsyibOkWyJ6lVKaJRgAwwN-0vOIrhdLrJXg5yXfAA";
+}
+
+#[cfg(all(test, feature = "ed25519"))]
+mod vector_tests {
+    use super::*;
+
+    #[test]
+    fn the_rust_key_pair_reproduces_the_shared_vector() {
+        let id = DeviceIdentity::from_seed(vector::SEED);
+        assert_eq!(id.public_key_b64(), vector::PUBLIC_KEY_B64);
+        assert_eq!(id.device_id(), vector::DEVICE_ID);
+        assert_eq!(id.sign_b64(vector::PAYLOAD), vector::SIGNATURE_B64);
+    }
 }

@@ -6,7 +6,6 @@
 //! missed. Components read its signals and call [`GatewayClient::request`].
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -15,6 +14,7 @@ use leptos::prelude::*;
 use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
 use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloOk};
 use protocol::error::ErrorShape;
+use protocol::sorted_map::SortedMap;
 use protocol::frame::{Frame, RequestFrame};
 use serde_json::Value;
 use wasm_bindgen::JsCast;
@@ -78,7 +78,7 @@ struct Inner {
     /// The shared token failed and we are trying the stored device token once.
     using_device_token: bool,
     connect_id: Option<String>,
-    pending: HashMap<String, oneshot::Sender<Result<Value, RequestError>>>,
+    pending: SortedMap<String, oneshot::Sender<Result<Value, RequestError>>>,
     next_id: u64,
     seq: SeqTracker,
     attempt: u32,
@@ -122,7 +122,7 @@ impl GatewayClient {
                 refused: false,
                 using_device_token: false,
                 connect_id: None,
-                pending: HashMap::new(),
+                pending: SortedMap::new(),
                 next_id: 0,
                 seq: SeqTracker::default(),
                 attempt: 0,
@@ -535,7 +535,7 @@ impl GatewayClient {
 }
 
 fn fail_pending(i: &mut Inner) {
-    for (_, tx) in i.pending.drain() {
+    for (_, tx) in std::mem::take(&mut i.pending) {
         let _ = tx.send(Err(RequestError::Disconnected));
     }
 }

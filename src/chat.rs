@@ -30,7 +30,7 @@ impl TranscriptRow {
     pub fn from_message(m: &Value) -> TranscriptRow {
         let meta = m.get("__openclaw");
         let seq = meta.and_then(|o| o.get("seq")).and_then(Value::as_u64).unwrap_or(0);
-        let key = meta.and_then(|o| o.get("id")).and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("seq-{seq}-{}", m.to_string().len()));
+        let key = meta.and_then(|o| o.get("id")).and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("seq-{seq}-{}", protocol::frame::compact(m).len()));
         let role = m.get("role").and_then(Value::as_str).unwrap_or("custom").to_string();
         let note = m.get("stopReason").or_else(|| m.get("customType")).and_then(Value::as_str).map(str::to_string);
         let timestamp = m.get("timestamp").and_then(Value::as_f64).or_else(|| meta.and_then(|o| o.get("recordTimestampMs")).and_then(Value::as_f64)).unwrap_or(0.0);

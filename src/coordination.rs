@@ -54,7 +54,7 @@ impl Channel {
 
     pub fn post(&self, message: &serde_json::Value) {
         if let Some(ch) = &self.inner {
-            let _ = ch.post_message(&JsValue::from_str(&message.to_string()));
+            let _ = ch.post_message(&JsValue::from_str(&protocol::frame::compact(message)));
         }
     }
 }

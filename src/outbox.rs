@@ -388,7 +388,7 @@ impl OutboxController {
         let mut held = Vec::new();
         let rows: Vec<OutboxRow> = self.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent()).cloned().collect());
         for row in rows {
-            let Some(item) = items.iter().find(|i| i.get("runId").and_then(Value::as_str) == Some(row.idempotency_key.as_str()) || i.to_string().contains(&row.idempotency_key)) else { continue };
+            let Some(item) = items.iter().find(|i| i.get("runId").and_then(Value::as_str) == Some(row.idempotency_key.as_str()) || protocol::frame::compact(i).contains(&row.idempotency_key)) else { continue };
             held.push(row.id.clone());
             if item.get("state").and_then(Value::as_str) == Some("interrupted") {
                 self.change(&row.id, |r| {

@@ -25,7 +25,7 @@ pub struct InvalidRecord {
 /// gateway checks a request.
 pub fn read_record(v: &Value) -> Result<QuestionRecord, InvalidRecord> {
     let id = v.get("id").and_then(Value::as_str).map(str::to_string);
-    let invalid = |problem: String| InvalidRecord { id: id.clone(), problem, raw: protocol::frame::truncate(&v.to_string(), 4000) };
+    let invalid = |problem: String| InvalidRecord { id: id.clone(), problem, raw: protocol::frame::truncate(&protocol::frame::compact(v), 4000) };
     let record: QuestionRecord = serde_json::from_value(v.clone()).map_err(|e| invalid(format!("the question does not match the protocol: {e}")))?;
     validate_questions(&record.questions).map_err(|e| invalid(format!("the question breaks the rules: {e}")))?;
     Ok(record)

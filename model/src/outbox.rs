@@ -124,7 +124,8 @@ pub fn describe(row: &OutboxRow, rows: &[OutboxRow], now_ms: f64, stale_ms: f64)
     }
     if row.state == SendState::Queued {
         if row.is_stale(now_ms, stale_ms) {
-            let hours = ((now_ms - row.created_ms) / 3_600_000.0).floor();
+            // Whole hours as an integer: formatting an f64 would link its Display (about 4 KB).
+            let hours = ((now_ms - row.created_ms) / 3_600_000.0).max(0.0) as u64;
             return format!("Held: written {hours} h ago, so it is not sent without you. Retry to send it now.");
         }
         if let Some(blocker) = blocker(row, rows) {

@@ -109,8 +109,14 @@ impl Frame {
         };
         let v = v.as_mut().expect("frames always serialise");
         v.as_object_mut().expect("frames are objects").insert("type".into(), Value::String(kind.into()));
-        v.to_string()
+        compact(v)
     }
+}
+
+/// A JSON value as compact text. `Value`'s `Display` would also link the pretty printer
+/// (`{:#}`), which the UI never uses; every UI path writes JSON through here instead.
+pub fn compact(v: &Value) -> String {
+    serde_json::to_string(v).unwrap_or_default()
 }
 
 impl RequestFrame {

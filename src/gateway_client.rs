@@ -133,7 +133,10 @@ impl GatewayClient {
                 watchdog: None,
             }))),
         };
-        leptos::task::spawn_local(async move {
+        // Checks the URL at once (a bad one fails now); the socket opens once WebCrypto has
+        // the identity.
+        client.open();
+        wasm_bindgen_futures::spawn_local(async move {
             let identity = identity::load_or_create().await.map_err(|e| browser::log_warn(&format!("no device identity, connecting without one: {e}"))).ok();
             {
                 let inner = client.inner();
@@ -215,9 +218,6 @@ impl GatewayClient {
     fn open(&self) {
         let inner = self.inner();
         let mut i = inner.borrow_mut();
-        if i.identity_loading {
-            return; // the identity loader opens the socket when it is done
-        }
         if let Some(t) = i.reconnect_timer.take() {
             t.clear();
         }
@@ -238,6 +238,9 @@ impl GatewayClient {
             drop(i);
             self.status.set(Status::Failed { message: e, reload: false });
             return;
+        }
+        if i.identity_loading {
+            return; // the identity loader opens the socket when it is done
         }
         let ws = match WebSocket::new(&i.url) {
             Ok(ws) => ws,
@@ -374,7 +377,7 @@ impl GatewayClient {
         };
         let challenge = challenge.clone();
         let this = *self;
-        leptos::task::spawn_local(async move {
+        wasm_bindgen_futures::spawn_local(async move {
             let device = match device {
                 Some(d) => {
                     let payload = ConnectParams::operator_payload(&client, &scopes, &auth, &d.device_id(), &challenge);

@@ -9,6 +9,7 @@ pub mod browser;
 pub mod chat;
 pub mod components;
 pub mod coordination;
+pub mod crash;
 pub mod gateway_client;
 pub mod identity;
 pub mod json;

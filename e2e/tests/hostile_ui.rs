@@ -230,3 +230,25 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
     assert_eq!(got["answers"]["answers"]["q"], json!(["Yes"]), "the person's answer, not the injected one: {got}");
     b.close().await;
 }
+
+/// The release build aborts on panic without a message (`-Cpanic=immediate-abort`), so a bug
+/// surfaces as a `WebAssembly.RuntimeError`. A real trap, thrown uncaught from a tiny module
+/// whose only function is `unreachable`, must put up the reload banner rather than leave a page
+/// that silently ignores clicks.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wasm_trap_puts_up_the_reload_banner_instead_of_a_silent_page() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    assert!(!b.exists("#ocui-crash").await, "no banner before anything went wrong");
+    b.js(
+        "const trap = new Uint8Array([0,97,115,109,1,0,0,0, 1,4,1,96,0,0, 3,2,1,0, 7,5,1,1,102,0,0, 10,5,1,3,0,0,11]);
+         WebAssembly.instantiate(trap).then(({instance}) => setTimeout(() => instance.exports.f(), 0));
+         return null;",
+    )
+    .await;
+    let text = b.wait_text("#ocui-crash[role=alert]", T, |t| t.contains("reload the page")).await;
+    assert!(text.contains("drafts and queued answers are saved"), "{text}");
+    b.find_xpath("//*[@id='ocui-crash']//button[normalize-space()='Reload page']", T).await;
+    b.screenshot("crash-banner").await;
+    b.close().await;
+}

@@ -40,10 +40,11 @@ if ! trunk --version 2>/dev/null | grep -qx "trunk $TRUNK_VERSION"; then
   cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
 
-# 4. npm: wasm-opt from binaryen 132 and dart-sass (pinned in package.json / package-lock.json).
+# 4. npm: wasm-opt from binaryen 132, dart-sass and terser (pinned in package.json / package-lock.json).
 if ! [ -x node_modules/.bin/wasm-opt ] || ! node_modules/.bin/wasm-opt --version | grep -q 'version 132' \
-   || ! [ -x node_modules/.bin/sass ] || ! node_modules/.bin/sass --version | grep -q '^1.108.2'; then
-  say "installing npm dev dependencies (binaryen 132, sass)"
+   || ! [ -x node_modules/.bin/sass ] || ! node_modules/.bin/sass --version | grep -q '^1.108.2' \
+   || ! [ -x node_modules/.bin/terser ] || ! node_modules/.bin/terser --version | grep -q '^terser 5.51.4'; then
+  say "installing npm dev dependencies (binaryen 132, sass, terser)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 

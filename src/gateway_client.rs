@@ -69,6 +69,8 @@ struct Inner {
     identity: Option<DeviceIdentity>,
     /// WebCrypto is still loading the identity: the first socket opens when it is done.
     identity_loading: bool,
+    /// Why WebCrypto could not give this browser a device identity, if it could not.
+    identity_error: Option<String>,
     socket: Option<Socket>,
     /// Bumped for every socket, so late callbacks of an old socket are ignored.
     generation: u64,
@@ -116,6 +118,7 @@ impl GatewayClient {
                 url,
                 identity: None,
                 identity_loading: true,
+                identity_error: None,
                 socket: None,
                 generation: 0,
                 connected: false,
@@ -137,11 +140,19 @@ impl GatewayClient {
         // the identity.
         client.open();
         wasm_bindgen_futures::spawn_local(async move {
-            let identity = identity::load_or_create().await.map_err(|e| browser::log_warn(&format!("no device identity, connecting without one: {e}"))).ok();
+            let identity = identity::load_or_create().await;
             {
                 let inner = client.inner();
                 let mut i = inner.borrow_mut();
-                i.identity = identity;
+                match identity {
+                    Ok(id) => i.identity = Some(id),
+                    Err(e) => {
+                        // The gateway decides whether it accepts a connect without a device;
+                        // if it refuses, the status says why there was none.
+                        browser::log_warn(&format!("no device identity, connecting without one: {e}"));
+                        i.identity_error = Some(e);
+                    }
+                }
                 i.identity_loading = false;
             }
             client.open();
@@ -453,7 +464,12 @@ impl GatewayClient {
                 identity::set_session_token(&url, None);
                 self.refuse(Status::NeedsToken { message });
             }
-            ConnectFailure::Fatal { message } => self.refuse(Status::Failed { message, reload: false }),
+            ConnectFailure::Fatal { mut message } => {
+                if let Some(why) = inner.borrow().identity_error.as_deref().filter(|_| e.detail_code() == Some(protocol::error::detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED)) {
+                    message = format!("The gateway needs a device identity, and this browser could not create one ({why}). Use a current browser with WebCrypto Ed25519 (Chrome or Edge 137+, Firefox 129+, Safari 17+).");
+                }
+                self.refuse(Status::Failed { message, reload: false })
+            }
             ConnectFailure::ReloadRequired { message } => self.refuse(Status::Failed { message, reload: true }),
             ConnectFailure::Retry { after_ms, message } => {
                 inner.borrow_mut().refused = true;

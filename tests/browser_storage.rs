@@ -47,3 +47,26 @@ fn the_shared_token_stays_in_session_storage_only() {
     control_ui::identity::set_session_token(url, None);
     assert_eq!(control_ui::identity::session_token(url), None);
 }
+
+#[wasm_bindgen_test]
+async fn without_webcrypto_ed25519_the_identity_error_says_why() {
+    use js_sys::Reflect;
+    let subtle = web_sys::window().unwrap().crypto().unwrap().subtle();
+    let proto = js_sys::Object::get_prototype_of(&subtle);
+    let names = ["generateKey", "importKey"];
+    let saved: Vec<_> = names.iter().map(|n| Reflect::get(&proto, &(*n).into()).unwrap()).collect();
+    // What a browser without Ed25519 in WebCrypto answers.
+    let refuse = js_sys::Function::new_no_args("return Promise.reject(new DOMException('Algorithm: Unrecognized name', 'NotSupportedError'))");
+    for n in names {
+        Reflect::set(&proto, &n.into(), &refuse).unwrap();
+    }
+    web_sys::window().unwrap().local_storage().unwrap().unwrap().remove_item("ocui.device.v1").unwrap();
+    let result = control_ui::identity::load_or_create().await;
+    for (n, f) in names.iter().zip(saved) {
+        Reflect::set(&proto, &(*n).into(), &f).unwrap();
+    }
+    let err = result.err().expect("no identity without Ed25519");
+    assert!(err.contains("failed in WebCrypto") && err.contains("Unrecognized name"), "{err}");
+    // And with WebCrypto back, an identity is made again.
+    assert_eq!(control_ui::identity::load_or_create().await.unwrap().device_id().len(), 64);
+}

@@ -67,8 +67,9 @@ impl Entry {
 }
 
 /// How a request left the dock. Shown in the conversation with the full wording.
+/// Stored as `{"kind": …, "answers": …}` through [`OutcomeStored`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
+#[serde(from = "OutcomeStored", into = "OutcomeStored")]
 pub enum Outcome {
     Answered { answers: QuestionAnswers },
     AnsweredElsewhere { answers: QuestionAnswers },
@@ -88,6 +89,53 @@ impl Outcome {
             Outcome::Expired => "Expired",
             Outcome::Unavailable => "Unavailable",
         }
+    }
+}
+
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum OutcomeKind {
+    Answered,
+    AnsweredElsewhere,
+    Skipped,
+    SkippedElsewhere,
+    Expired,
+    Unavailable,
+}
+
+/// An [`Outcome`] as stored: written out rather than as an internally tagged enum, which makes
+/// serde buffer it through its generic `Content` tree (several KB of wasm). Same JSON.
+#[derive(Serialize, Deserialize)]
+struct OutcomeStored {
+    kind: OutcomeKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    answers: Option<QuestionAnswers>,
+}
+
+impl From<OutcomeStored> for Outcome {
+    fn from(s: OutcomeStored) -> Outcome {
+        match s.kind {
+            OutcomeKind::Answered => Outcome::Answered { answers: s.answers.unwrap_or_default() },
+            OutcomeKind::AnsweredElsewhere => Outcome::AnsweredElsewhere { answers: s.answers.unwrap_or_default() },
+            OutcomeKind::Skipped => Outcome::Skipped,
+            OutcomeKind::SkippedElsewhere => Outcome::SkippedElsewhere,
+            OutcomeKind::Expired => Outcome::Expired,
+            OutcomeKind::Unavailable => Outcome::Unavailable,
+        }
+    }
+}
+
+impl From<Outcome> for OutcomeStored {
+    fn from(o: Outcome) -> OutcomeStored {
+        let (kind, answers) = match o {
+            Outcome::Answered { answers } => (OutcomeKind::Answered, Some(answers)),
+            Outcome::AnsweredElsewhere { answers } => (OutcomeKind::AnsweredElsewhere, Some(answers)),
+            Outcome::Skipped => (OutcomeKind::Skipped, None),
+            Outcome::SkippedElsewhere => (OutcomeKind::SkippedElsewhere, None),
+            Outcome::Expired => (OutcomeKind::Expired, None),
+            Outcome::Unavailable => (OutcomeKind::Unavailable, None),
+        };
+        OutcomeStored { kind, answers }
     }
 }
 

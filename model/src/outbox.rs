@@ -13,9 +13,9 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// Where a row stands.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "state", rename_all = "camelCase")]
+/// Where a row stands. Stored inside the row as `state` (plus `reason` when failed); see
+/// [`OutboxRowStored`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum SendState {
     Queued,
     Sending,
@@ -41,7 +41,8 @@ impl SendState {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// Stored through [`OutboxRowStored`].
+#[serde(from = "OutboxRowStored", into = "OutboxRowStored")]
 pub struct OutboxRow {
     pub id: String,
     pub session_key: String,
@@ -50,26 +51,121 @@ pub struct OutboxRow {
     pub created_ms: f64,
     /// FIFO position within the session.
     pub order: u64,
-    #[serde(flatten)]
     pub state: SendState,
-    #[serde(default)]
     pub attempts: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to_id: Option<String>,
     /// `steer` for answers sent while a run is active.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queue_mode: Option<String>,
     /// The async question this row answers, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub async_item_id: Option<String>,
     /// Set by Retry: a person asked for this send, so age no longer holds it back.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retry_requested_ms: Option<f64>,
     /// Discarded: never sent again; kept briefly so every tab and sender sees it.
-    #[serde(default)]
     pub discarded: bool,
+}
+
+/// The name of a [`SendState`] as stored.
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+enum StateName {
+    Queued,
+    Sending,
+    WaitingReconnect,
+    AwaitingConfirmation,
+    Confirmed,
+    Failed,
+}
+
+/// An [`OutboxRow`] as stored in IndexedDB: the state is the flat pair `state` and `reason`.
+/// Written out rather than with `#[serde(flatten)]` and an internally tagged enum, which
+/// make serde buffer every row through its generic `Content` tree (several KB of wasm); the
+/// JSON is the same either way.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct OutboxRowStored {
+    id: String,
+    session_key: String,
+    text: String,
+    idempotency_key: String,
+    created_ms: f64,
+    order: u64,
+    state: StateName,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    #[serde(default)]
+    attempts: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    last_error: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    reply_to_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    queue_mode: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    async_item_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    retry_requested_ms: Option<f64>,
+    #[serde(default)]
+    discarded: bool,
+}
+
+impl From<OutboxRowStored> for OutboxRow {
+    fn from(s: OutboxRowStored) -> OutboxRow {
+        let state = match s.state {
+            StateName::Queued => SendState::Queued,
+            StateName::Sending => SendState::Sending,
+            StateName::WaitingReconnect => SendState::WaitingReconnect,
+            StateName::AwaitingConfirmation => SendState::AwaitingConfirmation,
+            StateName::Confirmed => SendState::Confirmed,
+            StateName::Failed => SendState::Failed { reason: s.reason.unwrap_or_default() },
+        };
+        OutboxRow {
+            id: s.id,
+            session_key: s.session_key,
+            text: s.text,
+            idempotency_key: s.idempotency_key,
+            created_ms: s.created_ms,
+            order: s.order,
+            state,
+            attempts: s.attempts,
+            last_error: s.last_error,
+            reply_to_id: s.reply_to_id,
+            queue_mode: s.queue_mode,
+            async_item_id: s.async_item_id,
+            retry_requested_ms: s.retry_requested_ms,
+            discarded: s.discarded,
+        }
+    }
+}
+
+impl From<OutboxRow> for OutboxRowStored {
+    fn from(r: OutboxRow) -> OutboxRowStored {
+        let (state, reason) = match r.state {
+            SendState::Queued => (StateName::Queued, None),
+            SendState::Sending => (StateName::Sending, None),
+            SendState::WaitingReconnect => (StateName::WaitingReconnect, None),
+            SendState::AwaitingConfirmation => (StateName::AwaitingConfirmation, None),
+            SendState::Confirmed => (StateName::Confirmed, None),
+            SendState::Failed { reason } => (StateName::Failed, Some(reason)),
+        };
+        OutboxRowStored {
+            id: r.id,
+            session_key: r.session_key,
+            text: r.text,
+            idempotency_key: r.idempotency_key,
+            created_ms: r.created_ms,
+            order: r.order,
+            state,
+            reason,
+            attempts: r.attempts,
+            last_error: r.last_error,
+            reply_to_id: r.reply_to_id,
+            queue_mode: r.queue_mode,
+            async_item_id: r.async_item_id,
+            retry_requested_ms: r.retry_requested_ms,
+            discarded: r.discarded,
+        }
+    }
 }
 
 /// The default age after which a row waits for an explicit Retry.
@@ -309,6 +405,35 @@ mod tests {
 
     fn row(id: &str, session: &str, order: u64, now: f64) -> OutboxRow {
         OutboxRow::new(id, session, &format!("text {id}"), &format!("key-{id}"), now, order)
+    }
+
+    /// The stored JSON is byte for byte what earlier builds wrote (a flattened, internally
+    /// tagged state), so rows already in IndexedDB read back unchanged.
+    #[test]
+    fn stored_rows_keep_their_json_form() {
+        let mut r = row("a", "s", 3, 1.5);
+        r.state = SendState::Failed { reason: "boom".into() };
+        r.attempts = 2;
+        let failed = r#"{"id":"a","sessionKey":"s","text":"text a","idempotencyKey":"key-a","createdMs":1.5,"order":3,"state":"failed","reason":"boom","attempts":2,"discarded":false}"#;
+        assert_eq!(serde_json::to_string(&r).unwrap(), failed);
+        assert_eq!(serde_json::from_str::<OutboxRow>(failed).unwrap(), r);
+        for (state, name) in [
+            (SendState::Queued, "queued"),
+            (SendState::Sending, "sending"),
+            (SendState::WaitingReconnect, "waitingReconnect"),
+            (SendState::AwaitingConfirmation, "awaitingConfirmation"),
+            (SendState::Confirmed, "confirmed"),
+        ] {
+            r.state = state.clone();
+            let text = serde_json::to_string(&r).unwrap();
+            assert!(text.contains(&format!(r#""order":3,"state":"{name}","attempts":2"#)), "{text}");
+            assert_eq!(serde_json::from_str::<OutboxRow>(&text).unwrap().state, state);
+        }
+        let minimal = r#"{"id":"b","sessionKey":"s","text":"t","idempotencyKey":"k","createdMs":1,"order":1,"state":"queued","replyToId":"m1"}"#;
+        let back = serde_json::from_str::<OutboxRow>(minimal).unwrap();
+        assert_eq!((back.state, back.attempts, back.reply_to_id.as_deref(), back.discarded), (SendState::Queued, 0, Some("m1"), false));
+        let err = serde_json::from_str::<OutboxRow>(r#"{"id":"b","sessionKey":"s","text":"t","idempotencyKey":"k","createdMs":1,"order":1,"state":"lost"}"#).unwrap_err();
+        assert!(err.to_string().contains("unknown variant `lost`"), "{err}");
     }
 
     #[test]

@@ -271,3 +271,23 @@ fn a_draft_closed_on_an_events_word_waits_for_the_listing_that_confirms_it() {
     assert!(!fx.contains(&Effect::DropDraft("kept".into())), "the draft of the request that came back stays: {fx:?}");
     assert_eq!(d.len(), 1);
 }
+
+/// Receipts already stored keep reading back: an outcome is `{"kind": …}`, with `answers`
+/// for the answered kinds, exactly as earlier builds wrote it.
+#[test]
+fn stored_outcomes_keep_their_json_form() {
+    let answers: protocol::question::QuestionAnswers = serde_json::from_value(json!({"answers": {"q": ["A"]}})).unwrap();
+    let cases = [
+        (Outcome::Answered { answers: answers.clone() }, json!({"kind": "answered", "answers": {"answers": {"q": ["A"]}}})),
+        (Outcome::AnsweredElsewhere { answers }, json!({"kind": "answeredElsewhere", "answers": {"answers": {"q": ["A"]}}})),
+        (Outcome::Skipped, json!({"kind": "skipped"})),
+        (Outcome::SkippedElsewhere, json!({"kind": "skippedElsewhere"})),
+        (Outcome::Expired, json!({"kind": "expired"})),
+        (Outcome::Unavailable, json!({"kind": "unavailable"})),
+    ];
+    for (outcome, stored) in cases {
+        assert_eq!(serde_json::to_value(&outcome).unwrap(), stored);
+        assert_eq!(serde_json::from_value::<Outcome>(stored).unwrap(), outcome);
+    }
+    assert!(serde_json::from_value::<Outcome>(json!({"kind": "vanished"})).is_err());
+}

@@ -199,7 +199,7 @@ fn UnsentEchoes() -> impl IntoView {
         outbox.rows.with(|rows| rows.iter().filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none()).cloned().collect::<Vec<_>>())
     });
     view! {
-        <For each=move || rows.get() key=|r| (r.id.clone(), crate::json::encode(&r.state), r.retry_requested_ms.map(|x| x as u64)) let:row>
+        <For each=move || rows.get() key=|r| (r.id.clone(), r.state.clone(), r.retry_requested_ms.map(|x| x as u64)) let:row>
             <li><OutboxEcho row=row/></li>
         </For>
     }

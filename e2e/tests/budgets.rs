@@ -11,7 +11,7 @@ use e2e::browser::Browser;
 use serde_json::json;
 
 /// Gzip bytes of the initial wasm + JS + CSS together. Issue 6 sets the goal at 250 KB; the
-/// build is at about 306.5 KB (2026-11-30; it was 387 KB at the start of that day), so this is a
+/// build is at about 306.5 KB (2026-11-30; it was 384 KB before that day's size work), so this is a
 /// ratchet that stops growth while the design work to reach the goal is done. Lower it as the
 /// bundle shrinks; never raise it.
 const INITIAL_GZIP_BUDGET_BYTES: u64 = 307_000;

@@ -18,6 +18,7 @@ pub mod frame;
 pub mod methods;
 pub mod question;
 pub mod sorted_map;
+pub mod text;
 
 /// The only protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 4;

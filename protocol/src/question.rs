@@ -215,7 +215,7 @@ pub fn validate_questions(questions: &[Question]) -> Result<(), String> {
         }
         let mut labels: Vec<String> = Vec::new();
         for o in &q.options {
-            let key = o.label.trim().to_lowercase();
+            let key = crate::text::lowercase(o.label.trim());
             if key.is_empty() {
                 return Err(format!("question '{id}' has an empty option label"));
             }
@@ -373,7 +373,7 @@ fn map_reply_part(q: &Question, part: &str) -> Option<String> {
             return Some(q.options[n - 1].label.clone());
         }
     }
-    if let Some(o) = q.options.iter().find(|o| o.label.trim().eq_ignore_ascii_case(t) || o.label.trim().to_lowercase() == t.to_lowercase()) {
+    if let Some(o) = q.options.iter().find(|o| o.label.trim().eq_ignore_ascii_case(t) || crate::text::lowercase(o.label.trim()) == crate::text::lowercase(t)) {
         return Some(o.label.clone());
     }
     q.allows_free_text().then(|| t.to_string())
@@ -384,7 +384,7 @@ fn reply_for_question(q: &Question, text: &str) -> Option<Vec<String>> {
         return map_reply_part(q, text).map(|v| vec![v]);
     }
     let whole = text.trim();
-    if let Some(o) = q.options.iter().find(|o| o.label.trim().to_lowercase() == whole.to_lowercase()) {
+    if let Some(o) = q.options.iter().find(|o| crate::text::lowercase(o.label.trim()) == crate::text::lowercase(whole)) {
         return Some(vec![o.label.clone()]);
     }
     let mut out: Vec<String> = Vec::new();
@@ -411,9 +411,9 @@ pub fn claim_plain_text(questions: &[Question], text: &str) -> Option<QuestionAn
         let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         let keyed = |line: &str| -> Option<(usize, String)> {
             let pos = line.find([':', '=', '-'])?;
-            let (key, value) = (line[..pos].trim().to_lowercase(), line[pos + 1..].trim().to_string());
+            let (key, value) = (crate::text::lowercase(line[..pos].trim()), line[pos + 1..].trim().to_string());
             let idx = questions.iter().enumerate().position(|(i, q)| {
-                key == q.question_id.to_lowercase() || (!q.header.trim().is_empty() && key == q.header.trim().to_lowercase()) || key == q.question.trim().to_lowercase() || key == (i + 1).to_string()
+                key == crate::text::lowercase(&q.question_id) || (!q.header.trim().is_empty() && key == crate::text::lowercase(q.header.trim())) || key == crate::text::lowercase(q.question.trim()) || key == (i + 1).to_string()
             })?;
             Some((idx, value))
         };

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// Where a row stands. Stored inside the row as `state` (plus `reason` when failed); see
 /// [`OutboxRowStored`].
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SendState {
     Queued,
     Sending,
@@ -28,6 +28,14 @@ pub enum SendState {
 }
 
 impl SendState {
+    /// Changes whenever what a row shows changes: the state, and a failure's reason.
+    pub fn key(&self) -> String {
+        match self {
+            SendState::Failed { reason } => format!("failed:{reason}"),
+            other => other.label().to_string(),
+        }
+    }
+
     pub fn label(&self) -> &'static str {
         match self {
             SendState::Queued => "Queued",

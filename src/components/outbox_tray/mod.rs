@@ -20,7 +20,7 @@ pub fn OutboxTray() -> impl IntoView {
                     <button type="button" on:click=move |_| outbox.discard_all()>"Discard all"</button>
                 </header>
                 <ul class="tray__list">
-                    <For each=move || unsent.get() key=|r| (r.id.clone(), r.state.clone()) let:row>
+                    <For each=move || unsent.get() key=|r| format!("{}\u{1f}{}", r.id, r.state.key()) let:row>
                         {
                             let id = StoredValue::new(row.id.clone());
                             let status = outbox.rows.with_untracked(|rows| describe(&row, rows, crate::browser::now_ms(), stale_ms()));

@@ -35,7 +35,7 @@ pub fn SessionPicker() -> impl IntoView {
             >
                 <For
                     each=move || options.get()
-                    key=|(k, t)| (k.clone(), t.clone())
+                    key=|(k, t)| format!("{k}\u{1f}{t}")
                     children=|(key, title)| {
                         let text = if title.is_empty() { key.clone() } else { format!("{title} ({key})") };
                         view! { <option value=key>{text}</option> }

@@ -76,7 +76,7 @@ pub fn Transcript() -> impl IntoView {
             </For>
             <For
                 each=move || { chat.streams.get().into_iter().collect::<Vec<(String, RunStream)>>() }
-                key=|(run, s)| (run.clone(), s.state.clone(), s.text.len())
+                key=|(run, s)| format!("{run}\u{1f}{}\u{1f}{}", s.state, s.text.len())
                 children=|(run, stream)| view! { <li><Stream run=run stream=stream/></li> }
             />
             <UnsentEchoes/>
@@ -199,7 +199,7 @@ fn UnsentEchoes() -> impl IntoView {
         outbox.rows.with(|rows| rows.iter().filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none()).cloned().collect::<Vec<_>>())
     });
     view! {
-        <For each=move || rows.get() key=|r| (r.id.clone(), r.state.clone(), r.retry_requested_ms.map(|x| x as u64)) let:row>
+        <For each=move || rows.get() key=|r| format!("{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.retry_requested_ms.map_or(0, |ms| ms as u64)) let:row>
             <li><OutboxEcho row=row/></li>
         </For>
     }

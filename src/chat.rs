@@ -96,7 +96,7 @@ impl ChatController {
             }
             if c.session.get_untracked().is_empty() {
                 let default = client.hello.with_untracked(|h| {
-                    h.as_ref().and_then(|h| h.snapshot.session_defaults.as_ref()).and_then(|d| d.main_session_key.clone())
+                    h.as_ref().and_then(|h| h.main_session_key.clone())
                 });
                 c.session.set(default.unwrap_or_else(|| "agent:main:main".into()));
             }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use futures_channel::oneshot;
 use leptos::prelude::*;
 use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
-use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloOk};
+use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloSummary};
 use protocol::error::ErrorShape;
 use protocol::sorted_map::SortedMap;
 use protocol::frame::{Frame, RequestFrame};
@@ -96,7 +96,7 @@ struct Inner {
 pub struct GatewayClient {
     pub status: RwSignal<Status>,
     /// The last `hello-ok` (kept while reconnecting, so the version stays visible).
-    pub hello: RwSignal<Option<HelloOk>>,
+    pub hello: RwSignal<Option<HelloSummary>>,
     /// Bumped on every successful connect: hydrate state again when it changes.
     pub connected_epoch: RwSignal<u64>,
     /// Bumped when an event `seq` gap shows missed events: re-fetch state.
@@ -171,7 +171,7 @@ impl GatewayClient {
 
     /// Granted scopes of the current connection.
     pub fn scopes(&self) -> Vec<String> {
-        self.hello.with(|h| h.as_ref().map(|h| h.auth.scopes.clone()).unwrap_or_default())
+        self.hello.with(|h| h.as_ref().map(|h| h.scopes.clone()).unwrap_or_default())
     }
 
     /// Calls `handler` with the payload of every `event` frame named `event`.
@@ -418,11 +418,11 @@ impl GatewayClient {
     fn handle_connect_response(&self, ok: bool, payload: Option<Value>, error: Option<ErrorShape>) {
         let inner = self.inner();
         if ok {
-            let hello: HelloOk = match payload.map(serde_json::from_value).transpose() {
-                Ok(Some(h)) => h,
+            let hello = match payload.as_ref().map(HelloSummary::read) {
+                Some(Ok(h)) => h,
                 other => {
                     let why = match other {
-                        Err(e) => e.to_string(),
+                        Some(Err(e)) => e,
                         _ => "empty payload".into(),
                     };
                     self.refuse(Status::Failed { message: format!("The gateway's hello-ok could not be read ({why}). Is this an OpenClaw protocol v4 gateway?"), reload: false });
@@ -434,8 +434,8 @@ impl GatewayClient {
                 i.connected = true;
                 i.attempt = 0;
                 i.using_device_token = false;
-                i.tick_interval_ms = hello.policy.tick_interval_ms;
-                if let (Some(token), Some(id)) = (&hello.auth.device_token, i.identity.as_ref().map(|x| x.device_id())) {
+                i.tick_interval_ms = hello.tick_interval_ms;
+                if let (Some(token), Some(id)) = (&hello.device_token, i.identity.as_ref().map(|x| x.device_id())) {
                     identity::store_device_token(&id, &i.url, token);
                 }
             }

@@ -322,9 +322,106 @@ pub struct HelloOk {
     pub policy: Policy,
 }
 
+/// What the UI uses of `hello-ok`, read field by field from the payload.
+///
+/// The UI reads these six fields and nothing else, so it does not decode the whole [`HelloOk`]:
+/// that would link serde code for every nested struct (about 4 KB gzip of the bundle) only to
+/// refuse a gateway over fields it never looks at. Each problem names its field.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HelloSummary {
+    pub protocol: u64,
+    pub server_version: String,
+    pub scopes: Vec<String>,
+    pub device_token: Option<String>,
+    pub tick_interval_ms: Option<u64>,
+    pub main_session_key: Option<String>,
+}
+
+impl HelloSummary {
+    pub fn read(v: &Value) -> Result<HelloSummary, String> {
+        fn object<'a>(v: &'a Value, field: &str) -> Result<&'a Value, String> {
+            v.get(field.rsplit('.').next().unwrap_or(field)).filter(|o| o.is_object()).ok_or_else(|| format!("`{field}` is missing or not an object"))
+        }
+        fn text(v: &Value, key: &str, field: &str) -> Result<Option<String>, String> {
+            match v.get(key) {
+                None | Some(Value::Null) => Ok(None),
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                Some(_) => Err(format!("`{field}` is not text")),
+            }
+        }
+        if !v.is_object() {
+            return Err("hello-ok is not a JSON object".into());
+        }
+        let protocol = v.get("protocol").and_then(Value::as_u64).ok_or("`protocol` is missing or not a whole number")?;
+        let server = object(v, "server")?;
+        let server_version = text(server, "version", "server.version")?.ok_or("`server.version` is missing")?;
+        let auth = object(v, "auth")?;
+        let scopes = match auth.get("scopes") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(list)) => list.iter().map(|s| s.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().ok_or("`auth.scopes` is not a list of text")?,
+            Some(_) => return Err("`auth.scopes` is not a list of text".into()),
+        };
+        let device_token = text(auth, "deviceToken", "auth.deviceToken")?;
+        let policy = object(v, "policy")?;
+        let tick_interval_ms = match policy.get("tickIntervalMs") {
+            None | Some(Value::Null) => None,
+            Some(n) => Some(n.as_u64().ok_or("`policy.tickIntervalMs` is not a whole number")?),
+        };
+        let main_session_key = match v.get("snapshot").and_then(|s| s.get("sessionDefaults")) {
+            Some(d) if d.is_object() => text(d, "mainSessionKey", "snapshot.sessionDefaults.mainSessionKey")?,
+            _ => None,
+        };
+        Ok(HelloSummary { protocol, server_version, scopes, device_token, tick_interval_ms, main_session_key })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hello_summary_reads_the_used_fields_and_names_a_bad_one() {
+        let hello = serde_json::json!({
+            "type": "hello-ok", "protocol": 4,
+            "server": {"version": "2026.9.6", "connId": "c1"},
+            "features": {"methods": ["chat.send"], "events": []},
+            "snapshot": {"sessionDefaults": {"mainSessionKey": "agent:main:main"}},
+            "auth": {"role": "operator", "scopes": ["operator.read", "operator.questions"], "deviceToken": "dt"},
+            "policy": {"maxPayload": 26214400, "tickIntervalMs": 30000},
+        });
+        let s = HelloSummary::read(&hello).unwrap();
+        assert_eq!(s, HelloSummary {
+            protocol: 4,
+            server_version: "2026.9.6".into(),
+            scopes: vec!["operator.read".into(), "operator.questions".into()],
+            device_token: Some("dt".into()),
+            tick_interval_ms: Some(30000),
+            main_session_key: Some("agent:main:main".into()),
+        });
+        let mut bare = hello.clone();
+        bare["snapshot"] = Value::Null;
+        bare["auth"] = serde_json::json!({});
+        bare["policy"] = serde_json::json!({});
+        let s = HelloSummary::read(&bare).unwrap();
+        assert_eq!((s.scopes.len(), s.device_token, s.tick_interval_ms, s.main_session_key), (0, None, None, None));
+        for (path, bad, named) in [
+            ("/protocol", serde_json::json!("4"), "`protocol`"),
+            ("/server/version", serde_json::json!(7), "`server.version`"),
+            ("/auth/scopes", serde_json::json!(["ok", 1]), "`auth.scopes`"),
+            ("/auth/deviceToken", serde_json::json!(true), "`auth.deviceToken`"),
+            ("/policy/tickIntervalMs", serde_json::json!(-1), "`policy.tickIntervalMs`"),
+            ("/snapshot/sessionDefaults/mainSessionKey", serde_json::json!({}), "`snapshot.sessionDefaults.mainSessionKey`"),
+        ] {
+            let mut v = hello.clone();
+            *v.pointer_mut(path).unwrap() = bad;
+            let e = HelloSummary::read(&v).unwrap_err();
+            assert!(e.contains(named), "{path}: {e}");
+        }
+        let mut no_policy = hello.clone();
+        no_policy.as_object_mut().unwrap().remove("policy");
+        assert!(HelloSummary::read(&no_policy).unwrap_err().contains("`policy` is missing"));
+        assert!(HelloSummary::read(&serde_json::json!([1])).unwrap_err().contains("not a JSON object"));
+    }
 
     #[test]
     fn signing_token_prefers_token_then_device_then_bootstrap() {

@@ -93,7 +93,15 @@ fn typed_payloads_round_trip_exactly() {
                     payload["features"] = serde_json::from_str(include_str!("data/hello-ok-features.json")).unwrap();
                     // ... and the snapshot; this one is the documented fresh-gateway snapshot.
                     payload["snapshot"] = serde_json::json!({"uptimeMs": 1, "authMode": "token", "sessionDefaults": {"defaultAgentId":"main","modelConfigured":false,"ownership":"sole","selectionRequired":false,"mainKey":"main","mainSessionKey":"agent:main:main","scope":"per-sender"}});
+                    // What the UI reads of it agrees with the full decode.
+                    let summary = protocol::connect::HelloSummary::read(&payload).unwrap();
                     let h: HelloOk = serde_json::from_value(payload).unwrap();
+                    assert_eq!(summary.protocol, u64::from(h.protocol));
+                    assert_eq!(summary.server_version, h.server.version);
+                    assert_eq!(summary.scopes, h.auth.scopes);
+                    assert_eq!(summary.device_token, h.auth.device_token);
+                    assert_eq!(summary.tick_interval_ms, h.policy.tick_interval_ms);
+                    assert_eq!(summary.main_session_key.as_deref(), Some("agent:main:main"));
                     assert_eq!(h.snapshot.session_defaults.unwrap().main_session_key.as_deref(), Some("agent:main:main"));
                     assert!(h.features.methods.iter().any(|m| m == "question.resolve"));
                     assert!(h.features.events.iter().any(|m| m == "question.resolved"));

@@ -53,8 +53,8 @@ pub fn StatusBar(
         Status::NeedsToken { .. } => "Not connected: token needed".to_string(),
         Status::Failed { message, .. } => format!("Not connected: {message}"),
     };
-    let version = move || client.hello.with(|h| h.as_ref().map(|h| h.server.version.clone()));
-    let scopes = move || client.hello.with(|h| h.as_ref().map(|h| h.auth.scopes.join(", ")));
+    let version = move || client.hello.with(|h| h.as_ref().map(|h| h.server_version.clone()));
+    let scopes = move || client.hello.with(|h| h.as_ref().map(|h| h.scopes.join(", ")));
     let connected = move || client.status.with(|s| *s == Status::Connected);
     let reload = move || client.status.with(|s| matches!(s, Status::Failed { reload: true, .. }));
 

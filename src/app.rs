@@ -2,6 +2,8 @@
 
 use leptos::prelude::*;
 
+use crate::components::when::When;
+
 use crate::browser;
 use crate::components::composer::Composer;
 use crate::components::connect_form::ConnectForm;
@@ -86,22 +88,22 @@ pub fn App() -> impl IntoView {
     view! {
         <div class="shell">
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
-            <Show when=move || settings_open.get() || needs_token()>
+            <When when=move || settings_open.get() || needs_token()>
                 <ConnectForm on_done=move |_| settings_open.set(false)/>
-            </Show>
+            </When>
             {move || storage_warning().map(|m| view! { <p class="banner banner--warn" role="alert" data-testid="storage-warning">{m}</p> })}
-            <Show when=no_access>
+            <When when=no_access>
                 <p class="banner" role="note" data-testid="no-question-scope">
                     "Questions from agents cannot be shown here: this connection was granted neither operator.questions nor operator.sessions.write."
                 </p>
-            </Show>
-            <Show when=move || dock.deep_link.get().is_none()>
+            </When>
+            <When when=move || dock.deep_link.get().is_none()>
                 <SessionPicker/>
-            </Show>
+            </When>
             <OutboxTray/>
             <main class="conversation" aria-label="Conversation">
                 <Transcript/>
-                <Show when=move || chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
+                <When when=move || chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
                     <p class="conversation__empty">
                         {move || if connected() {
                             "Connected. Say hello, or type help to see what the demo agent can do."
@@ -109,7 +111,7 @@ pub fn App() -> impl IntoView {
                             "Waiting for the gateway connection."
                         }}
                     </p>
-                </Show>
+                </When>
             </main>
             {move || asyncq.undo.get().map(|item| {
                 let item = StoredValue::new(item);

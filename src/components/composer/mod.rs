@@ -4,6 +4,8 @@
 
 use leptos::prelude::*;
 
+use crate::components::when::When;
+
 use crate::chat::ChatController;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::OutboxController;
@@ -38,18 +40,18 @@ pub fn Composer() -> impl IntoView {
     // above stays available either way.
     let read_only = move || client.status.get() == Status::Connected && !can_write();
     view! {
-        <Show when=move || !blocked.get() && read_only()>
+        <When when=move || !blocked.get() && read_only()>
             <p class="composer-replacement" role="note" data-testid="composer-replacement">
                 "This conversation is read-only here: the connection has no operator.write scope. Questions above can still be answered."
             </p>
-        </Show>
-        <Show when=move || !blocked.get() && !read_only()>
+        </When>
+        <When when=move || !blocked.get() && !read_only()>
             <form class="composer" on:submit=move |ev| { ev.prevent_default(); send(); }>
-                <Show when=move || question_waiting.get()>
+                <When when=move || question_waiting.get()>
                     <p class="composer__hint" data-testid="composer-hint">
                         "A question is waiting. A plain reply can answer it: a number, an option label or your own words (commas for several choices)."
                     </p>
-                </Show>
+                </When>
                 <div class="composer__row">
                     <label class="composer__label">
                         <span class="sr-only">"Message"</span>
@@ -74,13 +76,13 @@ pub fn Composer() -> impl IntoView {
                         ></textarea>
                     </label>
                     <div class="composer__buttons">
-                        <Show when=running>
+                        <When when=running>
                             <button type="button" class="composer__stop" on:click=move |_| chat.stop()>"Stop"</button>
-                        </Show>
+                        </When>
                         <button type="submit" class="composer__send">"Send"</button>
                     </div>
                 </div>
             </form>
-        </Show>
+        </When>
     }
 }

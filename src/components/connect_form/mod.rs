@@ -2,6 +2,8 @@
 
 use leptos::prelude::*;
 
+use crate::components::when::When;
+
 use crate::gateway_client::{GatewayClient, Status};
 
 /// Asks for the gateway token (when it was rejected or is missing) and lets the person
@@ -42,9 +44,9 @@ pub fn ConnectForm(
     view! {
         <form class="connect-form" on:submit=submit aria-labelledby="connect-form-title">
             <h2 id="connect-form-title">"Connect to a gateway"</h2>
-            <Show when=move || message().is_some()>
+            <When when=move || message().is_some()>
                 <p class="connect-form__problem" role="alert" data-testid="auth-problem">{message}</p>
-            </Show>
+            </When>
             <label>
                 <span>"Gateway token"</span>
                 <input
@@ -66,15 +68,15 @@ pub fn ConnectForm(
                     on:input=move |ev| url.set(event_target_value(&ev))
                 />
             </label>
-            <Show when=move || problem.get().is_some()>
+            <When when=move || problem.get().is_some()>
                 <p class="connect-form__problem" role="alert">{move || problem.get()}</p>
-            </Show>
+            </When>
             <p class="connect-form__hint">"The token is printed when the gateway starts. It is kept only in this tab."</p>
             <div class="connect-form__actions">
                 <button type="submit">"Connect"</button>
-                <Show when=move || message().is_none()>
+                <When when=move || message().is_none()>
                     <button type="button" on:click=move |_| on_done.run(())>"Cancel"</button>
-                </Show>
+                </When>
             </div>
         </form>
     }

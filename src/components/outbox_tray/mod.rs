@@ -2,6 +2,8 @@
 //! and for all. Shown only while something is unsent.
 
 use leptos::prelude::*;
+
+use crate::components::when::When;
 use model::outbox::{SendState, describe};
 
 use crate::outbox::{OutboxController, stale_ms};
@@ -12,7 +14,7 @@ pub fn OutboxTray() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
     let unsent = Memo::new(move |_| outbox.rows.with(|rows| rows.iter().filter(|r| r.is_unsent() && r.state != SendState::AwaitingConfirmation).cloned().collect::<Vec<_>>()));
     view! {
-        <Show when=move || !unsent.with(Vec::is_empty)>
+        <When when=move || !unsent.with(Vec::is_empty)>
             <section class="tray" aria-labelledby="tray-title" data-testid="outbox-tray">
                 <header class="tray__head">
                     <h2 id="tray-title">{move || { let n = unsent.with(Vec::len); if n == 1 { "1 unsent message".to_string() } else { format!("{n} unsent messages") } }}</h2>
@@ -39,6 +41,6 @@ pub fn OutboxTray() -> impl IntoView {
                     </For>
                 </ul>
             </section>
-        </Show>
+        </When>
     }
 }

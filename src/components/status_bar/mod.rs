@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
+use crate::components::when::When;
+
 use crate::browser;
 use crate::gateway_client::{GatewayClient, Status};
 
@@ -77,16 +79,16 @@ pub fn StatusBar(
                 </div>
             </dl>
             <div class="status-bar__actions">
-                <Show when=reload>
+                <When when=reload>
                     <button type="button" on:click=move |_| {
                         if let Some(l) = browser::location() {
                             let _ = l.reload();
                         }
                     }>"Reload page"</button>
-                </Show>
-                <Show when=move || matches!(client.status.get(), Status::Reconnecting { .. })>
+                </When>
+                <When when=move || matches!(client.status.get(), Status::Reconnecting { .. })>
                     <button type="button" on:click=move |_| client.reconnect_now()>"Retry now"</button>
-                </Show>
+                </When>
                 <button type="button" on:click=move |_| on_settings.run(())>"Connection settings"</button>
             </div>
         </header>

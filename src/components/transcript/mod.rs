@@ -2,6 +2,8 @@
 //! streams, and unsent messages with their delivery state. All text renders as text.
 
 use leptos::prelude::*;
+
+use crate::components::when::When;
 use model::dock::Receipt;
 use model::outbox::{OutboxRow, SendState, describe};
 
@@ -61,11 +63,11 @@ pub fn Transcript() -> impl IntoView {
         items
     });
     view! {
-        <Show when=move || chat.has_more.get()>
+        <When when=move || chat.has_more.get()>
             <button type="button" class="transcript__older" disabled=move || chat.loading.get() on:click=move |_| chat.load_older()>
                 "Load older messages"
             </button>
-        </Show>
+        </When>
         {move || chat.history_error.get().map(|e| view! { <p class="banner banner--warn" role="alert">{e}</p> })}
         <ol class="transcript" aria-label="Messages">
             <For each=move || items.get() key=Item::key let:item>
@@ -234,12 +236,12 @@ pub fn OutboxEcho(row: OutboxRow) -> impl IntoView {
             <p class="msg__text">{row.with_value(|r| r.text.clone())}</p>
             <p class="msg__status" data-testid="outbox-status">{status}</p>
             <div class="msg__actions">
-                <Show when=move || row.with_value(OutboxRow::can_retry) && row.with_value(|r| r.state != SendState::Queued || r.retry_requested_ms.is_none())>
+                <When when=move || row.with_value(OutboxRow::can_retry) && row.with_value(|r| r.state != SendState::Queued || r.retry_requested_ms.is_none())>
                     <button type="button" on:click=move |_| outbox.retry(&id.get_value())>"Retry"</button>
-                </Show>
-                <Show when=move || row.with_value(OutboxRow::can_discard)>
+                </When>
+                <When when=move || row.with_value(OutboxRow::can_discard)>
                     <button type="button" on:click=move |_| outbox.discard(&id.get_value())>"Discard"</button>
-                </Show>
+                </When>
             </div>
         </article>
     }

@@ -11,10 +11,10 @@ use e2e::browser::Browser;
 use serde_json::json;
 
 /// Gzip bytes of the initial wasm + JS + CSS together. Issue 6 sets the goal at 250 KB; the
-/// build is at about 286.8 KB (2026-11-30; it was 384 KB before that day's size work), so this is a
+/// build is at about 285.2 KB (2026-11-30; it was 384 KB before that day's size work), so this is a
 /// ratchet that stops growth while the design work to reach the goal is done. Lower it as the
 /// bundle shrinks; never raise it.
-const INITIAL_GZIP_BUDGET_BYTES: u64 = 287_000;
+const INITIAL_GZIP_BUDGET_BYTES: u64 = 286_000;
 
 fn gzip_size(file: &Path) -> u64 {
     let out = Command::new("gzip").args(["-9", "-c"]).arg(file).output().expect("gzip runs");

@@ -37,6 +37,7 @@ pub fn OutboxTray() -> impl IntoView {
                                     {discard.then(|| view! { <button type="button" on:click=move |_| outbox.discard(&id.get_value())>"Discard"</button> })}
                                 </li>
                             }
+                            .into_any()
                         }
                     </For>
                 </ul>

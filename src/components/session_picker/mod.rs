@@ -38,7 +38,7 @@ pub fn SessionPicker() -> impl IntoView {
                     key=|(k, t)| format!("{k}\u{1f}{t}")
                     children=|(key, title)| {
                         let text = if title.is_empty() { key.clone() } else { format!("{title} ({key})") };
-                        view! { <option value=key>{text}</option> }
+                        view! { <option value=key>{text}</option> }.into_any()
                     }
                 />
             </select>

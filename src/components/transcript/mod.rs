@@ -71,15 +71,15 @@ pub fn Transcript() -> impl IntoView {
         {move || chat.history_error.get().map(|e| view! { <p class="banner banner--warn" role="alert">{e}</p> })}
         <ol class="transcript" aria-label="Messages">
             <For each=move || items.get() key=Item::key let:item>
-                <li>{match item {
+                {view! { <li>{match item {
                     Item::Message(m) => view! { <Message row=m/> }.into_any(),
                     Item::Receipt(r) => view! { <QuestionReceipt receipt=r/> }.into_any(),
-                }}</li>
+                }}</li> }.into_any()}
             </For>
             <For
                 each=move || { chat.streams.get().into_iter().collect::<Vec<(String, RunStream)>>() }
                 key=|(run, s)| format!("{run}\u{1f}{}\u{1f}{}", s.state, s.text.len())
-                children=|(run, stream)| view! { <li><Stream run=run stream=stream/></li> }
+                children=|(run, stream)| view! { <li><Stream run=run stream=stream/></li> }.into_any()
             />
             <UnsentEchoes/>
         </ol>
@@ -202,7 +202,7 @@ fn UnsentEchoes() -> impl IntoView {
     });
     view! {
         <For each=move || rows.get() key=|r| format!("{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.retry_requested_ms.map_or(0, |ms| ms as u64)) let:row>
-            <li><OutboxEcho row=row/></li>
+            {view! { <li><OutboxEcho row=row/></li> }.into_any()}
         </For>
     }
 }

@@ -70,7 +70,7 @@ real-gateway:
 	@[ -x "$(REAL_DIR)/node/package/bin/node" ] && [ -f "$(REAL_DIR)/app/node_modules/openclaw/openclaw.mjs" ] \
 	  || bash "$(OCUI_SHARED_DIR)/tools/openclaw-gateway/run-real-gateway.sh" "$(REAL_DIR)" install
 
-## Benchmarks (not part of make test, about 8 minutes): our UI beside the incumbent Control UI on
+## Benchmarks (not part of make test, about 4 minutes with the builds warm): our UI beside the incumbent Control UI on
 ## the real gateway, plus our gateway, in headless Chromium. Prints a markdown table and writes
 ## target/bench/bench.md. BENCH_ARGS="--runs 7 --only 1,2,3,4,5,6 --rt-seconds 10" narrows or widens it.
 BENCH_ARGS ?=

@@ -2,8 +2,6 @@
 
 use leptos::prelude::*;
 
-use crate::components::when::When;
-
 use crate::browser;
 use crate::components::composer::Composer;
 use crate::components::connect_form::ConnectForm;
@@ -14,6 +12,7 @@ use crate::components::outbox_tray::OutboxTray;
 use crate::components::session_picker::SessionPicker;
 use crate::components::status_bar::StatusBar;
 use crate::components::transcript::Transcript;
+use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::identity;
 use crate::outbox::OutboxController;

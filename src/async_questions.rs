@@ -2,7 +2,6 @@
 //! blocking, answered through the outbox, confirmed from saved history, dismissed (with
 //! Undo) or retired into history and reopened. The rules are in `model::async_q`.
 
-use protocol::sorted_map::SortedMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -12,6 +11,7 @@ use model::dock::ASYNC_PREFIX;
 use model::draft::QuestionDraft;
 use model::outbox::{OutboxRow, SendState};
 use protocol::question::{QuestionRecord, QuestionStatus};
+use protocol::sorted_map::SortedMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 

@@ -1,11 +1,11 @@
 //! The conversation: which session, its saved transcript (paged), live run streams, and
 //! the composer's draft per session.
 
-use protocol::sorted_map::SortedMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use protocol::sorted_map::SortedMap;
 use serde_json::{Value, json};
 
 use crate::browser;

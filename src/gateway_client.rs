@@ -14,15 +14,15 @@ use leptos::prelude::*;
 use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
 use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloSummary};
 use protocol::error::ErrorShape;
-use protocol::sorted_map::SortedMap;
 use protocol::frame::{Frame, RequestFrame};
+use protocol::sorted_map::SortedMap;
 use serde_json::Value;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
 use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
-use crate::identity::{self, DeviceIdentity};
 use crate::browser;
+use crate::identity::{self, DeviceIdentity};
 
 /// Where the connection stands, in terms a person can act on.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,7 +1,6 @@
 //! The question dock's glue: gateway events and requests in, the pure [`Dock`] state
 //! machine in the middle, drafts and receipts mirrored to IndexedDB.
 
-use protocol::sorted_map::SortedMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -9,6 +8,7 @@ use leptos::task::spawn_local;
 use model::dock::{Dock, Effect as DockEffect, LocalState, Receipt};
 use model::draft::QuestionDraft;
 use protocol::question::QuestionRecord;
+use protocol::sorted_map::SortedMap;
 use serde_json::{Value, json};
 
 use crate::browser;

@@ -5,12 +5,12 @@
 //! working when IndexedDB is blocked, full or closed: the UI then says what is at risk.
 
 use std::cell::RefCell;
-use protocol::sorted_map::SortedMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
 use futures_channel::oneshot;
+use protocol::sorted_map::SortedMap;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransactionMode};

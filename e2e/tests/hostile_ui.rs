@@ -238,7 +238,10 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wasm_trap_puts_up_the_reload_banner_instead_of_a_silent_page() {
     let gw = LocalGateway::start().await;
-    let b = Browser::open_connected(&gw.ui_url()).await;
+    // Phone width: the banner and its button must fit the narrowest supported screen.
+    let b = Browser::start_sized(390, 844).await;
+    b.goto(&gw.ui_url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     assert!(!b.exists("#ocui-crash").await, "no banner before anything went wrong");
     b.js(
         "const trap = new Uint8Array([0,97,115,109,1,0,0,0, 1,4,1,96,0,0, 3,2,1,0, 7,5,1,1,102,0,0, 10,5,1,3,0,0,11]);
@@ -249,6 +252,6 @@ async fn a_wasm_trap_puts_up_the_reload_banner_instead_of_a_silent_page() {
     let text = b.wait_text("#ocui-crash[role=alert]", T, |t| t.contains("reload the page")).await;
     assert!(text.contains("drafts and queued answers are saved"), "{text}");
     b.find_xpath("//*[@id='ocui-crash']//button[normalize-space()='Reload page']", T).await;
-    b.screenshot("crash-banner").await;
+    b.screenshot("crash-banner-390").await;
     b.close().await;
 }

@@ -4,10 +4,9 @@
 //!
 //! Nothing here ever answers for the person: expiry only marks a request unanswerable.
 
-use protocol::sorted_map::{SortedMap, SortedSet};
-
 use protocol::error::{ErrorShape, reason};
 use protocol::question::{Question, QuestionAnswers, QuestionRecord, QuestionResolveParams, QuestionStatus, validate_questions};
+use protocol::sorted_map::{SortedMap, SortedSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

@@ -1,9 +1,8 @@
 //! A person's unfinished answer to one request: selections and typed text per question,
 //! and the step they are on. Drafts are keyed by request id and never touch each other.
 
-use protocol::sorted_map::SortedMap;
-
 use protocol::question::{Question, QuestionAnswers, QuestionRecord};
+use protocol::sorted_map::SortedMap;
 use serde::{Deserialize, Serialize};
 
 /// The draft of one question.

@@ -77,7 +77,8 @@ pub fn device_id_for(public_key: &[u8]) -> String {
     device_id_from_digest(&Sha256::digest(public_key))
 }
 
-/// A device key pair. The seed is the only secret; the UI keeps it in `localStorage`.
+/// A device key pair in Rust, for the gateway's tests and native clients (the UI's is WebCrypto's,
+/// `control_ui::identity`). The seed is the only secret.
 #[cfg(feature = "ed25519")]
 pub struct DeviceIdentity {
     key: SigningKey,

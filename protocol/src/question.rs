@@ -1,11 +1,10 @@
 //! Gateway questions (`ask_user`): shapes, events and the gateway's validation rules.
 
-use crate::sorted_map::SortedMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorShape, reason};
+use crate::sorted_map::SortedMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionOption {

@@ -4,9 +4,8 @@
 
 use leptos::prelude::*;
 
-use crate::components::when::When;
-
 use crate::chat::ChatController;
+use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::OutboxController;
 use crate::questions::DockController;

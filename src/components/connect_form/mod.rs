@@ -3,7 +3,6 @@
 use leptos::prelude::*;
 
 use crate::components::when::When;
-
 use crate::gateway_client::{GatewayClient, Status};
 
 /// Asks for the gateway token (when it was rejected or is missing) and lets the person

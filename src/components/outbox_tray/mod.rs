@@ -2,10 +2,9 @@
 //! and for all. Shown only while something is unsent.
 
 use leptos::prelude::*;
-
-use crate::components::when::When;
 use model::outbox::{SendState, describe};
 
+use crate::components::when::When;
 use crate::outbox::{OutboxController, stale_ms};
 
 /// The unsent-messages tray.

@@ -5,14 +5,13 @@
 
 use leptos::ev::KeyboardEvent;
 use leptos::prelude::*;
-
-use crate::components::when::When;
 use model::dock::{Entry, LocalState, countdown};
 use model::draft::QuestionDraft;
 use protocol::question::{Question, QuestionRecord};
 use wasm_bindgen::JsCast;
 
 use crate::components::option_group::{OptionGroup, OptionItem};
+use crate::components::when::When;
 use crate::questions::{DockController, QuestionAccess};
 
 /// The dock. Renders nothing while no request is pending.

@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
-use crate::components::when::When;
-
 use crate::browser;
+use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 
 /// Always-visible connection status. Reads the [`GatewayClient`] from context.

@@ -2,13 +2,12 @@
 //! streams, and unsent messages with their delivery state. All text renders as text.
 
 use leptos::prelude::*;
-
-use crate::components::when::When;
 use model::dock::Receipt;
 use model::outbox::{OutboxRow, SendState, describe};
 
 use crate::chat::{ChatController, RunStream, TranscriptRow};
 use crate::components::question_receipt::QuestionReceipt;
+use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::{OutboxController, stale_ms};
 use crate::questions::DockController;

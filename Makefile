@@ -3,7 +3,6 @@
 
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
-export TRUNK_SKIP_VERSION_CHECK := true
 export OCUI_SHARED_DIR ?= $(abspath $(CURDIR)/../shared)
 
 PORT ?= 18789
@@ -15,20 +14,15 @@ export PORT DATA_DIR
 setup:
 	@bash scripts/setup.sh
 
-## Release UI build into dist/ (wasm-opt -Oz through npm binaryen 132), with a gzip -9 copy of
-## each asset that the local gateway serves to browsers that accept gzip.
-## The UI's std is rebuilt from rust-src for size: std's `optimize_for_size` algorithms (small
-## sorts and collections) and `-Cpanic=immediate-abort`, which drops panic-message formatting.
-## Both are unstable options of the pinned stable 1.95, unlocked by RUSTC_BOOTSTRAP for this one
-## build; about 35 KB gzip off the wasm. Native builds and wasm-bindgen tests use the plain std.
-SIZE_STD_ENV := RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort \
-  CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size \
-  RUSTFLAGS="--cfg erase_components -Zunstable-options -Cpanic=immediate-abort"
+## Release UI build into dist/ (scripts/build-ui.sh, about 1.5 min cold): the wasm is split into
+## the main module and the lazily loaded conversation views (wasm-split-cli), then wasm-bindgen,
+## wasm-opt -Oz (npm binaryen 132), terser and sass, file names by content hash, and a gzip -9
+## copy of each asset that the local gateway serves to browsers that accept gzip. The UI's std
+## is rebuilt from rust-src for size (unstable options of the pinned stable toolchain, unlocked
+## by RUSTC_BOOTSTRAP for this one build; see the script). Native builds and the wasm-bindgen
+## tests use the plain std and no split.
 build: setup
-	$(SIZE_STD_ENV) trunk build --release --public-url /
-	@# wasm-bindgen's JS glue, minified in place (about 1.9 KB gzip; no SRI names its bytes).
-	for js in dist/*.js; do terser "$$js" --module --compress --mangle -o "$$js"; done
-	gzip -9 -k -f dist/*.wasm dist/*.js dist/*.css
+	bash scripts/build-ui.sh
 
 gateway: setup
 	cargo build --profile gateway -p gateway

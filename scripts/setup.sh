@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TRUNK_VERSION=0.21.14
+WASM_SPLIT_VERSION=0.2.4
 WASM_BINDGEN_VERSION=0.2.130
 say() { printf '[setup] %s\n' "$*"; }
 
@@ -35,9 +35,10 @@ if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $WASM_BINDGEN_V
   say "installing wasm-bindgen-cli $WASM_BINDGEN_VERSION (about 2 min)"
   cargo install wasm-bindgen-cli --version "$WASM_BINDGEN_VERSION"
 fi
-if ! trunk --version 2>/dev/null | grep -qx "trunk $TRUNK_VERSION"; then
-  say "installing trunk $TRUNK_VERSION (about 7 min)"
-  cargo install trunk --version "$TRUNK_VERSION" --locked
+# wasm-split-cli splits the release wasm into the main module and its lazily loaded chunks.
+if ! cargo install --list | grep -qx "wasm_split_cli_support v$WASM_SPLIT_VERSION:"; then
+  say "installing wasm-split-cli $WASM_SPLIT_VERSION (about 1 min)"
+  cargo install wasm_split_cli_support --version "$WASM_SPLIT_VERSION" --locked --features build-binary
 fi
 
 # 4. npm: wasm-opt from binaryen 132, dart-sass and terser (pinned in package.json / package-lock.json).
@@ -48,8 +49,8 @@ if ! [ -x node_modules/.bin/wasm-opt ] || ! node_modules/.bin/wasm-opt --version
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
-# 5. Every crate for every platform: trunk's `cargo metadata` needs them all.
+# 5. Every crate, fetched once up front, so the builds and tests after this need no network...
 cargo fetch --quiet
-# ...and std's own dependencies for the size-first wasm build (trunk runs cargo --offline).
+# ...and std's own dependencies for the size-first wasm build.
 RUSTC_BOOTSTRAP=1 cargo fetch --quiet -Zbuild-std=std,panic_abort --target wasm32-unknown-unknown
 say "toolchain ready"

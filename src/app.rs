@@ -3,15 +3,11 @@
 use leptos::prelude::*;
 
 use crate::browser;
-use crate::components::composer::Composer;
-use crate::components::connect_form::ConnectForm;
+use crate::deferred_views::{self, DeferredViews};
 use crate::components::question_dock::QuestionDock;
 use crate::async_questions::AsyncController;
 use crate::chat::ChatController;
-use crate::components::outbox_tray::OutboxTray;
-use crate::components::session_picker::SessionPicker;
 use crate::components::status_bar::StatusBar;
-use crate::components::transcript::Transcript;
 use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::identity;
@@ -42,6 +38,14 @@ fn initial_gateway_url() -> String {
         browser::replace_url(&format!("{path}{search}{}", fragment.remaining));
     }
     url
+}
+
+/// Where the chunk with the deferred views is.
+#[derive(Clone, Copy)]
+enum ViewsLoad {
+    Loading,
+    Ready(DeferredViews),
+    Failed,
 }
 
 #[component]
@@ -83,12 +87,31 @@ pub fn App() -> impl IntoView {
         }
         _ => None,
     };
+    // Everything but the dock comes from a lazily loaded chunk (see `deferred_views`).
+    let views = RwSignal::new(ViewsLoad::Loading);
+    let load_views = move || {
+        views.set(ViewsLoad::Loading);
+        wasm_bindgen_futures::spawn_local(async move {
+            views.set(match deferred_views::load().await {
+                Ok(v) => ViewsLoad::Ready(v),
+                Err(_) => ViewsLoad::Failed,
+            });
+        });
+    };
+    load_views();
+    let view_of = move |pick: fn(&DeferredViews) -> fn() -> AnyView| move || match views.get() {
+        ViewsLoad::Ready(v) => Some(pick(&v)()),
+        _ => None,
+    };
     let no_access = move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
     view! {
         <div class="shell">
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
             <When when=move || settings_open.get() || needs_token()>
-                <ConnectForm on_done=move |_| settings_open.set(false)/>
+                {move || match views.get() {
+                    ViewsLoad::Ready(v) => Some((v.connect_form)(Callback::new(move |_| settings_open.set(false)))),
+                    _ => None,
+                }}
             </When>
             {move || storage_warning().map(|m| view! { <p class="banner banner--warn" role="alert" data-testid="storage-warning">{m}</p> })}
             <When when=no_access>
@@ -97,11 +120,17 @@ pub fn App() -> impl IntoView {
                 </p>
             </When>
             <When when=move || dock.deep_link.get().is_none()>
-                <SessionPicker/>
+                {view_of(|v| v.session_picker)}
             </When>
-            <OutboxTray/>
+            {view_of(|v| v.outbox_tray)}
             <main class="conversation" aria-label="Conversation">
-                <Transcript/>
+                <When when=move || matches!(views.get(), ViewsLoad::Failed)>
+                    <div class="banner banner--warn" role="alert" data-testid="views-failed">
+                        "The conversation and the connection settings did not load (is the gateway reachable?). Questions below can still be answered. "
+                        <button type="button" on:click=move |_| load_views()>"Load again"</button>
+                    </div>
+                </When>
+                {view_of(|v| v.transcript)}
                 <When when=move || chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
                     <p class="conversation__empty">
                         {move || if connected() {
@@ -123,7 +152,7 @@ pub fn App() -> impl IntoView {
             })}
             <div class="dock-slot">
                 <QuestionDock/>
-                <Composer/>
+                {view_of(|v| v.composer)}
             </div>
         </div>
     }

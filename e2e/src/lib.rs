@@ -39,6 +39,8 @@ pub struct LocalGateway {
     pub data_dir: tempfile::TempDir,
     /// Scopes a browser device may be granted (None: all it asks for).
     pub device_scopes: Option<Vec<String>>,
+    /// The UI files it serves (the release build unless a test changes it).
+    pub ui_root: PathBuf,
 }
 
 impl LocalGateway {
@@ -51,7 +53,16 @@ impl LocalGateway {
         let data_dir = tempfile::tempdir().expect("tempdir");
         let token = format!("e2e-{}", free_port());
         let device_scopes = scopes.map(|s| s.iter().map(|x| x.to_string()).collect());
-        let mut g = LocalGateway { running: None, token, port: 0, data_dir, device_scopes };
+        let mut g = LocalGateway { running: None, token, port: 0, data_dir, device_scopes, ui_root: dist_dir() };
+        g.restart_on(0).await;
+        g
+    }
+
+    /// A gateway that serves the UI from `ui_root` (a changed copy of the build).
+    pub async fn start_with_ui_root(ui_root: &std::path::Path) -> LocalGateway {
+        let mut g = Self::start_with_device_scopes(None).await;
+        g.stop().await;
+        g.ui_root = ui_root.to_path_buf();
         g.restart_on(0).await;
         g
     }
@@ -62,7 +73,7 @@ impl LocalGateway {
 
     /// Starts (again) on `port` (0 picks one), keeping the data directory.
     pub async fn restart_on(&mut self, port: u16) {
-        let mut cfg = gateway::Config::local(&self.token, self.data_dir.path().to_path_buf(), dist_dir());
+        let mut cfg = gateway::Config::local(&self.token, self.data_dir.path().to_path_buf(), self.ui_root.clone());
         cfg.device_scopes = self.device_scopes.clone();
         cfg.port = port;
         let running = gateway::start(cfg).await.expect("local gateway starts");

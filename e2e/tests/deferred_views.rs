@@ -1,0 +1,69 @@
+//! The views other than the dock come from a lazily loaded wasm chunk (src/deferred_views.rs).
+//! When that chunk cannot be fetched, the dock still answers, the page says what is missing,
+//! and "Load again" brings the views back once the gateway serves the chunk again.
+
+use std::path::Path;
+use std::time::Duration;
+
+use e2e::LocalGateway;
+use e2e::browser::Browser;
+use serde_json::json;
+
+const T: Duration = Duration::from_secs(20);
+
+/// The deferred chunk's file names in `dir` (the wasm and its gzip copy).
+fn chunk_files(dir: &Path) -> Vec<String> {
+    let names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("deferred-") && (n.ends_with(".wasm") || n.ends_with(".wasm.gz")))
+        .collect();
+    assert!(!names.is_empty(), "the build has a deferred chunk in {}", dir.display());
+    names
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chunk_that_fails_to_load_leaves_the_dock_working_and_load_again_brings_the_views_back() {
+    let root = tempfile::tempdir().unwrap();
+    for entry in std::fs::read_dir(e2e::dist_dir()).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), root.path().join(entry.file_name())).unwrap();
+    }
+    let aside = tempfile::tempdir().unwrap();
+    let chunks = chunk_files(root.path());
+    for name in &chunks {
+        std::fs::rename(root.path().join(name), aside.path().join(name)).unwrap();
+    }
+    let gw = LocalGateway::start_with_ui_root(root.path()).await;
+    let mut agent = gw.agent().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+
+    let failed = b.wait_text("[data-testid=views-failed]", T, |t| !t.is_empty()).await;
+    assert!(failed.contains("did not load") && failed.contains("can still be answered"), "{failed}");
+    assert!(!b.exists("textarea[name=message]").await, "no composer without its chunk");
+
+    // The dock needs nothing from the chunk.
+    let asked = agent
+        .request("question.request", json!({"questions": [{"questionId": "q", "header": "Chunk", "question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No"}]}], "timeoutMs": 60000}))
+        .await
+        .unwrap();
+    let id = asked["id"].as_str().expect("question id").to_string();
+    b.option("Yes").await.click().await.unwrap();
+    b.click_button("Submit").await;
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(got["status"], "answered");
+    assert_eq!(got["answers"]["answers"]["q"], json!(["Yes"]));
+    b.screenshot("deferred-views-failed").await;
+
+    // The gateway serves the chunk again: one press loads it, with nothing reloaded.
+    for name in &chunks {
+        std::fs::rename(aside.path().join(name), root.path().join(name)).unwrap();
+    }
+    b.click_button("Load again").await;
+    b.wait_gone("[data-testid=views-failed]", T).await;
+    let receipt = b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Answered")).await;
+    assert!(receipt.contains("Yes"), "the transcript shows what was answered meanwhile: {receipt}");
+    b.send_message("hello chunk").await;
+    b.wait_text("[data-testid=message][data-role=assistant] .msg__text", T, |t| t.contains("hello chunk")).await;
+    b.close().await;
+}

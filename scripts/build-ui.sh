@@ -19,13 +19,21 @@ cd "$(dirname "$0")/.."
 export PATH="$PWD/node_modules/.bin:$HOME/.cargo/bin:$PATH"
 
 work=target/ui-build
-rm -rf "$work" && mkdir -p "$work/split" "$work/bindgen" "$work/out"
+wasm=target/wasm32-unknown-unknown/release/app.wasm
 
 RUSTC_BOOTSTRAP=1 CARGO_UNSTABLE_BUILD_STD=std,panic_abort CARGO_UNSTABLE_BUILD_STD_FEATURES=optimize_for_size \
 RUSTFLAGS="--cfg erase_components --cfg ocui_split -Zunstable-options -Cpanic=immediate-abort -Clink-args=--emit-relocs" \
   cargo build --release --target wasm32-unknown-unknown --bin app
 
-wasm-split-cli --target web --out-name app target/wasm32-unknown-unknown/release/app.wasm "$work/split"
+# The steps below take about 10 s; skip them when nothing they read has changed.
+stamp=$(cat "$wasm" index.html scripts/build-ui.sh scripts/*.mjs $(find style src -name '*.scss' | sort) | sha256sum | cut -c1-64)
+if [ -f dist/index.html ] && [ "$(cat "$work/stamp" 2>/dev/null)" = "$stamp" ]; then
+  echo "dist/ is up to date"
+  exit 0
+fi
+rm -rf "$work" && mkdir -p "$work/split" "$work/bindgen" "$work/out"
+
+wasm-split-cli --target web --out-name app "$wasm" "$work/split"
 wasm-bindgen --target web --keep-lld-exports --no-typescript --out-dir "$work/bindgen" --out-name app "$work/split/app.wasm"
 
 # Leptos links wasm-streams' three JS-facing classes, which a client-side app never uses.
@@ -47,3 +55,4 @@ sass --no-source-map --style=compressed style/main.scss "$work/out/main.css"
 rm -rf dist && mkdir -p dist
 node scripts/assemble-dist.mjs "$work/out" dist
 gzip -9 -k -f dist/*.wasm dist/*.js dist/*.css
+echo "$stamp" > "$work/stamp"

@@ -24,7 +24,7 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
-# 2b. std's sources: `make build` rebuilds std for size (see the Makefile's SIZE_STD_ENV).
+# 2b. std's sources: `make build` rebuilds std for size (see scripts/build-ui.sh).
 if ! rustup component list --installed | grep -qx rust-src; then
   say "adding rust component rust-src"
   rustup component add rust-src

@@ -3,10 +3,10 @@
 use leptos::prelude::*;
 
 use crate::browser;
-use crate::deferred_views::{self, DeferredViews};
 use crate::components::question_dock::QuestionDock;
 use crate::async_questions::AsyncController;
 use crate::chat::ChatController;
+use crate::deferred_views::{self, DeferredViews};
 use crate::components::status_bar::StatusBar;
 use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};

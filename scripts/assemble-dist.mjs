@@ -1,7 +1,8 @@
 // Assembles dist/ from the built pieces (see scripts/build-ui.sh):
 //   app.js + app_bg.wasm   wasm-bindgen's glue and the main module
 //   __wasm_split.js        wasm-split-cli's chunk loader (imported by app.js)
-//   split_<name>.wasm      one lazily loaded chunk per split point
+//   <name>.wasm            the lazily loaded chunks (split_<point>.wasm per split point, and
+//                          chunk_<n>.wasm for code that several split points share)
 //   main.css               the compiled stylesheet
 // Every file is renamed after a hash of the build's content, the JS references between them
 // are rewritten to the new names, the JS is minified, and index.html is written from the
@@ -22,7 +23,7 @@ if (!built || !dist) {
 }
 
 const read = (name) => readFileSync(join(built, name));
-const chunks = readdirSync(built).filter((f) => f.startsWith("split_") && f.endsWith(".wasm")).sort();
+const chunks = readdirSync(built).filter((f) => f.endsWith(".wasm") && f !== "app_bg.wasm").sort();
 const inputs = ["app.js", "app_bg.wasm", "__wasm_split.js", ...chunks, "main.css"];
 
 const hash = createHash("sha256");
@@ -35,7 +36,7 @@ const names = {
   loader: `app-${tag}-chunks.js`,
   css: `main-${tag}.css`,
 };
-const chunkNames = Object.fromEntries(chunks.map((c) => [c, `${c.slice("split_".length, -".wasm".length)}-${tag}.wasm`]));
+const chunkNames = Object.fromEntries(chunks.map((c) => [c, `${c.replace(/^split_/, "").replace(/\.wasm$/, "")}-${tag}.wasm`]));
 
 /** Replaces `from` by `to` exactly `count` times, or fails the build naming what is missing. */
 function replaceExactly(text, from, to, count, where) {
@@ -76,6 +77,12 @@ for (const [chunk, name] of Object.entries(chunkNames)) {
   loader = replaceExactly(loader, `"./${chunk}"`, `"./${name}"`, 1, "__wasm_split.js");
 }
 
+const stale = [...loader.matchAll(/"\.\/([^"]+\.wasm)"/g)].map((m) => m[1]).filter((f) => !Object.values(chunkNames).includes(f));
+if (stale.length > 0) {
+  console.error(`assemble-dist: __wasm_split.js loads wasm files that were not built: ${stale.join(", ")}`);
+  process.exit(1);
+}
+
 writeFileSync(join(dist, names.js), await minified(glue, "app.js"));
 writeFileSync(join(dist, names.loader), await minified(loader, "__wasm_split.js"));
 writeFileSync(join(dist, names.wasm), read("app_bg.wasm"));
@@ -94,7 +101,7 @@ const assets = [
   `<link rel="preload" href="/${names.wasm}" as="fetch" type="application/wasm" crossorigin="anonymous" />`,
   `<script type="module">import init from "/${names.js}"; await init({ module_or_path: "/${names.wasm}" });</script>`,
 ].join("\n    ");
-const template = readFileSync("index.html", "utf8");
+const template = readFileSync(new URL("../index.html", import.meta.url), "utf8");
 writeFileSync(join(dist, "index.html"), replaceExactly(template, "<!-- ocui:assets -->", assets, 1, "index.html"));
 
 console.log(`dist: ${[names.js, names.loader, names.wasm, ...Object.values(chunkNames), names.css].join(", ")}`);

@@ -26,7 +26,11 @@ RUSTFLAGS="--cfg erase_components --cfg ocui_split -Zunstable-options -Cpanic=im
   cargo build --release --target wasm32-unknown-unknown --bin app
 
 # The steps below take about 10 s; skip them when nothing they read has changed.
-stamp=$(cat "$wasm" index.html scripts/build-ui.sh scripts/*.mjs $(find style src -name '*.scss' | sort) | sha256sum | cut -c1-64)
+# The stamp covers the files by name and content, and the tools' versions.
+stamp=$( {
+  sha256sum "$wasm" index.html package-lock.json scripts/setup.sh scripts/build-ui.sh scripts/*.mjs $(find style src -name '*.scss' | sort)
+  wasm-bindgen --version; wasm-opt --version; cargo install --list | grep '^wasm_split_cli_support '
+} | sha256sum | cut -c1-64)
 if [ -f dist/index.html ] && [ "$(cat "$work/stamp" 2>/dev/null)" = "$stamp" ]; then
   echo "dist/ is up to date"
   exit 0
@@ -35,6 +39,12 @@ rm -rf "$work" && mkdir -p "$work/split" "$work/bindgen" "$work/out"
 
 wasm-split-cli --target web --out-name app "$wasm" "$work/split"
 wasm-bindgen --target web --keep-lld-exports --no-typescript --out-dir "$work/bindgen" --out-name app "$work/split/app.wasm"
+# assemble-dist.mjs knows these two files; JS snippets (`#[wasm_bindgen(module = ...)]`) would
+# need copying too, so their appearance stops the build instead of shipping a page that 404s.
+if [ "$(ls "$work/bindgen" | tr '\n' ' ')" != "app.js app_bg.wasm " ]; then
+  echo "build-ui: wasm-bindgen wrote more than app.js and app_bg.wasm: $(ls "$work/bindgen")" >&2
+  exit 1
+fi
 
 # Leptos links wasm-streams' three JS-facing classes, which a client-side app never uses.
 node scripts/drop-stream-exports.mjs "$work/bindgen/app.js"

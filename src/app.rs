@@ -99,6 +99,14 @@ pub fn App() -> impl IntoView {
         });
     };
     load_views();
+    // The gateway serves the chunk too: after a failed fetch, the next time the connection comes
+    // up is the moment to try again by itself (the memo makes that once per connection).
+    let is_connected = Memo::new(move |_| connected());
+    Effect::new(move |_| {
+        if is_connected.get() && matches!(views.get_untracked(), ViewsLoad::Failed) {
+            load_views();
+        }
+    });
     let view_of = move |pick: fn(&DeferredViews) -> fn() -> AnyView| move || match views.get() {
         ViewsLoad::Ready(v) => Some(pick(&v)()),
         _ => None,
@@ -126,12 +134,16 @@ pub fn App() -> impl IntoView {
             <main class="conversation" aria-label="Conversation">
                 <When when=move || matches!(views.get(), ViewsLoad::Failed)>
                     <div class="banner banner--warn" role="alert" data-testid="views-failed">
-                        "The conversation and the connection settings did not load (is the gateway reachable?). Questions below can still be answered. "
+                        {move || if is_connected.get() {
+                            "The conversation and the connection settings did not load. Questions below can still be answered. "
+                        } else {
+                            "The conversation and the connection settings did not load: the gateway is not reachable. They load by themselves once it is. "
+                        }}
                         <button type="button" on:click=move |_| load_views()>"Load again"</button>
                     </div>
                 </When>
                 {view_of(|v| v.transcript)}
-                <When when=move || chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
+                <When when=move || matches!(views.get(), ViewsLoad::Ready(_)) && chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
                     <p class="conversation__empty">
                         {move || if connected() {
                             "Connected. Say hello, or type help to see what the demo agent can do."

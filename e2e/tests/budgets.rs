@@ -11,12 +11,12 @@ use e2e::browser::Browser;
 use serde_json::json;
 
 /// Gzip bytes of the initial wasm + JS + CSS together: issue 6's budget of 250 KB. The build
-/// was at 248.4 KB on 2026-11-30, after the views other than the dock moved into a lazily loaded
+/// was at 248.6 KB on 2026-11-30, after the views other than the dock moved into a lazily loaded
 /// chunk (from 285.2 KB; 384 KB before the size work).
 const INITIAL_GZIP_BUDGET_BYTES: u64 = 250_000;
 
 /// Gzip bytes of everything the UI can ever fetch (the initial files and every chunk), so that
-/// moving code into chunks cannot hide growth. A ratchet: 295.4 KB on 2026-11-30; lower it as
+/// moving code into chunks cannot hide growth. A ratchet: 295.6 KB on 2026-11-30; lower it as
 /// the bundle shrinks, never raise it.
 const TOTAL_GZIP_BUDGET_BYTES: u64 = 296_000;
 
@@ -126,9 +126,12 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
     let wasm = b.js("const e = performance.getEntriesByType('resource').find(e => e.name.endsWith('.wasm')); return e ? [e.encodedBodySize, e.decodedBodySize] : null;").await;
     let (encoded, decoded) = (wasm[0].as_u64().unwrap(), wasm[1].as_u64().unwrap());
     assert!(encoded * 2 < decoded, "the wasm travelled compressed: {encoded} of {decoded} bytes");
-    let initial = initial_assets(&e2e::dist_dir());
+    // Everything fetched counts, except the files that the build itself says are lazy.
+    let dist = e2e::dist_dir();
+    let initial = initial_assets(&dist);
+    let lazy: Vec<String> = all_assets(&dist).into_iter().filter(|a| !initial.contains(a)).collect();
     let sent = b
-        .js(&format!("const names = {}; return performance.getEntriesByType('resource').filter(e => names.some(a => e.name.endsWith('/' + a))).reduce((n, e) => n + e.encodedBodySize, 0);", json!(initial)))
+        .js(&format!("const lazy = {}; return performance.getEntriesByType('resource').filter(e => !lazy.some(a => e.name.endsWith('/' + a))).reduce((n, e) => n + e.encodedBodySize, 0);", json!(lazy)))
         .await;
     assert!(sent.as_u64().unwrap() <= INITIAL_GZIP_BUDGET_BYTES, "initial assets over the wire: {sent} bytes");
     // The chat used the deferred views, so their chunk came too, from the same origin.

@@ -1,6 +1,7 @@
 //! The views other than the dock come from a lazily loaded wasm chunk (src/deferred_views.rs).
-//! When that chunk cannot be fetched, the dock still answers, the page says what is missing,
-//! and "Load again" brings the views back once the gateway serves the chunk again.
+//! When that chunk cannot be fetched, the dock still answers and the page says what is missing;
+//! "Load again" brings the views back once the gateway serves the chunk again, and so does the
+//! next reconnect, by itself.
 
 use std::path::Path;
 use std::time::Duration;
@@ -22,8 +23,8 @@ fn chunk_files(dir: &Path) -> Vec<String> {
     names
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn a_chunk_that_fails_to_load_leaves_the_dock_working_and_load_again_brings_the_views_back() {
+/// A copy of the build in a temporary directory, with the deferred chunk moved to another one.
+fn build_without_chunk() -> (tempfile::TempDir, tempfile::TempDir, Vec<String>) {
     let root = tempfile::tempdir().unwrap();
     for entry in std::fs::read_dir(e2e::dist_dir()).unwrap() {
         let entry = entry.unwrap();
@@ -34,6 +35,18 @@ async fn a_chunk_that_fails_to_load_leaves_the_dock_working_and_load_again_bring
     for name in &chunks {
         std::fs::rename(root.path().join(name), aside.path().join(name)).unwrap();
     }
+    (root, aside, chunks)
+}
+
+fn put_back(root: &Path, aside: &Path, chunks: &[String]) {
+    for name in chunks {
+        std::fs::rename(aside.join(name), root.join(name)).unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chunk_that_fails_to_load_leaves_the_dock_working_and_load_again_brings_the_views_back() {
+    let (root, aside, chunks) = build_without_chunk();
     let gw = LocalGateway::start_with_ui_root(root.path()).await;
     let mut agent = gw.agent().await;
     let b = Browser::open_connected(&gw.ui_url()).await;
@@ -41,6 +54,7 @@ async fn a_chunk_that_fails_to_load_leaves_the_dock_working_and_load_again_bring
     let failed = b.wait_text("[data-testid=views-failed]", T, |t| !t.is_empty()).await;
     assert!(failed.contains("did not load") && failed.contains("can still be answered"), "{failed}");
     assert!(!b.exists("textarea[name=message]").await, "no composer without its chunk");
+    assert!(!b.exists(".conversation__empty").await, "no invitation to type without a composer");
 
     // The dock needs nothing from the chunk.
     let asked = agent
@@ -56,14 +70,33 @@ async fn a_chunk_that_fails_to_load_leaves_the_dock_working_and_load_again_bring
     b.screenshot("deferred-views-failed").await;
 
     // The gateway serves the chunk again: one press loads it, with nothing reloaded.
-    for name in &chunks {
-        std::fs::rename(aside.path().join(name), root.path().join(name)).unwrap();
-    }
+    put_back(root.path(), aside.path(), &chunks);
     b.click_button("Load again").await;
     b.wait_gone("[data-testid=views-failed]", T).await;
     let receipt = b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Answered")).await;
     assert!(receipt.contains("Yes"), "the transcript shows what was answered meanwhile: {receipt}");
     b.send_message("hello chunk").await;
     b.wait_text("[data-testid=message][data-role=assistant] .msg__text", T, |t| t.contains("hello chunk")).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn after_a_failed_chunk_the_next_reconnect_loads_the_views_by_itself() {
+    let (root, aside, chunks) = build_without_chunk();
+    let mut gw = LocalGateway::start_with_ui_root(root.path()).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.wait_text("[data-testid=views-failed]", T, |t| t.contains("did not load")).await;
+
+    let port = gw.port;
+    gw.stop().await;
+    let offline = b.wait_text("[data-testid=views-failed]", T, |t| t.contains("not reachable")).await;
+    assert!(offline.contains("load by themselves"), "{offline}");
+    put_back(root.path(), aside.path(), &chunks);
+    gw.restart_on(port).await;
+
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_gone("[data-testid=views-failed]", T).await;
+    b.send_message("hello again").await;
+    b.wait_text("[data-testid=message][data-role=assistant] .msg__text", T, |t| t.contains("hello again")).await;
     b.close().await;
 }

@@ -137,7 +137,7 @@ pub fn App() -> impl IntoView {
                         {move || if is_connected.get() {
                             "The conversation and the connection settings did not load. Questions below can still be answered. "
                         } else {
-                            "The conversation and the connection settings did not load: the gateway is not reachable. They load by themselves once it is. "
+                            "The conversation and the connection settings did not load. They load by themselves when the gateway connects again. "
                         }}
                         <button type="button" on:click=move |_| load_views()>"Load again"</button>
                     </div>

@@ -3,6 +3,7 @@
 
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
+export TRUNK_SKIP_VERSION_CHECK := true
 export OCUI_SHARED_DIR ?= $(abspath $(CURDIR)/../shared)
 
 PORT ?= 18789
@@ -14,15 +15,12 @@ export PORT DATA_DIR
 setup:
 	@bash scripts/setup.sh
 
-## Release UI build into dist/ (scripts/build-ui.sh, about 1.5 min cold): the wasm is split into
-## the main module and the lazily loaded conversation views (wasm-split-cli), then wasm-bindgen,
-## wasm-opt -Oz (npm binaryen 132), terser and sass, file names by content hash, and a gzip -9
-## copy of each asset that the local gateway serves to browsers that accept gzip. The UI's std
-## is rebuilt from rust-src for size (unstable options of the pinned stable toolchain, unlocked
-## by RUSTC_BOOTSTRAP for this one build; see the script). Native builds and the wasm-bindgen
-## tests use the plain std and no split.
+## Release UI build into dist/ with trunk (Trunk.toml: offline, pinned wasm-bindgen 0.2.130,
+## wasm-opt -Oz from npm binaryen 132, sass, minified). About 1.5 min cold, seconds warm.
+## PUBLIC_URL=/ui/ builds for a gateway with `gateway.controlUi.basePath: "/ui"`.
+PUBLIC_URL ?= /
 build: setup
-	bash scripts/build-ui.sh
+	trunk build --release --public-url $(PUBLIC_URL)
 
 gateway: setup
 	cargo build --profile gateway -p gateway

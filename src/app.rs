@@ -3,12 +3,15 @@
 use leptos::prelude::*;
 
 use crate::browser;
+use crate::components::composer::Composer;
+use crate::components::connect_form::ConnectForm;
+use crate::components::outbox_tray::OutboxTray;
 use crate::components::question_dock::QuestionDock;
+use crate::components::session_picker::SessionPicker;
+use crate::components::transcript::Transcript;
 use crate::async_questions::AsyncController;
 use crate::chat::ChatController;
-use crate::deferred_views::{self, DeferredViews};
 use crate::components::status_bar::StatusBar;
-use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::identity;
 use crate::outbox::OutboxController;
@@ -38,14 +41,6 @@ fn initial_gateway_url() -> String {
         browser::replace_url(&format!("{path}{search}{}", fragment.remaining));
     }
     url
-}
-
-/// Where the chunk with the deferred views is.
-#[derive(Clone, Copy)]
-enum ViewsLoad {
-    Loading,
-    Ready(DeferredViews),
-    Failed,
 }
 
 #[component]
@@ -87,63 +82,26 @@ pub fn App() -> impl IntoView {
         }
         _ => None,
     };
-    // Everything but the dock comes from a lazily loaded chunk (see `deferred_views`).
-    let views = RwSignal::new(ViewsLoad::Loading);
-    let load_views = move || {
-        views.set(ViewsLoad::Loading);
-        wasm_bindgen_futures::spawn_local(async move {
-            views.set(match deferred_views::load().await {
-                Ok(v) => ViewsLoad::Ready(v),
-                Err(_) => ViewsLoad::Failed,
-            });
-        });
-    };
-    load_views();
-    // The gateway serves the chunk too: after a failed fetch, the next time the connection comes
-    // up is the moment to try again by itself (the memo makes that once per connection).
-    let is_connected = Memo::new(move |_| connected());
-    Effect::new(move |_| {
-        if is_connected.get() && matches!(views.get_untracked(), ViewsLoad::Failed) {
-            load_views();
-        }
-    });
-    let view_of = move |pick: fn(&DeferredViews) -> fn() -> AnyView| move || match views.get() {
-        ViewsLoad::Ready(v) => Some(pick(&v)()),
-        _ => None,
-    };
     let no_access = move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
     view! {
         <div class="shell">
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
-            <When when=move || settings_open.get() || needs_token()>
-                {move || match views.get() {
-                    ViewsLoad::Ready(v) => Some((v.connect_form)(Callback::new(move |_| settings_open.set(false)))),
-                    _ => None,
-                }}
-            </When>
+            <Show when=move || settings_open.get() || needs_token()>
+                <ConnectForm on_done=move |_| settings_open.set(false)/>
+            </Show>
             {move || storage_warning().map(|m| view! { <p class="banner banner--warn" role="alert" data-testid="storage-warning">{m}</p> })}
-            <When when=no_access>
+            <Show when=no_access>
                 <p class="banner" role="note" data-testid="no-question-scope">
                     "Questions from agents cannot be shown here: this connection was granted neither operator.questions nor operator.sessions.write."
                 </p>
-            </When>
-            <When when=move || dock.deep_link.get().is_none()>
-                {view_of(|v| v.session_picker)}
-            </When>
-            {view_of(|v| v.outbox_tray)}
+            </Show>
+            <Show when=move || dock.deep_link.get().is_none()>
+                <SessionPicker/>
+            </Show>
+            <OutboxTray/>
             <main class="conversation" aria-label="Conversation">
-                <When when=move || matches!(views.get(), ViewsLoad::Failed)>
-                    <div class="banner banner--warn" role="alert" data-testid="views-failed">
-                        {move || if is_connected.get() {
-                            "The conversation and the connection settings did not load. Questions below can still be answered. "
-                        } else {
-                            "The conversation and the connection settings did not load. They load by themselves when the gateway connects again. "
-                        }}
-                        <button type="button" on:click=move |_| load_views()>"Load again"</button>
-                    </div>
-                </When>
-                {view_of(|v| v.transcript)}
-                <When when=move || matches!(views.get(), ViewsLoad::Ready(_)) && chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
+                <Transcript/>
+                <Show when=move || chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
                     <p class="conversation__empty">
                         {move || if connected() {
                             "Connected. Say hello, or type help to see what the demo agent can do."
@@ -151,7 +109,7 @@ pub fn App() -> impl IntoView {
                             "Waiting for the gateway connection."
                         }}
                     </p>
-                </When>
+                </Show>
             </main>
             {move || asyncq.undo.get().map(|item| {
                 let item = StoredValue::new(item);
@@ -164,7 +122,7 @@ pub fn App() -> impl IntoView {
             })}
             <div class="dock-slot">
                 <QuestionDock/>
-                {view_of(|v| v.composer)}
+                <Composer/>
             </div>
         </div>
     }

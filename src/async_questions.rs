@@ -2,6 +2,7 @@
 //! blocking, answered through the outbox, confirmed from saved history, dismissed (with
 //! Undo) or retired into history and reopened. The rules are in `model::async_q`.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -11,7 +12,6 @@ use model::dock::ASYNC_PREFIX;
 use model::draft::QuestionDraft;
 use model::outbox::{OutboxRow, SendState};
 use protocol::question::{QuestionRecord, QuestionStatus};
-use protocol::sorted_map::SortedMap;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -52,7 +52,7 @@ pub enum AsyncStatus {
 #[derive(Clone, Copy)]
 pub struct AsyncController {
     pub questions: Memo<Vec<AsyncQuestion>>,
-    pub local: RwSignal<SortedMap<String, LocalAsync>>,
+    pub local: RwSignal<BTreeMap<String, LocalAsync>>,
     /// The item whose dismissal can still be undone.
     pub undo: RwSignal<Option<String>>,
     /// A question to show expanded as soon as it is back in the dock (after Answer).
@@ -67,7 +67,7 @@ pub struct AsyncController {
 impl AsyncController {
     pub fn new(chat: ChatController, outbox: OutboxController, dock: DockController, db: LocalDb) -> AsyncController {
         let questions = Memo::new(move |_| chat.messages.with(|rows| rows.iter().filter_map(|r| recognize(&r.raw)?.ok()).collect::<Vec<_>>()));
-        let local = RwSignal::new(SortedMap::<String, LocalAsync>::new());
+        let local = RwSignal::new(BTreeMap::<String, LocalAsync>::new());
         let reload = RwSignal::new(0u64);
         let channel = Channel::open("ocui-async", move |_| reload.update(|n| *n += 1));
         let c = AsyncController {
@@ -85,7 +85,7 @@ impl AsyncController {
             let _ = reload.get();
             if db.opened.get() > 0 {
                 spawn_local(async move {
-                    let stored: SortedMap<String, LocalAsync> =
+                    let stored: BTreeMap<String, LocalAsync> =
                         db.get_all(ASYNC).await.into_iter().filter_map(|(k, v)| Some((k, crate::json::decode(&v)?))).collect();
                     local.set(stored);
                 });
@@ -231,7 +231,7 @@ impl AsyncController {
 
     /// Dismiss: out of the dock, nothing sent; Undo is offered for a while.
     pub fn dismiss(&self, item: &str) {
-        self.local.update(|l| l.get_or_default(item.to_string()).dismissed = true);
+        self.local.update(|l| l.entry(item.to_string()).or_default().dismissed = true);
         self.save_local(item);
         self.undo.set(Some(item.to_string()));
         let undo = self.undo;
@@ -247,7 +247,7 @@ impl AsyncController {
     }
 
     pub fn undo_dismiss(&self, item: &str) {
-        self.local.update(|l| l.get_or_default(item.to_string()).dismissed = false);
+        self.local.update(|l| l.entry(item.to_string()).or_default().dismissed = false);
         self.save_local(item);
         self.undo.set(None);
     }
@@ -256,7 +256,7 @@ impl AsyncController {
     pub fn reopen(&self, item: &str) {
         let max_seq = self.chat.messages.with_untracked(|rows| rows.iter().map(|r| r.seq).max().unwrap_or(0));
         self.local.update(|l| {
-            let e = l.get_or_default(item.to_string());
+            let e = l.entry(item.to_string()).or_default();
             e.reopened_after_seq = Some(max_seq);
             e.dismissed = false;
         });

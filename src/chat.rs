@@ -1,11 +1,11 @@
 //! The conversation: which session, its saved transcript (paged), live run streams, and
 //! the composer's draft per session.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use protocol::sorted_map::SortedMap;
 use serde_json::{Value, json};
 
 use crate::browser;
@@ -55,7 +55,7 @@ pub struct ChatController {
     pub has_more: RwSignal<bool>,
     pub loading: RwSignal<bool>,
     pub history_error: RwSignal<Option<String>>,
-    pub streams: RwSignal<SortedMap<String, RunStream>>,
+    pub streams: RwSignal<BTreeMap<String, RunStream>>,
     /// The gateway says a run is active in this session.
     pub run_active: RwSignal<bool>,
     pub draft: RwSignal<String>,
@@ -81,7 +81,7 @@ impl ChatController {
             has_more: RwSignal::new(false),
             loading: RwSignal::new(false),
             history_error: RwSignal::new(None),
-            streams: RwSignal::new(SortedMap::new()),
+            streams: RwSignal::new(BTreeMap::new()),
             run_active: RwSignal::new(false),
             draft: RwSignal::new(String::new()),
             client,
@@ -113,7 +113,7 @@ impl ChatController {
             }
             if prev.as_ref().is_some_and(|p| *p != s) {
                 c.messages.set(Vec::new());
-                c.streams.set(SortedMap::new());
+                c.streams.set(BTreeMap::new());
                 spawn_local(async move { c.load_history().await });
             }
             if let Some(loc) = browser::location() {
@@ -229,7 +229,7 @@ impl ChatController {
                 let text = p.get("deltaText").and_then(Value::as_str).unwrap_or_default().to_string();
                 let replace = p.get("replace").and_then(Value::as_bool) == Some(true);
                 self.streams.update(|s| {
-                    let e = s.get_or_insert_with(run, || RunStream { text: String::new(), state: "streaming".into(), error: None });
+                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: "streaming".into(), error: None });
                     if replace {
                         e.text = text;
                     } else {
@@ -262,7 +262,7 @@ impl ChatController {
                 self.run_active.set(false);
                 let msg = p.get("errorMessage").and_then(Value::as_str).unwrap_or("the run failed").to_string();
                 self.streams.update(|s| {
-                    let e = s.get_or_insert_with(run, || RunStream { text: String::new(), state: "error".into(), error: None });
+                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: "error".into(), error: None });
                     e.state = "error".into();
                     e.error = Some(msg);
                 });

@@ -1,11 +1,11 @@
-//! A visible notice when the UI's wasm traps.
+//! What a person and a developer see when the UI's wasm fails.
 //!
-//! The release build aborts on panic without formatting a message (`-Cpanic=immediate-abort`,
-//! see the Makefile): a bug surfaces as a `WebAssembly.RuntimeError` thrown out of whatever
-//! event handler or task hit it, and the UI stops responding. Rather than leave a page that
-//! silently ignores clicks, this puts a plain banner on top saying so and offering a reload.
-//! It is built with bare DOM calls, never through Leptos, whose state may be half-updated.
-//! Drafts and queued answers are already in IndexedDB, so a reload loses nothing.
+//! A panic writes its message and location to the console (`console_error_panic_hook`), then
+//! the release build aborts (`panic = "abort"`), which surfaces as a `WebAssembly.RuntimeError`
+//! thrown out of whatever event handler or task hit it; from then on the UI may not respond.
+//! Rather than leave a page that silently ignores clicks, a plain banner goes on top saying so
+//! and offering a reload. It is built with bare DOM calls, never through Leptos, whose state may
+//! be half-updated. Drafts and queued answers are already in IndexedDB, so a reload loses nothing.
 
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::Closure;
@@ -43,8 +43,14 @@ pub fn show_banner() {
     let _ = body.prepend_with_node_1(&banner);
 }
 
-/// Listens for traps escaping event handlers (`error`) and tasks (`unhandledrejection`).
+/// Logs every panic with its message and location and puts up the banner; also listens for
+/// traps that escape event handlers (`error`) and tasks (`unhandledrejection`) without a panic
+/// (an `unreachable` in foreign code, a stack overflow).
 pub fn install() {
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        show_banner();
+    }));
     let Some(window) = web_sys::window() else { return };
     // One handler for both: an `ErrorEvent` carries the thrown value in `error`, a
     // `PromiseRejectionEvent` in `reason`.

@@ -6,20 +6,21 @@
 //! missed. Components read its signals and call [`GatewayClient::request`].
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use futures_channel::oneshot;
+use futures_channel::{mpsc, oneshot};
+use futures_util::future::{Either, select};
+use futures_util::{SinkExt, StreamExt};
+use gloo_net::websocket::futures::WebSocket;
+use gloo_net::websocket::{Message, WebSocketError};
 use leptos::prelude::*;
 use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
 use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloSummary};
 use protocol::error::ErrorShape;
 use protocol::frame::{Frame, RequestFrame};
-use protocol::sorted_map::SortedMap;
 use serde_json::Value;
-use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::Closure;
-use web_sys::{CloseEvent, MessageEvent, WebSocket};
 
 use crate::browser;
 use crate::identity::{self, DeviceIdentity};
@@ -57,11 +58,24 @@ impl std::fmt::Display for RequestError {
 
 type Handler = Rc<dyn Fn(&Value)>;
 
+/// What the page asks of its socket. The socket itself lives in its task ([`run_socket`]).
+enum SocketCommand {
+    Send(String),
+    /// Close with our own code (the watchdog's 4000), reported as if the gateway had closed.
+    Close(u16, &'static str),
+}
+
+/// The page's end of one socket: dropping it closes the socket without a report, which is
+/// how an old socket is let go (reconnect, refused connect).
 struct Socket {
-    ws: WebSocket,
-    // Kept alive as long as the socket is ours.
-    _on_message: Closure<dyn FnMut(MessageEvent)>,
-    _on_close: Closure<dyn FnMut(CloseEvent)>,
+    commands: mpsc::UnboundedSender<SocketCommand>,
+}
+
+impl Socket {
+    /// False when the socket task has ended (the socket closed).
+    fn send(&self, text: String) -> bool {
+        self.commands.unbounded_send(SocketCommand::Send(text)).is_ok()
+    }
 }
 
 struct Inner {
@@ -80,7 +94,7 @@ struct Inner {
     /// The shared token failed and we are trying the stored device token once.
     using_device_token: bool,
     connect_id: Option<String>,
-    pending: SortedMap<String, oneshot::Sender<Result<Value, RequestError>>>,
+    pending: HashMap<String, oneshot::Sender<Result<Value, RequestError>>>,
     next_id: u64,
     seq: SeqTracker,
     attempt: u32,
@@ -125,7 +139,7 @@ impl GatewayClient {
                 refused: false,
                 using_device_token: false,
                 connect_id: None,
-                pending: SortedMap::new(),
+                pending: HashMap::new(),
                 next_id: 0,
                 seq: SeqTracker::default(),
                 attempt: 0,
@@ -216,7 +230,7 @@ impl GatewayClient {
             let id = format!("{}:{}", i.next_id, i.generation);
             let text = Frame::Req(RequestFrame::new(id.clone(), method, params)).to_json();
             let Some(sock) = &i.socket else { return Err(RequestError::Disconnected) };
-            if sock.ws.send_with_str(&text).is_err() {
+            if !sock.send(text) {
                 return Err(RequestError::Disconnected);
             }
             let (tx, rx) = oneshot::channel();
@@ -235,9 +249,8 @@ impl GatewayClient {
         if let Some(w) = i.watchdog.take() {
             w.clear();
         }
-        if let Some(old) = i.socket.take() {
-            let _ = old.ws.close();
-        }
+        // Dropping the old socket's handle closes it; its task reports nothing.
+        i.socket = None;
         fail_pending(&mut i);
         i.generation += 1;
         i.connected = false;
@@ -253,7 +266,7 @@ impl GatewayClient {
         if i.identity_loading {
             return; // the identity loader opens the socket when it is done
         }
-        let ws = match WebSocket::new(&i.url) {
+        let ws = match WebSocket::open(&i.url) {
             Ok(ws) => ws,
             Err(_) => {
                 let message = format!("Cannot open a connection to {}: the browser refused the address.", i.url);
@@ -262,21 +275,10 @@ impl GatewayClient {
                 return;
             }
         };
-        let this = *self;
-        let on_message = Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
-            if let Some(text) = ev.data().as_string() {
-                this.handle_text(generation, &text);
-            } else {
-                browser::log_warn("ignored a binary frame from the gateway");
-            }
-        });
-        let on_close = Closure::<dyn FnMut(CloseEvent)>::new(move |ev: CloseEvent| {
-            this.handle_close(generation, ev.code(), &ev.reason());
-        });
-        ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
-        ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        let (commands, queue) = mpsc::unbounded();
+        wasm_bindgen_futures::spawn_local(run_socket(*self, generation, ws, queue));
         i.last_inbound_ms = browser::now_ms();
-        i.socket = Some(Socket { ws, _on_message: on_message, _on_close: on_close });
+        i.socket = Some(Socket { commands });
         drop(i);
         if !matches!(self.status.get_untracked(), Status::Reconnecting { .. }) {
             self.status.set(Status::Connecting);
@@ -409,7 +411,7 @@ impl GatewayClient {
             if i.generation != generation || i.connect_id.as_deref() != Some(id.as_str()) {
                 return; // the socket this was signed for is gone
             }
-            if !i.socket.as_ref().is_some_and(|s| s.ws.send_with_str(&text).is_ok()) {
+            if !i.socket.as_ref().is_some_and(|s| s.send(text)) {
                 i.connect_id = None;
             }
         });
@@ -483,9 +485,7 @@ impl GatewayClient {
         let inner = self.inner();
         let mut i = inner.borrow_mut();
         i.refused = true;
-        if let Some(s) = i.socket.take() {
-            let _ = s.ws.close();
-        }
+        i.socket = None;
         drop(i);
         self.status.set(status);
     }
@@ -543,7 +543,7 @@ impl GatewayClient {
                 if browser::now_ms() - i.last_inbound_ms > deadline {
                     if let Some(s) = &i.socket {
                         // Our own close code; `handle_close` then reconnects.
-                        let _ = s.ws.close_with_code_and_reason(4000, "tick timeout");
+                        let _ = s.commands.unbounded_send(SocketCommand::Close(4000, "tick timeout"));
                     }
                 }
             },
@@ -556,5 +556,45 @@ impl GatewayClient {
 fn fail_pending(i: &mut Inner) {
     for (_, tx) in std::mem::take(&mut i.pending) {
         let _ = tx.send(Err(RequestError::Disconnected));
+    }
+}
+
+/// One socket's life: frames in go to [`GatewayClient::handle_text`] in order, commands from
+/// the page go out, and the close (the gateway's, the network's or our own watchdog's) is
+/// reported once to [`GatewayClient::handle_close`]. When the page drops the [`Socket`], the
+/// task ends and dropping `ws` closes the connection, with no report.
+async fn run_socket(client: GatewayClient, generation: u64, mut ws: WebSocket, mut commands: mpsc::UnboundedReceiver<SocketCommand>) {
+    loop {
+        let step = match select(ws.next(), commands.next()).await {
+            Either::Left((incoming, _)) => Either::Left(incoming),
+            Either::Right((command, _)) => Either::Right(command),
+        };
+        match step {
+            Either::Left(Some(Ok(Message::Text(text)))) => client.handle_text(generation, &text),
+            Either::Left(Some(Ok(Message::Bytes(_)))) => browser::log_warn("ignored a binary frame from the gateway"),
+            // The `error` event carries no detail; the close event that follows says why.
+            Either::Left(Some(Err(WebSocketError::ConnectionError))) => {}
+            Either::Left(Some(Err(WebSocketError::ConnectionClose(close)))) => {
+                client.handle_close(generation, close.code, &close.reason);
+                return;
+            }
+            Either::Left(Some(Err(e))) => browser::log_warn(&format!("WebSocket error: {e}")),
+            // The stream ended without a close event: the connection is gone all the same.
+            Either::Left(None) => {
+                client.handle_close(generation, 1006, "");
+                return;
+            }
+            Either::Right(Some(SocketCommand::Send(text))) => {
+                if let Err(e) = ws.send(Message::Text(text)).await {
+                    browser::log_warn(&format!("a frame could not be sent: {e}"));
+                }
+            }
+            Either::Right(Some(SocketCommand::Close(code, reason))) => {
+                let _ = ws.close(Some(code), Some(reason));
+                client.handle_close(generation, code, reason);
+                return;
+            }
+            Either::Right(None) => return,
+        }
     }
 }

@@ -70,7 +70,7 @@ impl DeviceIdentity {
         let key: CryptoKey = settle("importing the device key", subtle.import_key_with_str("pkcs8", &data, ED25519, true, &usages(&["sign"]))).await?.unchecked_into();
         let jwk = settle("reading the device public key", subtle.export_key("jwk", &key)).await?;
         let public_key_b64 = Reflect::get(&jwk, &JsValue::from_str("x")).ok().and_then(|x| x.as_string()).ok_or("WebCrypto gave no Ed25519 public key")?;
-        let public_key = protocol::b64::decode(&public_key_b64).filter(|k| k.len() == 32).ok_or("WebCrypto gave a malformed Ed25519 public key")?;
+        let public_key = protocol::device::decode_b64url(&public_key_b64).filter(|k| k.len() == 32).ok_or("WebCrypto gave a malformed Ed25519 public key")?;
         let digest = settle("hashing the device public key", subtle.digest_with_str_and_u8_array("SHA-256", &public_key)).await?;
         Ok(DeviceIdentity { key, device_id: protocol::device::device_id_from_digest(&bytes(&digest)), public_key_b64 })
     }
@@ -99,7 +99,7 @@ impl DeviceIdentity {
     /// The Ed25519 signature of `payload`, base64url.
     pub async fn sign_b64(&self, payload: &str) -> Result<String, String> {
         let sig = settle("signing the connect request", subtle()?.sign_with_str_and_u8_array(ED25519, &self.key, payload.as_bytes())).await?;
-        Ok(protocol::b64::encode(&bytes(&sig)))
+        Ok(protocol::device::encode_b64url(&bytes(&sig)))
     }
 }
 
@@ -107,7 +107,7 @@ impl DeviceIdentity {
 /// lives for this page only (the gateway then sees a new device after a reload).
 pub async fn load_or_create() -> Result<DeviceIdentity, String> {
     if let Some(stored) = browser::local_get(IDENTITY_KEY).and_then(|s| crate::json::decode::<StoredIdentity>(&s)) {
-        if let Some(seed) = protocol::b64::decode(&stored.seed).and_then(|b| <[u8; 32]>::try_from(b).ok()) {
+        if let Some(seed) = protocol::device::decode_b64url(&stored.seed).and_then(|b| <[u8; 32]>::try_from(b).ok()) {
             let id = DeviceIdentity::from_seed(&seed).await?;
             if id.device_id == stored.device_id {
                 return Ok(id);
@@ -116,7 +116,7 @@ pub async fn load_or_create() -> Result<DeviceIdentity, String> {
         browser::log_warn("stored device identity was damaged; creating a new one");
     }
     let (id, seed) = DeviceIdentity::generate().await?;
-    let stored = StoredIdentity { version: 1, seed: protocol::b64::encode(&seed), device_id: id.device_id(), created_at_ms: browser::now_ms() };
+    let stored = StoredIdentity { version: 1, seed: protocol::device::encode_b64url(&seed), device_id: id.device_id(), created_at_ms: browser::now_ms() };
     if !browser::local_set(IDENTITY_KEY, &crate::json::encode(&stored)) {
         browser::log_warn("could not store the device identity; it lasts for this page only");
     }

@@ -10,7 +10,6 @@ pub mod chat;
 pub mod components;
 pub mod coordination;
 pub mod crash;
-pub mod deferred_views;
 pub mod gateway_client;
 pub mod identity;
 pub mod json;

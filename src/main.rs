@@ -1,6 +1,5 @@
 fn main() {
-    // No panic hook: the release build aborts on panic without formatting a message
-    // (`-Cpanic=immediate-abort`, see the Makefile). A trap shows a banner instead.
+    // Panics are logged with their message and location, then show the reload banner.
     control_ui::crash::install();
     leptos::mount::mount_to_body(control_ui::App);
 }

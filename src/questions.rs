@@ -1,6 +1,7 @@
 //! The question dock's glue: gateway events and requests in, the pure [`Dock`] state
 //! machine in the middle, drafts and receipts mirrored to IndexedDB.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -8,7 +9,6 @@ use leptos::task::spawn_local;
 use model::dock::{Dock, Effect as DockEffect, LocalState, Receipt};
 use model::draft::QuestionDraft;
 use protocol::question::QuestionRecord;
-use protocol::sorted_map::SortedMap;
 use serde_json::{Value, json};
 
 use crate::browser;
@@ -28,7 +28,7 @@ pub enum QuestionAccess {
 pub struct DockController {
     pub dock: RwSignal<Dock>,
     /// One signal per request's draft, so typing re-renders only that request.
-    pub drafts: RwSignal<SortedMap<String, RwSignal<QuestionDraft>>>,
+    pub drafts: RwSignal<HashMap<String, RwSignal<QuestionDraft>>>,
     /// The polite live region's text.
     pub announce: RwSignal<String>,
     /// A clock for countdowns; ticks each second while requests are pending.
@@ -59,7 +59,7 @@ impl DockController {
         dock.expanded = expanded;
         let c = DockController {
             dock: RwSignal::new(dock),
-            drafts: RwSignal::new(SortedMap::new()),
+            drafts: RwSignal::new(HashMap::new()),
             announce: RwSignal::new(String::new()),
             now: RwSignal::new(browser::now_ms() as i64),
             deep_link: RwSignal::new(deep_link_from_path()),

@@ -1,22 +1,25 @@
-//! Durable local storage for drafts, receipts (and later the outbox), behind a small trait.
+//! Durable local storage for drafts, receipts, the outbox, composer drafts and async questions,
+//! behind a small trait.
 //!
-//! [`IdbStore`] is IndexedDB through raw `web_sys` (values are JSON strings under explicit
-//! keys, so nothing depends on structured-clone quirks). [`MemoryStore`] keeps the app
-//! working when IndexedDB is blocked, full or closed: the UI then says what is at risk.
+//! [`IdbStore`] is IndexedDB through `indexed_db_futures`. Values are JSON strings under
+//! explicit string keys, so nothing depends on structured-clone quirks, and rows written by
+//! earlier builds (database `ocui`, version 2, the same layout) read back unchanged.
+//! [`MemoryStore`] keeps the app working when IndexedDB is blocked, full or closed: the UI
+//! then says what is at risk.
 
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
 
-use futures_channel::oneshot;
-use protocol::sorted_map::SortedMap;
+use indexed_db_futures::database::Database;
+use indexed_db_futures::prelude::*;
+use indexed_db_futures::transaction::TransactionMode;
 use wasm_bindgen::JsCast;
-use wasm_bindgen::prelude::*;
-use web_sys::{IdbDatabase, IdbOpenDbRequest, IdbRequest, IdbTransactionMode};
 
 pub const DB_NAME: &str = "ocui";
-/// Bump with a migration in `upgrade` when stores change.
+/// Bump with a migration in [`upgrade`] when stores change.
 pub const DB_VERSION: u32 = 2;
 /// Version 2 added `async` (dismissed and reopened async questions).
 pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async"];
@@ -36,7 +39,7 @@ pub trait KvStore {
 /// In-memory fallback (and a test double for pure logic).
 #[derive(Default)]
 pub struct MemoryStore {
-    data: RefCell<SortedMap<(String, String), String>>,
+    data: RefCell<BTreeMap<(String, String), String>>,
 }
 
 impl KvStore for MemoryStore {
@@ -63,165 +66,104 @@ impl KvStore for MemoryStore {
     }
 }
 
-fn dom_error(e: JsValue) -> String {
-    if let Some(d) = e.dyn_ref::<web_sys::DomException>() {
-        return format!("{}: {}", d.name(), d.message());
-    }
-    e.as_string().unwrap_or_else(|| "unknown IndexedDB error".into())
-}
-
-/// Resolves when an IDB request succeeds or fails. The handlers are attached before this
-/// returns, so no event can be missed between making the request and awaiting it.
-fn request(req: &IdbRequest) -> impl Future<Output = Result<JsValue, String>> + use<> {
-    let (tx, rx) = oneshot::channel::<Result<JsValue, String>>();
-    let tx = Rc::new(RefCell::new(Some(tx)));
-    let (t1, t2) = (tx.clone(), tx);
-    let r1 = req.clone();
-    let ok = Closure::once(move |_: web_sys::Event| {
-        if let Some(t) = t1.borrow_mut().take() {
-            let _ = t.send(r1.result().map_err(dom_error));
+/// The browser's own words for a failure (`QuotaExceededError: …`): the storage banner shows it.
+fn idb_error(e: indexed_db_futures::error::Error) -> String {
+    match &e {
+        indexed_db_futures::error::Error::DomException(d) => {
+            let sys: &web_sys::DomException = d.as_ref().unchecked_ref();
+            format!("{}: {}", sys.name(), sys.message())
         }
-    });
-    let r2 = req.clone();
-    let err = Closure::once(move |_: web_sys::Event| {
-        if let Some(t) = t2.borrow_mut().take() {
-            let e = r2.error().ok().flatten().map(|d| format!("{}: {}", d.name(), d.message())).unwrap_or_else(|| "request failed".into());
-            let _ = t.send(Err(e));
-        }
-    });
-    req.set_onsuccess(Some(ok.as_ref().unchecked_ref()));
-    req.set_onerror(Some(err.as_ref().unchecked_ref()));
-    let req = req.clone();
-    async move {
-        let out = rx.await.unwrap_or_else(|_| Err("request abandoned".into()));
-        req.set_onsuccess(None);
-        req.set_onerror(None);
-        drop((ok, err));
-        out
+        _ => e.to_string(),
     }
 }
 
-/// Resolves when a transaction commits (durable), or fails/aborts. Handlers attach at once.
-fn committed(tx: &web_sys::IdbTransaction) -> impl Future<Output = Result<(), String>> + use<> {
-    let (s, r) = oneshot::channel::<Result<(), String>>();
-    let s = Rc::new(RefCell::new(Some(s)));
-    let (a, b, c) = (s.clone(), s.clone(), s);
-    let done = Closure::once(move |_: web_sys::Event| {
-        if let Some(t) = a.borrow_mut().take() {
-            let _ = t.send(Ok(()));
+/// Creates the stores a database at `old_version` lacks. Version 1 had the first four;
+/// version 2 added `async`. Nothing was ever renamed or reshaped, so creating what is missing
+/// is the whole migration.
+fn upgrade(db: &Database) -> indexed_db_futures::Result<()> {
+    let existing: Vec<String> = db.object_store_names().collect();
+    for store in STORES {
+        if !existing.iter().any(|s| s == store) {
+            db.create_object_store(*store).build()?;
         }
-    });
-    let t2 = tx.clone();
-    let fail = Closure::once(move |_: web_sys::Event| {
-        if let Some(t) = b.borrow_mut().take() {
-            let e = t2.error().map(|d| format!("{}: {}", d.name(), d.message())).unwrap_or_else(|| "transaction failed".into());
-            let _ = t.send(Err(e));
-        }
-    });
-    let abort = Closure::once(move |_: web_sys::Event| {
-        if let Some(t) = c.borrow_mut().take() {
-            let _ = t.send(Err("transaction aborted".into()));
-        }
-    });
-    tx.set_oncomplete(Some(done.as_ref().unchecked_ref()));
-    tx.set_onerror(Some(fail.as_ref().unchecked_ref()));
-    tx.set_onabort(Some(abort.as_ref().unchecked_ref()));
-    let tx = tx.clone();
-    async move {
-        let out = r.await.unwrap_or_else(|_| Err("transaction abandoned".into()));
-        tx.set_oncomplete(None);
-        tx.set_onerror(None);
-        tx.set_onabort(None);
-        drop((done, fail, abort));
-        out
     }
+    Ok(())
 }
 
 pub struct IdbStore {
-    db: IdbDatabase,
+    db: Database,
 }
 
 impl IdbStore {
     /// Opens (and creates or upgrades) the database.
     pub async fn open(name: &str) -> Result<IdbStore, String> {
-        let factory = web_sys::window()
-            .ok_or("no window")?
-            .indexed_db()
-            .map_err(dom_error)?
-            .ok_or("IndexedDB is not available in this browser context")?;
-        let open: IdbOpenDbRequest = factory.open_with_u32(name, DB_VERSION).map_err(dom_error)?;
-        let upgrade = Closure::<dyn FnMut(web_sys::IdbVersionChangeEvent)>::new(move |ev: web_sys::IdbVersionChangeEvent| {
-            let Some(req) = ev.target().and_then(|t| t.dyn_into::<IdbOpenDbRequest>().ok()) else { return };
-            let Ok(db) = req.result().and_then(|r| r.dyn_into::<IdbDatabase>()) else { return };
-            let names = db.object_store_names();
-            for s in STORES {
-                if !names.contains(s) {
-                    let _ = db.create_object_store(s);
-                }
-            }
-        });
-        open.set_onupgradeneeded(Some(upgrade.as_ref().unchecked_ref()));
-        // Another tab holding an old version blocks the upgrade: say so instead of hanging.
-        let blocked = Closure::<dyn FnMut(web_sys::Event)>::new(|_| crate::browser::log_warn("IndexedDB upgrade blocked by another tab"));
-        open.set_onblocked(Some(blocked.as_ref().unchecked_ref()));
-        let result = request(&open).await;
-        open.set_onupgradeneeded(None);
-        open.set_onblocked(None);
-        drop((upgrade, blocked));
-        let db: IdbDatabase = result?.dyn_into().map_err(|_| "IndexedDB returned no database".to_string())?;
+        let db = Database::open(name)
+            .with_version(DB_VERSION)
+            .with_on_upgrade_needed(|_, db| upgrade(&db))
+            // Another tab holding an old version blocks the upgrade: say so instead of hanging.
+            .with_on_blocked(|_| {
+                crate::browser::log_warn("IndexedDB upgrade blocked by another tab");
+                Ok(())
+            })
+            .await
+            .map_err(|e| match e {
+                indexed_db_futures::error::OpenDbError::Base(e) => idb_error(e),
+                other => other.to_string(),
+            })?;
         Ok(IdbStore { db })
     }
 
-    pub fn database(&self) -> &IdbDatabase {
+    pub fn database(&self) -> &Database {
         &self.db
     }
 
-    fn tx(&self, store: &str, mode: IdbTransactionMode) -> Result<(web_sys::IdbTransaction, web_sys::IdbObjectStore), String> {
-        let tx = self.db.transaction_with_str_and_mode(store, mode).map_err(dom_error)?;
-        let os = tx.object_store(store).map_err(dom_error)?;
-        Ok((tx, os))
+    /// Closes the connection (every later call fails, as after the browser closed it).
+    pub fn close(&self) {
+        self.db.clone().close();
     }
 }
 
 impl KvStore for IdbStore {
     fn get_all<'a>(&'a self, store: &'a str) -> Fut<'a, Vec<(String, String)>> {
         Box::pin(async move {
-            let (_tx, os) = self.tx(store, IdbTransactionMode::Readonly)?;
+            let tx = self.db.transaction(store).build().map_err(idb_error)?;
+            let os = tx.object_store(store).map_err(idb_error)?;
             // Both requests go out before the first await, while the transaction is active.
-            let keys = request(&os.get_all_keys().map_err(dom_error)?);
-            let values = request(&os.get_all().map_err(dom_error)?);
-            let (keys, values) = (keys.await?, values.await?);
-            let keys: js_sys::Array = keys.dyn_into().map_err(|_| "keys are not an array".to_string())?;
-            let values: js_sys::Array = values.dyn_into().map_err(|_| "values are not an array".to_string())?;
-            Ok(keys.iter().zip(values.iter()).filter_map(|(k, v)| Some((k.as_string()?, v.as_string()?))).collect())
+            let keys = os.get_all_keys::<String>().primitive().map_err(idb_error)?;
+            let values = os.get_all::<String>().primitive().map_err(idb_error)?;
+            let keys = keys.await.map_err(idb_error)?;
+            let values = values.await.map_err(idb_error)?;
+            // Keys and values come in the same (key) order; a row that is not a string under a
+            // string key was not written by this app and is skipped.
+            Ok(keys.zip(values).filter_map(|(k, v)| Some((k.ok()?, v.ok()?))).collect())
         })
     }
     fn put<'a>(&'a self, store: &'a str, key: &'a str, json: &'a str) -> Fut<'a, ()> {
         Box::pin(async move {
-            let (tx, os) = self.tx(store, IdbTransactionMode::Readwrite)?;
-            os.put_with_key(&JsValue::from_str(json), &JsValue::from_str(key)).map_err(dom_error)?;
-            committed(&tx).await
+            let tx = self.db.transaction(store).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
+            tx.object_store(store).map_err(idb_error)?.put(json).with_key(key).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
+            tx.commit().await.map_err(idb_error)
         })
     }
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()> {
         Box::pin(async move {
-            let (tx, os) = self.tx(store, IdbTransactionMode::Readwrite)?;
-            os.delete(&JsValue::from_str(key)).map_err(dom_error)?;
-            committed(&tx).await
+            let tx = self.db.transaction(store).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
+            tx.object_store(store).map_err(idb_error)?.delete(key).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
+            tx.commit().await.map_err(idb_error)
         })
     }
     fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>> {
         Box::pin(async move {
-            let (tx, os) = self.tx(store, IdbTransactionMode::Readwrite)?;
-            let done = committed(&tx);
-            // The continuation runs in the microtask after the success event, while the
+            let tx = self.db.transaction(store).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
+            let os = tx.object_store(store).map_err(idb_error)?;
+            // The continuation runs in the microtask after the read's success event, while the
             // transaction is still active, so the write joins the same transaction.
-            let cur = request(&os.get(&JsValue::from_str(key)).map_err(dom_error)?).await?;
-            let new = change(cur.as_string());
+            let current: Option<String> = os.get(key).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
+            let new = change(current);
             if let Some(v) = &new {
-                os.put_with_key(&JsValue::from_str(v), &JsValue::from_str(key)).map_err(dom_error)?;
+                os.put(v.as_str()).with_key(key).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
             }
-            done.await?;
+            tx.commit().await.map_err(idb_error)?;
             Ok(new)
         })
     }
@@ -262,19 +204,24 @@ impl LocalDb {
         use leptos::prelude::*;
         match IdbStore::open(DB_NAME).await {
             Ok(idb) => {
-                // The browser may close the connection (storage pressure, deletion): say so and reopen.
-                let this = self;
-                let on_close = Closure::<dyn FnMut(web_sys::Event)>::new(move |_| {
-                    this.fail("the browser closed the database".into());
-                });
-                idb.database().set_onclose(Some(on_close.as_ref().unchecked_ref()));
-                on_close.forget();
-                let on_versionchange = Closure::<dyn FnMut(web_sys::Event)>::new({
-                    let db = idb.database().clone();
-                    move |_| db.close()
-                });
-                idb.database().set_onversionchange(Some(on_versionchange.as_ref().unchecked_ref()));
-                on_versionchange.forget();
+                // The browser may close the connection (storage pressure, deletion), and another
+                // tab may need it closed to upgrade: say so, and reopen a little later.
+                match idb.database().version_changes() {
+                    Ok(mut changes) => {
+                        let this = self;
+                        let db = idb.database().clone();
+                        leptos::task::spawn_local(async move {
+                            match changes.recv().await {
+                                Some(_) => {
+                                    db.close();
+                                    this.fail("another tab is upgrading the database".into());
+                                }
+                                None => this.fail("the browser closed the database".into()),
+                            }
+                        });
+                    }
+                    Err(e) => crate::browser::log_warn(&format!("cannot watch the database for closing: {}", idb_error(e))),
+                }
                 self.store.set_value(Rc::new(idb));
                 self.health.set(StorageHealth::Ok);
                 self.opened.update(|n| *n += 1);

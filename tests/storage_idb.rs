@@ -15,7 +15,7 @@ async fn put_get_all_and_delete_survive_reopening_the_database() {
         db.put("drafts", "r2", r#"{"requestId":"r2"}"#).await.unwrap();
         db.put("drafts", "r1", r#"{"requestId":"r1","step":2}"#).await.unwrap();
         db.put("receipts", "x", "{}").await.unwrap();
-        db.database().close();
+        db.close();
     }
     let db = IdbStore::open(&name).await.unwrap();
     let rows = db.get_all("drafts").await.unwrap();

@@ -231,10 +231,11 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
     b.close().await;
 }
 
-/// The release build aborts on panic without a message (`-Cpanic=immediate-abort`), so a bug
-/// surfaces as a `WebAssembly.RuntimeError`. A real trap, thrown uncaught from a tiny module
-/// whose only function is `unreachable`, must put up the reload banner rather than leave a page
-/// that silently ignores clicks.
+/// A panic in the release build logs its message, then aborts (`panic = "abort"`), and the
+/// abort surfaces as a `WebAssembly.RuntimeError`; a trap without a panic (an `unreachable` in
+/// foreign code) looks the same. A real trap, thrown uncaught from a tiny module whose only
+/// function is `unreachable`, must put up the reload banner rather than leave a page that
+/// silently ignores clicks.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wasm_trap_puts_up_the_reload_banner_instead_of_a_silent_page() {
     let gw = LocalGateway::start().await;

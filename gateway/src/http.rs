@@ -1,4 +1,5 @@
 //! HTTP: the WebSocket upgrade and the built UI, with SPA fallback and the real gateway's CSP.
+//! Responses are compressed here (gzip or brotli, as the browser accepts), not by the build.
 
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -10,13 +11,17 @@ use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use tower_http::compression::CompressionLayer;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 
 use crate::Gateway;
 use crate::conn::{self, Headers};
 
 pub fn router(gw: Arc<Gateway>) -> Router {
-    Router::new().fallback(handle).with_state(gw)
+    // The WebSocket upgrade has an empty body, which the default predicate never compresses.
+    Router::new().fallback(handle).with_state(gw).layer(CompressionLayer::new())
 }
 
 async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, headers: HeaderMap, ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>) -> Response {
@@ -36,16 +41,7 @@ async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, header
     if method != Method::GET && method != Method::HEAD {
         return (StatusCode::METHOD_NOT_ALLOWED, "method not allowed").into_response();
     }
-    let gzip_ok = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).is_some_and(accepts_gzip);
-    serve_static(&gw.config.ui_root, uri.path(), gzip_ok).await
-}
-
-/// Whether an `Accept-Encoding` value allows gzip (and does not refuse it with `q=0`).
-fn accepts_gzip(value: &str) -> bool {
-    value.split(',').any(|part| {
-        let mut it = part.split(';').map(str::trim);
-        it.next().is_some_and(|c| c.eq_ignore_ascii_case("gzip")) && !it.any(|p| p.replace(' ', "") == "q=0" || p.replace(' ', "") == "q=0.0")
-    })
+    serve_static(&gw.config.ui_root, uri.path()).await
 }
 
 /// Maps a URL path into the UI root, refusing anything that climbs out of it.
@@ -77,22 +73,12 @@ fn content_type(path: &Path) -> &'static str {
     }
 }
 
-async fn serve_static(root: &Path, url_path: &str, gzip_ok: bool) -> Response {
+async fn serve_static(root: &Path, url_path: &str) -> Response {
     let decoded = percent_decode(url_path);
     let Some(path) = decoded.as_deref().and_then(|p| resolve(root, p)) else {
         return (StatusCode::BAD_REQUEST, "bad path").into_response();
     };
     if path != root && path.is_file() && path.file_name().is_some_and(|n| n != "index.html") {
-        // `make build` writes a gzip -9 copy beside each asset: served when the browser takes it.
-        let gz = path.with_file_name(format!("{}.gz", path.file_name().unwrap_or_default().to_string_lossy()));
-        if gzip_ok && gz.is_file() {
-            if let Ok(bytes) = tokio::fs::read(&gz).await {
-                let mut resp = file_response(bytes, content_type(&path));
-                resp.headers_mut().insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-                resp.headers_mut().insert(header::VARY, HeaderValue::from_static("accept-encoding"));
-                return resp;
-            }
-        }
         return match tokio::fs::read(&path).await {
             Ok(bytes) => file_response(bytes, content_type(&path)),
             Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read file: {e}")).into_response(),
@@ -180,7 +166,7 @@ fn inline_scripts(html: &str) -> Vec<&str> {
 /// `'wasm-unsafe-eval'` is present), with a hash for every inline script.
 pub fn csp_for(html: &str) -> String {
     let hashes: Vec<String> =
-        inline_scripts(html).iter().map(|s| format!("'sha256-{}'", protocol::b64::encode_standard(&Sha256::digest(s.as_bytes())))).collect();
+        inline_scripts(html).iter().map(|s| format!("'sha256-{}'", STANDARD.encode(Sha256::digest(s.as_bytes())))).collect();
     format!(
         "default-src 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'; frame-src 'self' http: https:; \
          script-src 'self' {} 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https:; \
@@ -202,15 +188,6 @@ mod tests {
         assert!(csp.contains("'wasm-unsafe-eval'"));
         // sha256("1") in standard base64
         assert!(csp.contains("'sha256-a4ayc/80/OGda4BO/1o/V0etpOqiLx1JwB5S3beHW0s='"), "{csp}");
-    }
-
-    #[test]
-    fn gzip_is_taken_unless_refused() {
-        assert!(accepts_gzip("gzip, deflate, br, zstd"));
-        assert!(accepts_gzip("br;q=1.0, GZIP;q=0.5"));
-        assert!(!accepts_gzip("gzip;q=0"));
-        assert!(!accepts_gzip("identity"));
-        assert!(!accepts_gzip("x-gzip-like"));
     }
 
     #[test]

@@ -23,7 +23,7 @@ pub fn uuid_v4() -> String {
 
 /// A random secret token, base64url (256 bits).
 pub fn random_token() -> String {
-    protocol::b64::encode(&random_bytes::<32>())
+    protocol::device::encode_b64url(&random_bytes::<32>())
 }
 
 /// Escapes a token for a URL fragment (tokens we make are already safe).

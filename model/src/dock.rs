@@ -4,9 +4,10 @@
 //!
 //! Nothing here ever answers for the person: expiry only marks a request unanswerable.
 
+use std::collections::{BTreeMap, BTreeSet};
+
 use protocol::error::{ErrorShape, reason};
 use protocol::question::{Question, QuestionAnswers, QuestionRecord, QuestionResolveParams, QuestionStatus, validate_questions};
-use protocol::sorted_map::{SortedMap, SortedSet};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -185,15 +186,15 @@ pub struct Dock {
     /// Summaries of requests that left, oldest first.
     pub receipts: Vec<Receipt>,
     /// Ids that are resolved: a later listing never brings them back.
-    tombstones: SortedSet<String>,
+    tombstones: BTreeSet<String>,
     /// Resolutions that arrived before their request (kept, and applied on arrival).
-    early: SortedMap<String, (QuestionStatus, Option<QuestionAnswers>)>,
-    get_attempts: SortedMap<String, usize>,
+    early: BTreeMap<String, (QuestionStatus, Option<QuestionAnswers>)>,
+    get_attempts: BTreeMap<String, usize>,
     /// Counts resolutions taken from `question.resolved` events ...
     resolution_clock: u64,
     /// ... and remembers when each id was closed that way. An event can be a lie (a broken
     /// or replayed frame); a listing asked for after it is the truth.
-    closed_by_event: SortedMap<String, u64>,
+    closed_by_event: BTreeMap<String, u64>,
 }
 
 impl Dock {
@@ -208,7 +209,7 @@ impl Dock {
             self.tombstones.insert(r.id.clone());
             if matches!(r.outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) {
                 // Closed on an event's word before the reload: any listing may correct it.
-                self.closed_by_event.get_or_insert_with(r.id.clone(), || 0);
+                self.closed_by_event.entry(r.id.clone()).or_insert(0);
             }
             self.entries.retain(|e| e.id() != r.id);
             if !self.receipts.iter().any(|x| x.id == r.id) {
@@ -392,7 +393,7 @@ impl Dock {
     pub fn listed_since(&mut self, records: &[Value], mark: u64) -> Vec<Effect> {
         let mut fx = Vec::new();
         // `question.list` holds the pending requests only.
-        let listed: SortedSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
+        let listed: BTreeSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
         let due: Vec<String> = self.closed_by_event.iter().filter(|(_, at)| **at <= mark).map(|(id, _)| id.clone()).collect();
         for id in due {
             self.closed_by_event.remove(&id);
@@ -579,7 +580,7 @@ impl Dock {
                 self.leave(record, outcome, String::new())
             }
             Err(Some(message)) => {
-                let n = self.get_attempts.get_or_insert_with(id.to_string(), || 0);
+                let n = self.get_attempts.entry(id.to_string()).or_insert(0);
                 let attempt = *n;
                 *n += 1;
                 match GET_RETRY_MS.get(attempt) {
@@ -690,7 +691,7 @@ pub fn describe_resolve_error(e: &ErrorShape) -> String {
 
 fn same_answers(a: &QuestionAnswers, b: &QuestionAnswers) -> bool {
     // The gateway trims and canonicalises; compare the same way.
-    let norm = |x: &QuestionAnswers| x.answers.iter().map(|(k, v)| (k.clone(), v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>())).collect::<SortedMap<_, _>>();
+    let norm = |x: &QuestionAnswers| x.answers.iter().map(|(k, v)| (k.clone(), v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>();
     norm(a) == norm(b) || b.answers.values().any(|v| v.iter().any(|s| s == "stored"))
 }
 

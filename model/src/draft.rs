@@ -2,7 +2,7 @@
 //! and the step they are on. Drafts are keyed by request id and never touch each other.
 
 use protocol::question::{Question, QuestionAnswers, QuestionRecord};
-use protocol::sorted_map::SortedMap;
+use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// The draft of one question.
@@ -28,10 +28,10 @@ pub struct QuestionDraft {
     #[serde(default)]
     pub step: usize,
     #[serde(default)]
-    pub answers: SortedMap<String, AnswerDraft>,
+    pub answers: BTreeMap<String, AnswerDraft>,
     /// Values typed into secret questions: never serialised, so never stored.
     #[serde(skip)]
-    pub secrets: SortedMap<String, String>,
+    pub secrets: BTreeMap<String, String>,
     /// Bumped on every change; storage writes only move forward. 0 means untouched.
     #[serde(default)]
     pub revision: u64,
@@ -55,7 +55,7 @@ impl QuestionDraft {
 
     fn entry(&mut self, question_id: &str) -> &mut AnswerDraft {
         self.revision += 1;
-        self.answers.get_or_default(question_id.to_string())
+        self.answers.entry(question_id.to_string()).or_default()
     }
 
     pub fn get(&self, question_id: &str) -> Option<&AnswerDraft> {

@@ -8,11 +8,28 @@ use ed25519_dalek::{Signature, Signer, SigningKey, Verifier, VerifyingKey};
 #[cfg(feature = "ed25519")]
 use sha2::{Digest, Sha256};
 
-#[cfg(feature = "ed25519")]
-use crate::b64;
+use base64::Engine;
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+
 #[cfg(feature = "ed25519")]
 use crate::connect::{ConnectParams, DeviceAuth};
 use crate::error::detail;
+
+/// Base64url without padding: how keys and signatures travel. Reads padded text too.
+const B64URL: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, GeneralPurposeConfig::new().with_encode_padding(false).with_decode_padding_mode(DecodePaddingMode::Indifferent));
+/// The standard alphabet, padded or not: other clients are not always strict about base64url.
+const B64STD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent));
+
+/// Base64url without padding, as the protocol writes keys and signatures.
+pub fn encode_b64url(bytes: &[u8]) -> String {
+    B64URL.encode(bytes)
+}
+
+/// Base64url, or standard base64, with or without padding; `None` unless canonical.
+pub fn decode_b64url(text: &str) -> Option<Vec<u8>> {
+    B64URL.decode(text).or_else(|_| B64STD.decode(text)).ok()
+}
 
 /// The fields that go into a signed payload.
 #[derive(Debug, Clone)]
@@ -93,13 +110,13 @@ impl DeviceIdentity {
         self.key.to_bytes()
     }
     pub fn public_key_b64(&self) -> String {
-        b64::encode(self.key.verifying_key().as_bytes())
+        encode_b64url(self.key.verifying_key().as_bytes())
     }
     pub fn device_id(&self) -> String {
         device_id_for(self.key.verifying_key().as_bytes())
     }
     pub fn sign_b64(&self, payload: &str) -> String {
-        b64::encode(&self.key.sign(payload.as_bytes()).to_bytes())
+        encode_b64url(&self.key.sign(payload.as_bytes()).to_bytes())
     }
 }
 
@@ -149,7 +166,7 @@ pub enum PayloadVersion {
 /// nonce, then the signature (v3 first, then v2).
 pub fn verify_connect(params: &ConnectParams, challenge_nonce: &str, now_ms: i64) -> Result<PayloadVersion, DeviceAuthError> {
     let device: &DeviceAuth = params.device.as_ref().ok_or(DeviceAuthError::SignatureInvalid)?;
-    let key_bytes = b64::decode(&device.public_key).ok_or(DeviceAuthError::PublicKeyInvalid)?;
+    let key_bytes = decode_b64url(&device.public_key).ok_or(DeviceAuthError::PublicKeyInvalid)?;
     if device_id_for(&key_bytes) != device.id {
         return Err(DeviceAuthError::DeviceIdMismatch);
     }
@@ -162,7 +179,7 @@ pub fn verify_connect(params: &ConnectParams, challenge_nonce: &str, now_ms: i64
     }
     let key_arr: [u8; 32] = key_bytes.as_slice().try_into().map_err(|_| DeviceAuthError::PublicKeyInvalid)?;
     let key = VerifyingKey::from_bytes(&key_arr).map_err(|_| DeviceAuthError::PublicKeyInvalid)?;
-    let sig_bytes = b64::decode(&device.signature).ok_or(DeviceAuthError::SignatureInvalid)?;
+    let sig_bytes = decode_b64url(&device.signature).ok_or(DeviceAuthError::SignatureInvalid)?;
     let sig_arr: [u8; 64] = sig_bytes.as_slice().try_into().map_err(|_| DeviceAuthError::SignatureInvalid)?;
     let sig = Signature::from_bytes(&sig_arr);
     let empty = Vec::new();
@@ -207,5 +224,35 @@ mod vector_tests {
         assert_eq!(id.public_key_b64(), vector::PUBLIC_KEY_B64);
         assert_eq!(id.device_id(), vector::DEVICE_ID);
         assert_eq!(id.sign_b64(vector::PAYLOAD), vector::SIGNATURE_B64);
+    }
+}
+
+#[cfg(test)]
+mod b64_tests {
+    use super::*;
+
+    #[test]
+    fn base64url_is_written_unpadded_and_read_in_every_form_clients_send() {
+        for (raw, enc) in [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("\u{ff}\u{fe}", "w7_Dvg")] {
+            assert_eq!(encode_b64url(raw.as_bytes()), enc);
+            assert_eq!(decode_b64url(enc).unwrap(), raw.as_bytes());
+        }
+        assert_eq!(decode_b64url("Zg=="), Some(b"f".to_vec()), "padded");
+        assert_eq!(decode_b64url("w7/Dvg"), Some("\u{ff}\u{fe}".as_bytes().to_vec()), "standard alphabet");
+        assert_eq!(decode_b64url("+/8="), Some(vec![0xfb, 0xff]), "standard alphabet, padded");
+        assert_eq!(decode_b64url("Z"), None);
+        assert_eq!(decode_b64url("Zh"), None, "non-zero leftover bits are rejected");
+        assert_eq!(decode_b64url("Zm9v!"), None);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_round_trip(bytes: Vec<u8>) {
+            proptest::prop_assert_eq!(decode_b64url(&encode_b64url(&bytes)), Some(bytes));
+        }
+        #[test]
+        fn decoding_never_panics(text: String) {
+            let _ = decode_b64url(&text);
+        }
     }
 }

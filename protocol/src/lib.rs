@@ -8,7 +8,6 @@
 //! choke on); the gateway gets closed-schema behaviour from [`closed::from_value_closed`],
 //! which names the first unknown field.
 
-pub mod b64;
 pub mod chat;
 pub mod closed;
 pub mod connect;
@@ -17,7 +16,6 @@ pub mod error;
 pub mod frame;
 pub mod methods;
 pub mod question;
-pub mod sorted_map;
 pub mod text;
 
 /// The only protocol version this crate speaks.

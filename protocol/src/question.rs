@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorShape, reason};
-use crate::sorted_map::SortedMap;
+use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionOption {
@@ -82,7 +82,7 @@ impl QuestionStatus {
 /// `{answers: {<questionId>: [values]}}`: every value is an array, also for single-select.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct QuestionAnswers {
-    pub answers: SortedMap<String, Vec<String>>,
+    pub answers: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -48,7 +48,7 @@ fn documented_v3_payload_is_built_byte_for_byte() {
         f.payload_v3(),
         "v3|044e518e6f6c414993f05530b9575fe9922825599f06005bd7f09cd960532805|openclaw-control-ui|webchat|operator|operator.read,operator.write,operator.approvals,operator.questions|1796027259988|TEST|b42f8f19-2eeb-4fcf-acb5-cd74848a8120|linux|"
     );
-    let key = protocol::b64::decode("eAA-MZjAkaXfYs_fSysk2Cy0Mfkm2jxXY7VunP113Xg").unwrap();
+    let key = protocol::device::decode_b64url("eAA-MZjAkaXfYs_fSysk2Cy0Mfkm2jxXY7VunP113Xg").unwrap();
     assert_eq!(device_id_for(&key), "044e518e6f6c414993f05530b9575fe9922825599f06005bd7f09cd960532805");
 }
 

@@ -9,4 +9,3 @@ pub mod question_receipt;
 pub mod session_picker;
 pub mod status_bar;
 pub mod transcript;
-pub mod when;

@@ -5,7 +5,6 @@
 use leptos::prelude::*;
 
 use crate::chat::ChatController;
-use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::OutboxController;
 use crate::questions::DockController;
@@ -39,18 +38,18 @@ pub fn Composer() -> impl IntoView {
     // above stays available either way.
     let read_only = move || client.status.get() == Status::Connected && !can_write();
     view! {
-        <When when=move || !blocked.get() && read_only()>
+        <Show when=move || !blocked.get() && read_only()>
             <p class="composer-replacement" role="note" data-testid="composer-replacement">
                 "This conversation is read-only here: the connection has no operator.write scope. Questions above can still be answered."
             </p>
-        </When>
-        <When when=move || !blocked.get() && !read_only()>
+        </Show>
+        <Show when=move || !blocked.get() && !read_only()>
             <form class="composer" on:submit=move |ev| { ev.prevent_default(); send(); }>
-                <When when=move || question_waiting.get()>
+                <Show when=move || question_waiting.get()>
                     <p class="composer__hint" data-testid="composer-hint">
                         "A question is waiting. A plain reply can answer it: a number, an option label or your own words (commas for several choices)."
                     </p>
-                </When>
+                </Show>
                 <div class="composer__row">
                     <label class="composer__label">
                         <span class="sr-only">"Message"</span>
@@ -75,13 +74,13 @@ pub fn Composer() -> impl IntoView {
                         ></textarea>
                     </label>
                     <div class="composer__buttons">
-                        <When when=running>
+                        <Show when=running>
                             <button type="button" class="composer__stop" on:click=move |_| chat.stop()>"Stop"</button>
-                        </When>
+                        </Show>
                         <button type="submit" class="composer__send">"Send"</button>
                     </div>
                 </div>
             </form>
-        </When>
+        </Show>
     }
 }

@@ -2,7 +2,6 @@
 
 use leptos::prelude::*;
 
-use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 
 /// Asks for the gateway token (when it was rejected or is missing) and lets the person
@@ -43,9 +42,9 @@ pub fn ConnectForm(
     view! {
         <form class="connect-form" on:submit=submit aria-labelledby="connect-form-title">
             <h2 id="connect-form-title">"Connect to a gateway"</h2>
-            <When when=move || message().is_some()>
+            <Show when=move || message().is_some()>
                 <p class="connect-form__problem" role="alert" data-testid="auth-problem">{message}</p>
-            </When>
+            </Show>
             <label>
                 <span>"Gateway token"</span>
                 <input
@@ -67,15 +66,15 @@ pub fn ConnectForm(
                     on:input=move |ev| url.set(event_target_value(&ev))
                 />
             </label>
-            <When when=move || problem.get().is_some()>
+            <Show when=move || problem.get().is_some()>
                 <p class="connect-form__problem" role="alert">{move || problem.get()}</p>
-            </When>
+            </Show>
             <p class="connect-form__hint">"The token is printed when the gateway starts. It is kept only in this tab."</p>
             <div class="connect-form__actions">
                 <button type="submit">"Connect"</button>
-                <When when=move || message().is_none()>
+                <Show when=move || message().is_none()>
                     <button type="button" on:click=move |_| on_done.run(())>"Cancel"</button>
-                </When>
+                </Show>
             </div>
         </form>
     }

@@ -4,7 +4,6 @@
 use leptos::prelude::*;
 use model::outbox::{SendState, describe};
 
-use crate::components::when::When;
 use crate::outbox::{OutboxController, stale_ms};
 
 /// The unsent-messages tray.
@@ -13,7 +12,7 @@ pub fn OutboxTray() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
     let unsent = Memo::new(move |_| outbox.rows.with(|rows| rows.iter().filter(|r| r.is_unsent() && r.state != SendState::AwaitingConfirmation).cloned().collect::<Vec<_>>()));
     view! {
-        <When when=move || !unsent.with(Vec::is_empty)>
+        <Show when=move || !unsent.with(Vec::is_empty)>
             <section class="tray" aria-labelledby="tray-title" data-testid="outbox-tray">
                 <header class="tray__head">
                     <h2 id="tray-title">{move || { let n = unsent.with(Vec::len); if n == 1 { "1 unsent message".to_string() } else { format!("{n} unsent messages") } }}</h2>
@@ -41,6 +40,6 @@ pub fn OutboxTray() -> impl IntoView {
                     </For>
                 </ul>
             </section>
-        </When>
+        </Show>
     }
 }

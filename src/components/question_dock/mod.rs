@@ -11,7 +11,6 @@ use protocol::question::{Question, QuestionRecord};
 use wasm_bindgen::JsCast;
 
 use crate::components::option_group::{OptionGroup, OptionItem};
-use crate::components::when::When;
 use crate::questions::{DockController, QuestionAccess};
 
 /// The dock. Renders nothing while no request is pending.
@@ -29,7 +28,7 @@ pub fn QuestionDock() -> impl IntoView {
     let expanded = Memo::new(move |_| ctl.dock.with(|d| d.expanded));
     view! {
         <div class="sr-only" aria-live="polite" data-testid="dock-announcer">{move || ctl.announce.get()}</div>
-        <When when=move || !ids.with(Vec::is_empty)>
+        <Show when=move || !ids.with(Vec::is_empty)>
             <section class="dock" aria-label="Questions from the agent" data-expanded=move || expanded.get().to_string()>
                 {move || {
                     let id = current.get()?;
@@ -40,7 +39,7 @@ pub fn QuestionDock() -> impl IntoView {
                     })
                 }}
             </section>
-        </When>
+        </Show>
     }
 }
 
@@ -59,13 +58,13 @@ fn RequestNav() -> impl IntoView {
     let ctl = expect_context::<DockController>();
     let pos = position(ctl);
     view! {
-        <When when=move || pos.get().is_some_and(|(_, n)| n > 1)>
+        <Show when=move || pos.get().is_some_and(|(_, n)| n > 1)>
             <nav class="dock__requests" aria-label="Pending requests">
                 <button type="button" class="dock__arrow" aria-label="Previous request" on:click=move |_| ctl.dock.update(|d| d.step_request(false))>"‹"</button>
                 <span data-testid="request-position">{move || pos.get().map(|(i, n)| format!("Request {i}/{n}"))}</span>
                 <button type="button" class="dock__arrow" aria-label="Next request" on:click=move |_| ctl.dock.update(|d| d.step_request(true))>"›"</button>
             </nav>
-        </When>
+        </Show>
     }
 }
 
@@ -242,9 +241,9 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                 <button type="button" class="dock__collapse" on:click=move |_| ctl.set_expanded(false)>"Collapse"</button>
             </div>
             <div class="dock__meta">
-                <When when=move || !header().trim().is_empty()>
+                <Show when=move || !header().trim().is_empty()>
                     <span class="dock__chip" data-testid="question-header">{header}</span>
-                </When>
+                </Show>
                 <span class="dock__progress" data-testid="step-progress">{move || format!("{}/{n}", step.get() + 1)}</span>
                 <Countdown expires_at_ms=expires/>
             </div>
@@ -277,22 +276,22 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
             }}
             {failure.map(|m| view! { <p class="dock__error" role="alert" data-testid="dock-error">{m}</p> })}
             <div class="dock__actions">
-                <When when=move || { step.get() > 0 }>
+                <Show when=move || { step.get() > 0 }>
                     <button type="button" on:click=move |_| go(step.get_untracked() - 1)>"Back"</button>
-                </When>
-                <When when=move || can_answer()>
+                </Show>
+                <Show when=move || can_answer()>
                     <button type="button" class="dock__skip" disabled=busy on:click=move |_| ctl.skip(&id.get_value())>{if is_async { "Dismiss" } else { "Skip" }}</button>
-                </When>
-                <When when=move || can_answer() && !(has_secret && !ctl.can_answer_secrets())>
-                    <When when=move || { step.get() + 1 < n }
+                </Show>
+                <Show when=move || can_answer() && !(has_secret && !ctl.can_answer_secrets())>
+                    <Show when=move || { step.get() + 1 < n }
                         fallback=move || view! {
                             <button type="button" class="dock__primary" disabled=busy on:click=move |_| ctl.submit(&id.get_value())>
                                 {if busy { "Sending…" } else { "Submit" }}
                             </button>
                         }>
                         <button type="button" class="dock__primary" on:click=move |_| go(step.get_untracked() + 1)>"Next"</button>
-                    </When>
-                </When>
+                    </Show>
+                </Show>
             </div>
         </div>
     }

@@ -6,7 +6,6 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::browser;
-use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 
 /// Always-visible connection status. Reads the [`GatewayClient`] from context.
@@ -78,16 +77,16 @@ pub fn StatusBar(
                 </div>
             </dl>
             <div class="status-bar__actions">
-                <When when=reload>
+                <Show when=reload>
                     <button type="button" on:click=move |_| {
                         if let Some(l) = browser::location() {
                             let _ = l.reload();
                         }
                     }>"Reload page"</button>
-                </When>
-                <When when=move || matches!(client.status.get(), Status::Reconnecting { .. })>
+                </Show>
+                <Show when=move || matches!(client.status.get(), Status::Reconnecting { .. })>
                     <button type="button" on:click=move |_| client.reconnect_now()>"Retry now"</button>
-                </When>
+                </Show>
                 <button type="button" on:click=move |_| on_settings.run(())>"Connection settings"</button>
             </div>
         </header>

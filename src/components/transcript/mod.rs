@@ -7,7 +7,6 @@ use model::outbox::{OutboxRow, SendState, describe};
 
 use crate::chat::{ChatController, RunStream, TranscriptRow};
 use crate::components::question_receipt::QuestionReceipt;
-use crate::components::when::When;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::{OutboxController, stale_ms};
 use crate::questions::DockController;
@@ -62,11 +61,11 @@ pub fn Transcript() -> impl IntoView {
         items
     });
     view! {
-        <When when=move || chat.has_more.get()>
+        <Show when=move || chat.has_more.get()>
             <button type="button" class="transcript__older" disabled=move || chat.loading.get() on:click=move |_| chat.load_older()>
                 "Load older messages"
             </button>
-        </When>
+        </Show>
         {move || chat.history_error.get().map(|e| view! { <p class="banner banner--warn" role="alert">{e}</p> })}
         <ol class="transcript" aria-label="Messages">
             <For each=move || items.get() key=Item::key let:item>
@@ -235,12 +234,12 @@ pub fn OutboxEcho(row: OutboxRow) -> impl IntoView {
             <p class="msg__text">{row.with_value(|r| r.text.clone())}</p>
             <p class="msg__status" data-testid="outbox-status">{status}</p>
             <div class="msg__actions">
-                <When when=move || row.with_value(OutboxRow::can_retry) && row.with_value(|r| r.state != SendState::Queued || r.retry_requested_ms.is_none())>
+                <Show when=move || row.with_value(OutboxRow::can_retry) && row.with_value(|r| r.state != SendState::Queued || r.retry_requested_ms.is_none())>
                     <button type="button" on:click=move |_| outbox.retry(&id.get_value())>"Retry"</button>
-                </When>
-                <When when=move || row.with_value(OutboxRow::can_discard)>
+                </Show>
+                <Show when=move || row.with_value(OutboxRow::can_discard)>
                     <button type="button" on:click=move |_| outbox.discard(&id.get_value())>"Discard"</button>
-                </When>
+                </Show>
             </div>
         </article>
     }

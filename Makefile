@@ -10,7 +10,7 @@ PORT ?= 18789
 DATA_DIR ?= $(CURDIR)/.data
 export PORT DATA_DIR
 
-.PHONY: setup build gateway run test test-native test-wasm test-e2e clean load bench real-gateway
+.PHONY: setup build build-ui-base-path gateway run test test-native test-wasm test-e2e clean load bench real-gateway
 
 setup:
 	@bash scripts/setup.sh
@@ -22,6 +22,10 @@ PUBLIC_URL ?= /
 build: setup
 	trunk build --release --public-url $(PUBLIC_URL)
 
+## The same build for a gateway with `controlUi.basePath: "/ui"`, for the real-gateway e2e test.
+build-ui-base-path: setup
+	trunk build --release --public-url /ui/ --dist target/dist-ui
+
 gateway: setup
 	cargo build --profile gateway -p gateway
 
@@ -32,7 +36,7 @@ run: build gateway
 
 ## Every test tier: native, wasm-bindgen-test in headless Chromium, then e2e in Chromium
 ## against the local gateway and the real OpenClaw gateway.
-test: setup test-native test-wasm build test-e2e
+test: setup test-native test-wasm build build-ui-base-path test-e2e
 
 test-native:
 	cargo test -p protocol -p model -p gateway

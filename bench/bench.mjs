@@ -155,17 +155,21 @@ async function coldLoad(gw, agent, label) {
   const metrics = Object.fromEntries((await cdp.send("Performance.getMetrics")).metrics.map((m) => [m.name, m.value]));
   const usage = await cdp.send("Runtime.getHeapUsage");
   // What the same files weigh gzip -9'd, whatever the server sent: a like-for-like size.
+  // And what they weigh decoded, as the page uses them.
   let gzipped = 0;
+  let decoded = 0;
   for (const requestId of net.finished) {
     try {
       const { body, base64Encoded } = await cdp.send("Network.getResponseBody", { requestId });
-      gzipped += zlib.gzipSync(Buffer.from(body, base64Encoded ? "base64" : "utf8"), { level: 9 }).length;
+      const bytes = Buffer.from(body, base64Encoded ? "base64" : "utf8");
+      decoded += bytes.length;
+      gzipped += zlib.gzipSync(bytes, { level: 9 }).length;
     } catch { /* no body (e.g. a redirect) */ }
   }
   const origins = [...net.origins];
   await context.close();
   await resolveQuestion(agent, id).catch(() => {});
-  return { ready, bytes: net.bytes, gzipped, requests: net.requests, heap: metrics.JSHeapUsedSize, buffers: usage.backingStorageSize ?? NaN, origins };
+  return { ready, bytes: net.bytes, decoded, gzipped, requests: net.requests, heap: metrics.JSHeapUsedSize, buffers: usage.backingStorageSize ?? NaN, origins };
 }
 
 // ---------- 2. question arrival (frame on the socket) to the painted panel ----------
@@ -427,7 +431,9 @@ try {
       const m = (k, who) => median(res[who].map((x) => x[k]));
       add("1. Cold load `/ask/<id>` (real gateway)", "navigation → first option enabled and painted", m("ready", "ours"), m("ready", "bundled"), fmtMs);
       add("", "bytes transferred (as the real gateway sends them)", m("bytes", "ours"), m("bytes", "bundled"), fmtKB);
+      add("", "the same files decoded", m("decoded", "ours"), m("decoded", "bundled"), fmtKB);
       add("", "the same files, gzip -9 (like for like)", m("gzipped", "ours"), m("gzipped", "bundled"), fmtKB);
+      add("", "ours as the real gateway sends it ÷ the incumbent decoded", m("bytes", "ours"), m("decoded", "bundled"), fmtKB);
       add("", "requests", m("requests", "ours"), m("requests", "bundled"), (x) => String(Math.round(x)));
       add("", "JS heap after settling (GC'd)", m("heap", "ours"), m("heap", "bundled"), fmtMB);
       add("", "ArrayBuffer/wasm backing stores", m("buffers", "ours"), m("buffers", "bundled"), fmtMB);

@@ -24,11 +24,7 @@ fn initial_gateway_url() -> String {
     let Some(loc) = browser::location() else { return String::new() };
     let hash = loc.hash().unwrap_or_default();
     let fragment = model::fragment::parse_fragment(&hash);
-    let base_path = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.document_element())
-        .and_then(|e| e.get_attribute("data-openclaw-control-ui-base-path"))
-        .unwrap_or_default();
+    let base_path = browser::base_path();
     let url = fragment.gateway_url.clone().unwrap_or_else(|| {
         model::fragment::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path)
     });

@@ -47,6 +47,18 @@ pub fn location() -> Option<web_sys::Location> {
     Some(window()?.location())
 }
 
+/// The base path the real gateway serves the UI under (`data-openclaw-control-ui-base-path`
+/// on `<html>`; empty at the root).
+pub fn base_path() -> String {
+    window().and_then(|w| w.document()).and_then(|d| d.document_element()).and_then(|e| e.get_attribute("data-openclaw-control-ui-base-path")).unwrap_or_default()
+}
+
+/// The page's path inside the app, without the base path (`/ask/<id>`, never `/ui/ask/<id>`).
+pub fn app_path() -> String {
+    let path = location().and_then(|l| l.pathname().ok()).unwrap_or_default();
+    model::fragment::app_path(&path, &base_path()).to_string()
+}
+
 /// `http://host:port` of the page.
 pub fn page_origin() -> String {
     location().and_then(|l| l.origin().ok()).unwrap_or_default()

@@ -407,7 +407,7 @@ impl DockController {
 
 /// `/ask/<id>` in the address bar.
 fn deep_link_from_path() -> Option<String> {
-    let path = browser::location()?.pathname().ok()?;
+    let path = browser::app_path();
     let id = path.strip_prefix("/ask/")?.trim_end_matches('/');
     (!id.is_empty()).then(|| js_sys::decode_uri_component(id).ok().and_then(|s| s.as_string()).unwrap_or_else(|| id.to_string()))
 }

@@ -19,6 +19,14 @@ pub fn dist_dir() -> PathBuf {
     dist
 }
 
+/// The release UI built for a gateway with `controlUi.basePath: "/ui"` (`--public-url /ui/`).
+/// `make test` builds it into `target/dist-ui` before the e2e tests run.
+pub fn dist_dir_ui() -> PathBuf {
+    let dist = std::env::var("OCUI_DIST_UI").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("target").join("dist-ui"));
+    assert!(dist.join("index.html").is_file(), "no /ui/ build in {}: run `make build-ui-base-path` (or `make test`) first", dist.display());
+    dist
+}
+
 /// Where screenshots of e2e runs go (looked at by people, kept out of git).
 pub fn artifacts_dir() -> PathBuf {
     let dir = repo_root().join("target").join("e2e-artifacts");

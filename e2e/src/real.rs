@@ -23,6 +23,8 @@ pub const TOKEN: &str = "TEST";
 
 pub struct RealGateway {
     pub port: u16,
+    /// `gateway.controlUi.basePath` ("" at the root).
+    pub base_path: String,
     dir: PathBuf,
     _ui_copy: tempfile::TempDir,
 }
@@ -31,11 +33,14 @@ fn script() -> PathBuf {
     shared_dir().join("tools/openclaw-gateway/run-real-gateway.sh")
 }
 
-fn run(dir: &Path, port: u16, args: &[&str], ui_root: Option<&Path>) -> std::process::Output {
+fn run(dir: &Path, port: u16, args: &[&str], ui_root: Option<(&Path, &str)>) -> std::process::Output {
     let mut cmd = Command::new("bash");
     cmd.arg(script()).arg(dir).args(args).env("PORT", port.to_string()).env("TOKEN", TOKEN);
-    if let Some(root) = ui_root {
+    if let Some((root, base_path)) = ui_root {
         cmd.env("CONTROL_UI_ROOT", root);
+        if !base_path.is_empty() {
+            cmd.env("CONTROL_UI_BASE_PATH", base_path);
+        }
     }
     cmd.output().expect("run-real-gateway.sh runs")
 }
@@ -57,15 +62,21 @@ fn copy_dir(from: &Path, to: &Path) {
 impl RealGateway {
     /// Installs (once; cached), then starts the real gateway serving a copy of our build.
     pub fn start() -> RealGateway {
+        Self::start_serving(&crate::dist_dir(), "")
+    }
+
+    /// Starts the real gateway serving a copy of `dist` under `base_path` ("" for the root,
+    /// or e.g. "/ui", for a build made with `--public-url /ui/`).
+    pub fn start_serving(dist: &Path, base_path: &str) -> RealGateway {
         let dir = install_dir();
         std::fs::create_dir_all(&dir).unwrap();
         let port = crate::free_port();
         let out = run(&dir, port, &["install"], None);
         assert!(out.status.success(), "real gateway install failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         let ui_copy = tempfile::tempdir().unwrap();
-        copy_dir(&crate::dist_dir(), ui_copy.path());
-        let out = run(&dir, port, &["start"], Some(ui_copy.path()));
-        let gw = RealGateway { port, dir, _ui_copy: ui_copy };
+        copy_dir(dist, ui_copy.path());
+        let out = run(&dir, port, &["start"], Some((ui_copy.path(), base_path)));
+        let gw = RealGateway { port, base_path: base_path.to_string(), dir, _ui_copy: ui_copy };
         assert!(out.status.success(), "real gateway did not start:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         gw
     }
@@ -75,7 +86,7 @@ impl RealGateway {
     }
 
     pub fn ui_url(&self) -> String {
-        format!("{}/#token={TOKEN}", self.base())
+        format!("{}{}/#token={TOKEN}", self.base(), self.base_path)
     }
 
     /// A trusted backend client (like the real `gateway-client`), retrying while the

@@ -11,9 +11,10 @@ use e2e::browser::Browser;
 use serde_json::json;
 
 /// Gzip -9 bytes of every wasm, JS and CSS file in the build together. The stack issue set the
-/// ceiling at 450 KB for the Trunk build on library crates; this is a ratchet at what was
-/// measured (see the README): lower it as the bundle shrinks, never raise it.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 450_000;
+/// ceiling at 450 KB for the Trunk build on library crates; the build measured 369.5 KB on
+/// 2026-12-01 (wasm 356.5, JS 10.5, CSS 2.5), so this ratchet sits just above it: lower it as
+/// the bundle shrinks, and raise it only with a reason in the commit that does.
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 372_000;
 
 fn gzip_size(file: &Path) -> u64 {
     let out = Command::new("gzip").args(["-9", "-c"]).arg(file).output().expect("gzip runs");

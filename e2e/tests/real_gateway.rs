@@ -191,4 +191,40 @@ async fn our_ui_on_the_real_gateway() {
 
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
+
+    // 11. Served under `gateway.controlUi.basePath: "/ui"`, from a `--public-url /ui/` build:
+    // every file comes from under /ui/, the socket connects, a question is answered, and the
+    // gateway's CSP (which hashes trunk's inline loader) is never violated.
+    let gw = tokio::task::spawn_blocking(|| RealGateway::start_serving(&e2e::dist_dir_ui(), "/ui")).await.unwrap();
+    let b = Browser::start().await;
+    b.goto(&format!("{}/ui/ask/pending#token={}", gw.base(), e2e::real::TOKEN)).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    let mut agent = gw.agent().await;
+    // The link names the older of two pending requests: only `/ui/ask/<id>` read as the app's
+    // `/ask/<id>` opens that one (the dock alone would show the newer, a one-step question).
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    agent
+        .request("question.request", json!({"questions":[{"questionId":"other","header":"Other","question":"A newer question?","options":[{"label":"Yes"},{"label":"No"}]}],"timeoutMs":300000}))
+        .await
+        .unwrap();
+    b.goto(&format!("{}/ui/ask/{id}#token={}", gw.base(), e2e::real::TOKEN)).await;
+    b.wait_text("[data-testid=step-progress]", Duration::from_secs(60), |t| t == "1/2").await;
+    assert!(!b.exists(".session-picker").await, "the deep link shows that request alone");
+    b.option("Production").await.click().await.unwrap();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    b.option("Email").await.click().await.unwrap();
+    b.click_button("Submit").await;
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(got["answers"]["answers"]["deploy_target"], json!(["Production"]), "{got}");
+    let files = b.js("return performance.getEntriesByType('resource').map(e => e.name);").await;
+    let files: Vec<&str> = files.as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(files.iter().any(|f| f.ends_with(".wasm")), "{files:?}");
+    let outside: Vec<&&str> = files.iter().filter(|f| !f.starts_with(&format!("{}/ui/", gw.base()))).collect();
+    assert!(outside.is_empty(), "every file under the base path: {outside:?}");
+    let log = b.browser_log().await;
+    let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
+    assert!(csp.is_empty(), "CSP violations under /ui: {csp:?}");
+    b.screenshot("real-gateway-base-path").await;
+    b.close().await;
+    tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }

@@ -70,6 +70,21 @@ pub fn default_gateway_url(page_protocol: &str, host: &str, base_path: &str) -> 
     format!("{scheme}://{host}{base}")
 }
 
+/// The page's path inside the app: `pathname` without the gateway's base path, so that
+/// `/ui/ask/<id>` under `basePath: "/ui"` is the app's `/ask/<id>`. A path outside the base
+/// path is left as it is.
+pub fn app_path<'a>(pathname: &'a str, base_path: &str) -> &'a str {
+    let base = base_path.trim_end_matches('/');
+    if base.is_empty() {
+        return pathname;
+    }
+    match pathname.strip_prefix(base) {
+        Some("") => "/",
+        Some(rest) if rest.starts_with('/') => rest,
+        _ => pathname,
+    }
+}
+
 /// Whether a gateway URL is one we may connect to: `ws:` or `wss:` with a host.
 pub fn check_gateway_url(url: &str) -> Result<(), String> {
     let rest = url.strip_prefix("ws://").or_else(|| url.strip_prefix("wss://"));
@@ -81,6 +96,17 @@ pub fn check_gateway_url(url: &str) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_app_path_drops_the_gateways_base_path() {
+        assert_eq!(app_path("/ask/q1", ""), "/ask/q1");
+        assert_eq!(app_path("/ui/ask/q1", "/ui"), "/ask/q1");
+        assert_eq!(app_path("/ui/ask/q1", "/ui/"), "/ask/q1");
+        assert_eq!(app_path("/ui", "/ui"), "/");
+        assert_eq!(app_path("/ui/", "/ui"), "/");
+        assert_eq!(app_path("/uix/ask/q1", "/ui"), "/uix/ask/q1", "only a whole segment is the base path");
+        assert_eq!(app_path("/ask/q1", "/ui"), "/ask/q1");
+    }
+
     use super::*;
 
     #[test]

@@ -1,10 +1,11 @@
 //! Gateway questions (`ask_user`): shapes, events and the gateway's validation rules.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorShape, reason};
-use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct QuestionOption {

@@ -10,6 +10,7 @@ use crate::components::question_dock::QuestionDock;
 use crate::components::session_picker::SessionPicker;
 use crate::components::transcript::Transcript;
 use crate::async_questions::AsyncController;
+use crate::attention::Attention;
 use crate::chat::ChatController;
 use crate::components::status_bar::StatusBar;
 use crate::gateway_client::{GatewayClient, Status};
@@ -52,6 +53,7 @@ pub fn App() -> impl IntoView {
     provide_context(outbox);
     let asyncq = AsyncController::new(chat, outbox, dock, db);
     provide_context(asyncq);
+    provide_context(Attention::new(client, dock));
     // Saved history confirms outbox rows whenever the transcript changes.
     Effect::new(move |_| {
         let raw: Vec<serde_json::Value> = chat.messages.with(|rows| rows.iter().filter(|r| r.role == "user").map(|r| r.raw.clone()).collect());

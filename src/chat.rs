@@ -302,7 +302,9 @@ impl ChatController {
                     return;
                 }
                 spawn_local(async move {
-                    if text.is_empty() {
+                    // A credential-shaped draft stays in memory only (the composer says so),
+                    // and no earlier copy of it is left behind.
+                    if text.is_empty() || model::credential::detect(&text).is_some() {
                         this.db.delete(COMPOSER, &session).await;
                     } else {
                         this.db.put(COMPOSER, &session, &crate::json::encode(&text)).await;

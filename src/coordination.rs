@@ -33,6 +33,29 @@ pub fn lead(name: &str, on_leader: impl FnOnce() + 'static) {
     }
 }
 
+/// Runs `f` while this tab holds the lock `name`, released as soon as `f` returns: tabs run
+/// their `f` one at a time. Without Web Locks, `f` runs at once.
+pub fn with_lock(name: &str, f: impl FnOnce() + 'static) {
+    let locks = web_sys::window().and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok()).filter(|l| !l.is_undefined() && !l.is_null());
+    let request = locks.as_ref().and_then(|l| Reflect::get(l, &"request".into()).ok()).and_then(|f| f.dyn_into::<Function>().ok());
+    let (Some(locks), Some(request)) = (locks, request) else {
+        f();
+        return;
+    };
+    let f = Rc::new(std::cell::Cell::new(Some(f)));
+    let run = f.clone();
+    let callback = Closure::once_into_js(move |_lock: JsValue| {
+        if let Some(f) = run.take() {
+            f();
+        }
+    });
+    if request.call2(&locks, &JsValue::from_str(name), &callback).is_err() {
+        if let Some(f) = f.take() {
+            f();
+        }
+    }
+}
+
 /// A named BroadcastChannel carrying JSON strings between tabs.
 #[derive(Clone)]
 pub struct Channel {

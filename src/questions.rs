@@ -24,6 +24,17 @@ pub enum QuestionAccess {
     None,
 }
 
+/// An answer held back because it looks like a credential (see `model::credential`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HeldAnswer {
+    pub request_id: String,
+    pub found: model::credential::CredentialMatch,
+    /// The draft revision that was held: Send anyway sends exactly that text.
+    pub revision: u64,
+    /// Send anyway was pressed once; the second, deliberate click sends.
+    pub confirming: bool,
+}
+
 #[derive(Clone, Copy)]
 pub struct DockController {
     pub dock: RwSignal<Dock>,
@@ -39,6 +50,10 @@ pub struct DockController {
     pub typing_in_dock: RwSignal<bool>,
     /// Set while the composer has focus and holds unsent text.
     pub typing_in_composer: RwSignal<bool>,
+    /// The answer held because it looks like a credential, if any.
+    pub held: RwSignal<Option<HeldAnswer>>,
+    /// The request and draft revision the person confirmed with Send anyway.
+    send_anyway: StoredValue<Option<(String, u64)>>,
     client: GatewayClient,
     db: LocalDb,
     /// Where Submit and Skip of async questions go (they are answered by chat, not by
@@ -65,6 +80,8 @@ impl DockController {
             deep_link: RwSignal::new(deep_link_from_path()),
             typing_in_dock: RwSignal::new(false),
             typing_in_composer: RwSignal::new(false),
+            held: RwSignal::new(None),
+            send_anyway: StoredValue::new(None),
             client,
             db,
             owner: StoredValue::new_local(Owner::current().unwrap_or_default()),
@@ -131,7 +148,8 @@ impl DockController {
                 return;
             }
             written.set_value(d.revision);
-            let json = crate::json::encode(&d);
+            // A credential-shaped typed answer stays in memory only (the dock says so).
+            let json = crate::json::encode(&d.for_storage());
             let id = d.request_id.clone();
             let db = this.db;
             spawn_local(async move {
@@ -354,13 +372,30 @@ impl DockController {
         }
     }
 
-    /// Submit the current draft of `id`.
+    /// Shows request `id` in the dock, expanded (a notification was clicked).
+    pub fn open_request(&self, id: &str) {
+        self.dock.update(|d| d.select(id));
+        self.set_expanded(true);
+    }
+
+    /// Submit the current draft of `id`. A typed answer that looks like a credential is held
+    /// instead, until the person edits it or confirms it twice.
     pub fn submit(&self, id: &str) {
+        let draft = self.draft(id).get_untracked();
+        if let Some(found) = draft.credential() {
+            if self.send_anyway.get_value() != Some((id.to_string(), draft.revision)) {
+                self.announce.set(format!("Not sent: the answer looks like {}.", found.kind.describe()));
+                self.held.set(Some(HeldAnswer { request_id: id.to_string(), found, revision: draft.revision, confirming: false }));
+                return;
+            }
+        }
+        if self.held.with_untracked(|h| h.as_ref().is_some_and(|h| h.request_id == id)) {
+            self.held.set(None);
+        }
         if id.starts_with(model::dock::ASYNC_PREFIX) {
             self.to_async(crate::async_questions::AsyncAction::Submit(id.to_string()));
             return;
         }
-        let draft = self.draft(id).get_untracked();
         let started = self.dock.try_update(|d| d.submit(id, &draft));
         match started {
             Some(Ok(params)) => self.send_resolve(id.to_string(), serde_json::to_value(params).unwrap_or_default()),
@@ -376,6 +411,30 @@ impl DockController {
                 });
             }
             None => {}
+        }
+    }
+
+    /// The first Send anyway on a held answer: the notice asks for confirmation.
+    pub fn send_anyway(&self, id: &str) {
+        self.held.update(|h| {
+            if let Some(h) = h.as_mut().filter(|h| h.request_id == id) {
+                h.confirming = true;
+            }
+        });
+    }
+
+    /// The second, deliberate action: sends the held text as it is (once; an edit since the
+    /// hold is checked again).
+    pub fn confirm_send_anyway(&self, id: &str) {
+        let Some(h) = self.held.get_untracked().filter(|h| h.request_id == id && h.confirming) else { return };
+        self.send_anyway.set_value(Some((id.to_string(), h.revision)));
+        self.submit(id);
+    }
+
+    /// Edit: the notice goes, the text stays for the person to change.
+    pub fn edit_held(&self, id: &str) {
+        if self.held.with_untracked(|h| h.as_ref().is_some_and(|h| h.request_id == id)) {
+            self.held.set(None);
         }
     }
 

@@ -20,6 +20,16 @@ impl Browser {
     }
 
     pub async fn start_sized(width: u32, height: u32) -> Browser {
+        Self::start_with(width, height, false).await
+    }
+
+    /// A browser whose profile allows desktop notifications for every site, as a person who
+    /// said yes to the permission prompt has.
+    pub async fn start_with_notifications_granted() -> Browser {
+        Self::start_with(1280, 900, true).await
+    }
+
+    async fn start_with(width: u32, height: u32, notifications_granted: bool) -> Browser {
         let port = crate::free_port();
         let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
         let driver = Command::new(&chromedriver)
@@ -50,6 +60,9 @@ impl Browser {
         });
         if !emulation.is_null() {
             caps["goog:chromeOptions"]["mobileEmulation"] = emulation;
+        }
+        if notifications_granted {
+            caps["goog:chromeOptions"]["prefs"] = json!({"profile.default_content_setting_values.notifications": 1});
         }
         let caps = caps.as_object().expect("object").clone();
         let url = format!("http://127.0.0.1:{port}");

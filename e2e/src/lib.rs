@@ -119,4 +119,18 @@ impl LocalGateway {
     }
 }
 
+/// Waits (up to 20 s) until the gateway's database holds exactly `want` user messages in
+/// `session`, in order; panics with what it holds if it never does.
+pub async fn db_user_texts(gw: &LocalGateway, session: &str, want: &[&str]) {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let got = gw.gateway().store.user_texts(session).unwrap();
+        if got == want {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "database holds {got:?} in {session}, expected {want:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 pub use protocol::chat::message_text;

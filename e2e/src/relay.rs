@@ -17,6 +17,8 @@ pub struct Relay {
     /// sides are closed before anything comes back.
     pub drop_after: Arc<std::sync::Mutex<Option<String>>>,
     pub dropped: Arc<AtomicBool>,
+    /// Every text frame the browser sent, in order: what reached the gateway.
+    pub sent: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Relay {
@@ -25,11 +27,12 @@ impl Relay {
         let port = listener.local_addr().unwrap().port();
         let drop_after: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
         let dropped = Arc::new(AtomicBool::new(false));
-        let (d2, dropped2) = (drop_after.clone(), dropped.clone());
+        let sent: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
+        let (d2, dropped2, sent2) = (drop_after.clone(), dropped.clone(), sent.clone());
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 let upstream = upstream.clone();
-                let (drop_after, dropped) = (d2.clone(), dropped2.clone());
+                let (drop_after, dropped, sent) = (d2.clone(), dropped2.clone(), sent2.clone());
                 tokio::spawn(async move {
                     let mut origin = None;
                     let Ok(client) = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
@@ -51,6 +54,9 @@ impl Relay {
                         tokio::select! {
                             m = c_rx.next() => {
                                 let Some(Ok(m)) = m else { break };
+                                if let Message::Text(t) = &m {
+                                    sent.lock().unwrap().push(t.to_string());
+                                }
                                 let cut = match (&m, drop_after.lock().unwrap().clone()) {
                                     (Message::Text(t), Some(needle)) => t.contains(&needle),
                                     _ => false,
@@ -72,7 +78,7 @@ impl Relay {
                 });
             }
         });
-        Relay { port, drop_after, dropped }
+        Relay { port, drop_after, dropped, sent }
     }
 
     pub fn url(&self) -> String {

@@ -3,28 +3,13 @@
 
 use std::time::Duration;
 
-use e2e::LocalGateway;
+use e2e::{LocalGateway, db_user_texts};
 use e2e::browser::Browser;
 use fantoccini::key::Key;
 use serde_json::json;
 
 const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
-
-/// Waits until the gateway's database holds exactly `want` user messages in `session`.
-async fn db_user_texts(gw: &LocalGateway, session: &str, want: &[&str]) {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let got = gw.gateway().store.user_texts(session).unwrap();
-        if got == want {
-            return;
-        }
-        if tokio::time::Instant::now() > deadline {
-            panic!("database holds {got:?}, expected {want:?}");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 async fn last_assistant(b: &Browser, accept: impl Fn(&str) -> bool) -> String {
     let deadline = tokio::time::Instant::now() + T;

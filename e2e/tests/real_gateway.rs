@@ -51,9 +51,25 @@ async fn our_ui_on_the_real_gateway() {
     b.screenshot("real-gateway-connected").await;
     let mut agent = gw.agent().await;
 
-    // 1. A two-step answer with multiSelect plus free text.
+    // 1. A two-step answer with multiSelect plus free text. While it waits, the tab's title
+    // says so; a pasted key as the free text is held, and the gateway never sees it.
     let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    assert_eq!(b.client.title().await.unwrap(), "(1) Question waiting · OpenClaw Control");
+    let key = "ghp_Xy7Qw3Er5Ty9Ui1Op3As5Df7Gh9Jk1Lz3Xc5Vb";
+    other_input(&b).await.send_keys(key).await.unwrap();
+    b.click_button("Next").await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    b.click_button("Submit").await;
+    let held = b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty()).await;
+    assert!(held.contains("a GitHub token"), "{held}");
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let still = agent.request("question.get", json!({"id": id})).await.unwrap();
+    assert_eq!(still["question"]["status"], "pending", "the real gateway got nothing: {still}");
+    b.click_button("Edit").await;
+    b.click_button("Back").await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    b.js("const i = document.querySelector('.dock__other input[type=text]'); i.value = ''; i.dispatchEvent(new Event('input', { bubbles: true })); return null;").await;
     b.option("Staging (Recommended)").await.click().await.unwrap();
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.option("Email").await.click().await.unwrap();

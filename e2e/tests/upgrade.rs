@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use e2e::LocalGateway;
+use e2e::{LocalGateway, db_user_texts};
 use e2e::browser::Browser;
 use serde_json::{Value, json};
 
@@ -29,20 +29,6 @@ fn outbox_rows(f: &Value) -> Vec<(String, String, String, bool)> {
             (row["text"].as_str().unwrap().to_string(), row["state"].as_str().unwrap().to_string(), row["sessionKey"].as_str().unwrap().to_string(), row["discarded"] == json!(true))
         })
         .collect()
-}
-
-/// Waits until the gateway's database holds exactly `want` user messages in `session`, and
-/// says what it holds if it never does.
-async fn db_user_texts(gw: &LocalGateway, session: &str, want: &[&str]) {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let got = gw.gateway().store.user_texts(session).unwrap();
-        if got == want {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "database holds {got:?} in {session}, expected {want:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -1,8 +1,9 @@
 //! A person's unfinished answer to one request: selections and typed text per question,
 //! and the step they are on. Drafts are keyed by request id and never touch each other.
 
-use protocol::question::{Question, QuestionAnswers, QuestionRecord};
 use std::collections::BTreeMap;
+
+use protocol::question::{Question, QuestionAnswers, QuestionRecord};
 use serde::{Deserialize, Serialize};
 
 /// The draft of one question.
@@ -60,6 +61,24 @@ impl QuestionDraft {
 
     pub fn get(&self, question_id: &str) -> Option<&AnswerDraft> {
         self.answers.get(question_id)
+    }
+
+    /// The first typed answer that looks like a credential. Values typed into secret questions
+    /// live in `secrets`, never in `answers`, so they are not looked at.
+    pub fn credential(&self) -> Option<crate::credential::CredentialMatch> {
+        self.answers.values().filter(|a| !a.other_text.is_empty()).find_map(|a| crate::credential::detect(&a.other_text))
+    }
+
+    /// What may be written to storage: the draft without any credential-shaped typed answer
+    /// (choices and the step are kept; the text stays in memory only).
+    pub fn for_storage(&self) -> QuestionDraft {
+        let mut d = self.clone();
+        for a in d.answers.values_mut() {
+            if crate::credential::detect(&a.other_text).is_some() {
+                a.other_text.clear();
+            }
+        }
+        d
     }
 
     /// An async question's starting draft: the first option of each question is selected
@@ -214,6 +233,25 @@ impl QuestionDraft {
 mod tests {
     use super::*;
     use protocol::question::{QuestionOption, QuestionStatus};
+
+    #[test]
+    fn a_credential_typed_as_an_answer_is_found_and_left_out_of_storage() {
+        let q: Question = serde_json::from_value(serde_json::json!({"questionId":"key","header":"K","question":"Which key?","options":[{"label":"The old one"}],"isOther":true})).unwrap();
+        let mut d = QuestionDraft::new("r");
+        d.pick(&q, "The old one");
+        assert_eq!(d.credential(), None);
+        d.type_other(&q, "use ghp_aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5b");
+        let found = d.credential().expect("a GitHub token");
+        assert_eq!(found.kind, crate::credential::CredentialKind::GitHubToken);
+        let stored = d.for_storage();
+        assert_eq!(stored.get("key").unwrap().other_text, "", "the token stays in memory");
+        assert!(stored.credential().is_none());
+        assert_eq!(stored.revision, d.revision);
+        assert!(!serde_json::to_string(&stored).unwrap().contains("ghp_"));
+        // Ordinary text is stored as typed.
+        d.type_other(&q, "the one from last week");
+        assert_eq!(d.for_storage().get("key").unwrap().other_text, "the one from last week");
+    }
 
     pub fn q(id: &str, labels: &[&str], multi: bool) -> Question {
         Question {

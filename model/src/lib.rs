@@ -3,11 +3,13 @@
 //! the outbox and async answers.
 
 pub mod connection;
+pub mod credential;
 pub mod dock;
 pub mod draft;
 pub mod fragment;
 pub mod outbox;
 pub mod async_q;
+pub mod attention;
 
 /// The first `max` characters of `s` on one line, for naming a message in a sentence.
 pub fn preview(s: &str, max: usize) -> String {

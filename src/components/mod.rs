@@ -1,7 +1,9 @@
 //! UI components, one folder each with its styles beside it.
 
+pub mod attention_control;
 pub mod composer;
 pub mod connect_form;
+pub mod credential_notice;
 pub mod option_group;
 pub mod outbox_tray;
 pub mod question_dock;

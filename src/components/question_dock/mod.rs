@@ -10,6 +10,7 @@ use model::draft::QuestionDraft;
 use protocol::question::{Question, QuestionRecord};
 use wasm_bindgen::JsCast;
 
+use crate::components::credential_notice::CredentialNotice;
 use crate::components::option_group::{OptionGroup, OptionItem};
 use crate::questions::{DockController, QuestionAccess};
 
@@ -275,6 +276,23 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                 })/> }
             }}
             {failure.map(|m| view! { <p class="dock__error" role="alert" data-testid="dock-error">{m}</p> })}
+            {move || ctl.held.get().filter(|h| h.request_id == id.get_value()).map(|h| {
+                let focus_text = move || {
+                    let input = panel_ref.get_untracked().and_then(|p| p.query_selector(".dock__other input[type=text]").ok().flatten());
+                    if let Some(el) = input.and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok()) {
+                        let _ = el.focus();
+                    }
+                };
+                view! {
+                    <CredentialNotice
+                        found=h.found
+                        confirming=h.confirming
+                        on_edit=move |_| { ctl.edit_held(&id.get_value()); focus_text(); }
+                        on_send_anyway=move |_| ctl.send_anyway(&id.get_value())
+                        on_confirm=move |_| ctl.confirm_send_anyway(&id.get_value())
+                    />
+                }
+            })}
             <div class="dock__actions">
                 <Show when=move || { step.get() > 0 }>
                     <button type="button" on:click=move |_| go(step.get_untracked() - 1)>"Back"</button>
@@ -311,6 +329,8 @@ fn QuestionStep(question: Question, draft: RwSignal<QuestionDraft>, dom_key: Str
     let qid2 = qid.clone();
     let selected = Signal::derive(move || draft.with(|d| d.get(&qid).map(|a| a.selected.clone()).unwrap_or_default()));
     let other_text = move || draft.with(|d| d.get(&qid2).map(|a| a.other_text.clone()).unwrap_or_default());
+    let qid3 = question.question_id.clone();
+    let credential_typed = move || draft.with(|d| d.get(&qid3).is_some_and(|a| model::credential::detect(&a.other_text).is_some()));
     let on_pick = Callback::new(move |label: String| {
         let q = q.get_value();
         pick(draft, &q, &label);
@@ -365,9 +385,14 @@ fn QuestionStep(question: Question, draft: RwSignal<QuestionDraft>, dom_key: Str
                                     let q = q.get_value();
                                     let v = event_target_value(&ev);
                                     draft.update(|d| d.type_other(&q, &v));
+                                    // Changed text is checked again on the next Submit.
+                                    ctl.edit_held(&draft.with_untracked(|d| d.request_id.clone()));
                                 }
                             />
                         </label>
+                        <Show when=credential_typed>
+                            <p class="unsaved-note" data-testid="not-saved-note">"Kept in this tab only: this looks like a credential, so it is not saved in this browser."</p>
+                        </Show>
                     })}
                     {(!free_text && !question.secret() && !options.is_empty()).then(|| view! {
                         <p class="dock__hint">"The agent accepts only these options."</p>

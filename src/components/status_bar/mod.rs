@@ -6,6 +6,7 @@ use std::time::Duration;
 use leptos::prelude::*;
 
 use crate::browser;
+use crate::components::attention_control::AttentionControl;
 use crate::gateway_client::{GatewayClient, Status};
 
 /// Always-visible connection status. Reads the [`GatewayClient`] from context.
@@ -77,6 +78,7 @@ pub fn StatusBar(
                 </div>
             </dl>
             <div class="status-bar__actions">
+                <AttentionControl/>
                 <Show when=reload>
                     <button type="button" on:click=move |_| {
                         if let Some(l) = browser::location() {

@@ -8,6 +8,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::{Value, json};
 
+use model::route::ChatRoute;
+
 use crate::browser;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::storage::LocalDb;
@@ -59,23 +61,35 @@ pub struct ChatController {
     /// The gateway says a run is active in this session.
     pub run_active: RwSignal<bool>,
     pub draft: RwSignal<String>,
+    /// Why the conversation link in the address could not be opened, if it could not.
+    pub link_error: RwSignal<Option<String>>,
+    /// A short `/chat/<agent>/<slug>-<id>` link waiting for the session list.
+    short_link: StoredValue<Option<(String, String)>>,
     client: GatewayClient,
     db: LocalDb,
 }
 
 const COMPOSER: &str = "composer";
+/// Key prefix of a reply shown from a `final` event before its saved row arrived.
+const LIVE_PREFIX: &str = "live:";
 
-fn session_from_url() -> Option<String> {
+/// The conversation the address names: `?session=`, else an incumbent-style `/chat/…` link.
+fn route_from_url() -> Option<ChatRoute> {
     let search = browser::location()?.search().ok()?;
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
     // Canonical, so live events (which name the canonical key) match a hand-typed `?session=x`.
-    params.get("session").filter(|s| !s.is_empty()).map(|s| protocol::chat::canonical_session_key(&s))
+    let from_query = params.get("session").filter(|s| !s.is_empty()).map(|s| ChatRoute::Key(protocol::chat::canonical_session_key(&s)));
+    from_query.or_else(|| model::route::parse_chat_path(&browser::app_path()))
 }
 
 impl ChatController {
     pub fn new(client: GatewayClient, db: LocalDb) -> ChatController {
+        let route = route_from_url();
         let c = ChatController {
-            session: RwSignal::new(session_from_url().unwrap_or_default()),
+            session: RwSignal::new(match &route {
+                Some(ChatRoute::Key(k)) => k.clone(),
+                _ => String::new(),
+            }),
             sessions: RwSignal::new(Vec::new()),
             messages: RwSignal::new(Vec::new()),
             has_more: RwSignal::new(false),
@@ -84,6 +98,11 @@ impl ChatController {
             streams: RwSignal::new(BTreeMap::new()),
             run_active: RwSignal::new(false),
             draft: RwSignal::new(String::new()),
+            link_error: RwSignal::new(None),
+            short_link: StoredValue::new(match route {
+                Some(ChatRoute::ShortId { agent, id_prefix }) => Some((agent, id_prefix)),
+                _ => None,
+            }),
             client,
             db,
         };
@@ -92,6 +111,14 @@ impl ChatController {
             let _ = client.connected_epoch.get();
             let _ = client.resync_epoch.get();
             if client.status.get_untracked() != Status::Connected {
+                return;
+            }
+            if c.short_link.with_value(Option::is_some) {
+                // A `/chat/<agent>/<slug>-<id>` link: the session list says which key it names.
+                spawn_local(async move {
+                    c.load_sessions().await;
+                    c.resolve_short_link();
+                });
                 return;
             }
             if c.session.get_untracked().is_empty() {
@@ -133,6 +160,21 @@ impl ChatController {
         client.on_event("session.message", move |p| c.on_session_message(p));
         client.on_event("chat", move |p| c.on_chat(p));
         c
+    }
+
+    /// Opens the session a short `/chat/…` link names, or says that it names none.
+    fn resolve_short_link(&self) {
+        let Some((agent, prefix)) = self.short_link.get_value() else { return };
+        let keys: Vec<String> = self.sessions.with_untracked(|rows| rows.iter().filter_map(|r| r.get("key").and_then(Value::as_str).map(str::to_string)).collect());
+        self.short_link.set_value(None);
+        match model::route::resolve_short_id(&agent, &prefix, keys.iter().map(String::as_str)) {
+            Some(key) => self.session.set(key.to_string()),
+            None => {
+                self.link_error.set(Some(format!("No single conversation of agent {agent} matches this link (…{prefix}): it may have been deleted. Pick one above.")));
+                let default = self.client.hello.with_untracked(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
+                self.session.set(default.unwrap_or_else(|| format!("agent:{agent}:main")));
+            }
+        }
     }
 
     async fn load_sessions(self) {
@@ -208,10 +250,23 @@ impl ChatController {
                 });
             }
         }
+        let run = m.get("__openclaw").and_then(|o| o.get("runId")).and_then(Value::as_str);
         self.messages.update(|rows| {
-            if !rows.iter().any(|r| r.key == row.key) {
-                let at = rows.iter().position(|r| r.seq > row.seq && row.seq > 0).unwrap_or(rows.len());
-                rows.insert(at, row);
+            if rows.iter().any(|r| r.key == row.key) {
+                return;
+            }
+            // A reply shown from its run's `final` event before it was saved: the saved row
+            // takes its place (same run, or the same words from the same role).
+            let provisional = rows.iter().position(|r| {
+                r.key.starts_with(LIVE_PREFIX) && r.role == row.role && (run.is_some_and(|run| r.key[LIVE_PREFIX.len()..] == *run) || r.text == row.text)
+            });
+            match provisional {
+                Some(i) if !row.key.starts_with(LIVE_PREFIX) => rows[i] = row,
+                Some(_) => {}
+                None => {
+                    let at = rows.iter().position(|r| r.seq > row.seq && row.seq > 0).unwrap_or(rows.len());
+                    rows.insert(at, row);
+                }
             }
         });
     }
@@ -244,6 +299,11 @@ impl ChatController {
                 if let Some(m) = p.get("message").filter(|m| m.is_object()) {
                     let mut wrapped = json!({"sessionKey": session, "message": m});
                     wrapped["message"]["__openclaw"]["runId"] = json!(run);
+                    // Without its saved id the row is provisional: its `session.message` (or
+                    // the next history page) replaces it instead of showing it twice.
+                    if m.get("__openclaw").and_then(|o| o.get("id")).and_then(Value::as_str).is_none() {
+                        wrapped["message"]["__openclaw"]["id"] = json!(format!("{LIVE_PREFIX}{run}"));
+                    }
                     self.on_session_message(&wrapped);
                 }
                 self.streams.update(|s| {

@@ -52,7 +52,7 @@ async fn async_questions_arrive_collapsed_and_are_answered_through_the_outbox() 
     wait_quiet(&b).await;
     // Its own completed turn does not dismiss it.
     summary(&b, |t| t.contains("Waiting for your answer")).await;
-    b.click_button("Expand").await;
+    b.click_button("Expand question").await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     assert_eq!(b.option("Staging").await.prop("checked").await.unwrap().as_deref(), Some("true"), "the first option starts selected");
     b.screenshot("async-expanded").await;
@@ -76,13 +76,13 @@ async fn dismiss_offers_undo_and_lasts_across_reload() {
     let b = Browser::open_connected(&gw.ui_url()).await;
     b.send_message("async").await;
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
-    b.click_button("Expand").await;
+    b.click_button("Expand question").await;
     b.click_button("Dismiss").await;
     b.wait_text("[data-testid=dismiss-toast]", T, |t| t.contains("Question dismissed. Work continues.")).await;
     summary(&b, |t| t.starts_with("Dismissed")).await;
     b.find_xpath("//div[@data-testid='dismiss-toast']//button[normalize-space()='Undo']", T).await.click().await.unwrap();
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
-    b.click_button("Expand").await;
+    b.click_button("Expand question").await;
     b.click_button("Dismiss").await;
     summary(&b, |t| t.starts_with("Dismissed")).await;
     b.client.refresh().await.unwrap();
@@ -123,13 +123,13 @@ async fn discard_reopens_the_preserved_draft_and_reload_keeps_a_queued_answer() 
     let port = gw.port;
     gw.stop().await;
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
-    b.click_button("Expand").await;
+    b.click_button("Expand question").await;
     answer_in_dock(&b).await;
     summary(&b, |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
     b.find_xpath("//div[@data-testid='async-summary']//button[normalize-space()='Discard']", T).await.click().await.unwrap();
     // Back in the dock with the draft as it was; nothing goes to the composer.
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
-    b.click_button("Expand").await;
+    b.click_button("Expand question").await;
     b.wait_text("[data-testid=step-progress]", T, |t| !t.is_empty()).await;
     if b.js("return document.querySelector('[data-testid=step-progress]').textContent;").await == Value::from("2/2") {
         b.click_button("Back").await;
@@ -177,7 +177,7 @@ async fn an_answer_in_one_tab_shows_as_sent_in_the_other() {
     b.goto(&gw.ui_url()).await;
     summary(&b, |t| t.contains("Waiting for your answer")).await;
     b.client.switch_to_window(first).await.unwrap();
-    b.click_button("Expand").await;
+    b.click_button("Expand question").await;
     answer_in_dock(&b).await;
     summary(&b, |t| t.starts_with("Answer sent")).await;
     b.client.switch_to_window(second.handle).await.unwrap();
@@ -216,7 +216,7 @@ async fn async_dock_layout_at_390_and_430_in_light_and_dark() {
             let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
             assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at {width} px ({theme})");
             b.screenshot(&format!("async-bar-{width}-{theme}")).await;
-            b.click_button("Expand").await;
+            b.click_button("Expand question").await;
             b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
             let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
             assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at {width} px ({theme}), expanded");

@@ -12,10 +12,11 @@ use serde_json::json;
 
 /// Gzip -9 bytes of every wasm, JS and CSS file in the build together. The stack issue set the
 /// ceiling at 450 KB for the Trunk build on library crates; the build measured 369.5 KB on
-/// 2026-12-01, and 392.5 KB (wasm 378.9, JS 10.9, CSS 2.6) once question alerts and the
-/// credential guard came in, so this ratchet sits just above that: lower it as the bundle
-/// shrinks, and raise it only with a reason in the commit that does.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 395_000;
+/// 2026-12-01, 392.5 KB once question alerts and the credential guard came in, and 395.6 KB
+/// (wasm 382.0, JS 10.9, CSS 2.7) with the incumbent's `/chat/…` links, so this ratchet sits
+/// just above that: lower it as the bundle shrinks, and raise it only with a reason in the
+/// commit that does.
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 398_000;
 
 fn gzip_size(file: &Path) -> u64 {
     let out = Command::new("gzip").args(["-9", "-c"]).arg(file).output().expect("gzip runs");

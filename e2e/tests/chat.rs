@@ -268,3 +268,61 @@ async fn a_bare_session_in_the_url_shows_runs_started_elsewhere_live() {
     b.wait_text("[data-testid=stream] .msg__text", T, |t| t.contains("Working on step 1")).await;
     assert!(b.current_url().await.contains("session=agent%3Amain%3Abare-live"), "the URL names the canonical session");
 }
+
+async fn assistant_rows_with(b: &Browser, text: &str) -> u64 {
+    let script = format!("return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].filter(e => e.textContent === {text:?}).length;");
+    b.js(&script).await.as_u64().unwrap()
+}
+
+/// A reply shown live from its run's `final` event, which carries no saved id, and then saved
+/// (`session.message`): one row, not two, as when the same message comes from history.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_live_reply_without_its_saved_id_is_shown_once_when_its_saved_row_arrives() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), gw.token)).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for (run, text, saved_run) in [("r-live-1", "Shown once (same run)", true), ("r-live-2", "Shown once (same words)", false)] {
+        let content = json!([{"type": "text", "text": text}]);
+        gw.hub().inject_raw(&json!({"type": "event", "event": "chat", "payload": {"runId": run, "sessionKey": MAIN, "state": "final", "message": {"role": "assistant", "content": content}}}).to_string());
+        let deadline = tokio::time::Instant::now() + T;
+        while assistant_rows_with(&b, text).await == 0 {
+            assert!(tokio::time::Instant::now() < deadline, "the live reply shows");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let mut meta = json!({"id": format!("saved-{run}"), "seq": 900});
+        if saved_run {
+            meta["runId"] = json!(run);
+        }
+        gw.hub().inject_raw(&json!({"type": "event", "event": "session.message", "payload": {"sessionKey": MAIN, "message": {"role": "assistant", "content": content, "__openclaw": meta}}}).to_string());
+        tokio::time::sleep(Duration::from_millis(800)).await;
+        assert_eq!(assistant_rows_with(&b, text).await, 1, "{text} is shown once");
+    }
+    b.close().await;
+}
+
+/// The incumbent's conversation links open the same conversation here: the literal form
+/// (`/chat/main/side`) and the short-id form (`/chat/main/<slug>-<first hex of the key's UUID>`).
+#[tokio::test(flavor = "multi_thread")]
+async fn incumbent_chat_links_open_the_conversation_they_name() {
+    let gw = LocalGateway::start().await;
+    let mut agent = gw.agent().await;
+    let uuid_key = "agent:main:dashboard:6db92d48-1111-4222-8333-444455556666";
+    for (key, text) in [("agent:main:side", "hello from the side"), (uuid_key, "hello from the dashboard")] {
+        agent.request("chat.send", json!({"sessionKey": key, "message": text, "idempotencyKey": format!("link-{text}")})).await.unwrap();
+        db_user_texts(&gw, key, &[text]).await;
+    }
+    let b = Browser::start().await;
+    for (path, key, text) in [("/chat/main/side", "agent:main:side", "hello from the side"), ("/chat/main/deploy-monitor-6db92d48", uuid_key, "hello from the dashboard")] {
+        b.goto(&format!("{}{path}#token={}", gw.base(), gw.token)).await;
+        b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+        b.wait_text("[data-testid=message][data-role=user] .msg__text", T, |t| t == text).await;
+        let selected = b.js("return document.querySelector('.session-picker select').value;").await;
+        assert_eq!(selected, json!(key), "{path} opens {key}");
+    }
+    // A short link that names no conversation says so, and opens the main one.
+    b.goto(&format!("{}/chat/main/gone-0123abcd#token={}", gw.base(), gw.token)).await;
+    let note = b.wait_text("[data-testid=link-error]", T, |t| !t.is_empty()).await;
+    assert!(note.contains("No single conversation of agent main matches this link"), "{note}");
+    b.close().await;
+}

@@ -108,7 +108,7 @@ async fn drafts_survive_switching_requests_collapse_and_reload() {
     b.option("Slack").await.click().await.unwrap();
     b.click_button("Collapse").await;
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("2 pending")).await;
-    b.click_button("Expand").await;
+    b.click_button("Expand question").await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     b.client.refresh().await.unwrap();
@@ -154,7 +154,7 @@ async fn keyboard_digits_pick_enter_advances_and_escape_collapses() {
     assert_eq!(b.option("Pager").await.prop("checked").await.unwrap().as_deref(), Some("true"));
     b.client.active_element().await.unwrap().send_keys(&Key::Escape.to_string()).await.unwrap();
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
-    b.click_button("Expand").await;
+    b.click_button("Expand question").await;
     let _ = panel;
     b.js("document.querySelector('.option-group input').focus();").await;
     b.client.active_element().await.unwrap().send_keys(&Key::Enter.to_string()).await.unwrap();

@@ -8,6 +8,7 @@ pub mod dock;
 pub mod draft;
 pub mod fragment;
 pub mod outbox;
+pub mod route;
 pub mod async_q;
 pub mod attention;
 

@@ -112,7 +112,7 @@ fn CollapsedBar(id: String) -> impl IntoView {
             <span class="dock__bar-title">{summary}</span>
             <span class="dock__bar-count">{move || pos.get().map(|(_, n)| if n == 1 { "1 pending".to_string() } else { format!("{n} pending") })}</span>
             {move || expires().map(|e| view! { <Countdown expires_at_ms=e/> })}
-            <button type="button" on:click=move |_| ctl.set_expanded(true)>"Expand"</button>
+            <button type="button" on:click=move |_| ctl.set_expanded(true)>"Expand question"</button>
         </div>
     }
 }

@@ -29,16 +29,16 @@ pub fn SessionPicker() -> impl IntoView {
     view! {
         <label class="session-picker">
             <span>"Conversation"</span>
-            <select
-                prop:value=move || chat.session.get()
-                on:change=move |ev| chat.session.set(event_target_value(&ev))
-            >
+            <select on:change=move |ev| chat.session.set(event_target_value(&ev))>
+                // Each option knows whether it is the current one: a `value` on the select would
+                // be lost when the list changes under it (the browser then selects the first).
                 <For
                     each=move || options.get()
                     key=|(k, t)| format!("{k}\u{1f}{t}")
-                    children=|(key, title)| {
+                    children=move |(key, title)| {
                         let text = if title.is_empty() { key.clone() } else { format!("{title} ({key})") };
-                        view! { <option value=key>{text}</option> }.into_any()
+                        let this = key.clone();
+                        view! { <option value=key prop:selected=move || chat.session.with(|s| *s == this)>{text}</option> }.into_any()
                     }
                 />
             </select>

@@ -66,6 +66,7 @@ pub fn Transcript() -> impl IntoView {
                 "Load older messages"
             </button>
         </Show>
+        {move || chat.link_error.get().map(|e| view! { <p class="banner banner--warn" role="alert" data-testid="link-error">{e}</p> })}
         {move || chat.history_error.get().map(|e| view! { <p class="banner banner--warn" role="alert">{e}</p> })}
         <ol class="transcript" aria-label="Messages">
             <For each=move || items.get() key=Item::key let:item>

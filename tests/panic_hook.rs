@@ -3,19 +3,15 @@
 //! for the rest of the wasm instance.
 #![cfg(target_arch = "wasm32")]
 
-use std::time::Duration;
-
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
 
+mod common;
+use common::*;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
-async fn sleep(ms: u64) {
-    let (tx, rx) = futures_channel::oneshot::channel::<()>();
-    leptos::prelude::set_timeout(move || { let _ = tx.send(()); }, Duration::from_millis(ms));
-    let _ = rx.await;
-}
 
 #[wasm_bindgen_test]
 async fn a_panic_logs_its_message_and_location_and_shows_the_reload_banner() {

@@ -3,35 +3,16 @@
 //! memory, and reopens the database by itself.
 #![cfg(target_arch = "wasm32")]
 
-use std::time::Duration;
-
 use control_ui::storage::{DB_NAME, LocalDb, StorageHealth};
 use leptos::prelude::*;
 use wasm_bindgen_test::*;
 
+mod common;
+use common::*;
+
 wasm_bindgen_test_configure!(run_in_browser);
 
-async fn sleep(ms: u64) {
-    let (tx, rx) = futures_channel::oneshot::channel::<()>();
-    set_timeout(
-        move || {
-            let _ = tx.send(());
-        },
-        Duration::from_millis(ms),
-    );
-    let _ = rx.await;
-}
 
-/// Polls `check` for up to `secs` seconds.
-async fn eventually(what: &str, secs: u64, check: impl Fn() -> bool) {
-    for _ in 0..secs * 20 {
-        if check() {
-            return;
-        }
-        sleep(50).await;
-    }
-    panic!("timed out waiting for {what}");
-}
 
 #[wasm_bindgen_test]
 async fn a_database_closed_under_the_page_is_reported_and_reopened() {

@@ -5,8 +5,6 @@
 //! code wrote them, then today's storage and controllers read and use them.
 #![cfg(target_arch = "wasm32")]
 
-use std::time::Duration;
-
 use control_ui::storage::{DB_NAME, DB_VERSION, IdbStore, KvStore, LocalDb, STORES, StorageHealth};
 use leptos::prelude::*;
 use model::draft::QuestionDraft;
@@ -14,6 +12,9 @@ use model::outbox::{OutboxRow, SendState};
 use serde_json::Value;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_test::*;
+
+mod common;
+use common::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
@@ -60,27 +61,7 @@ fn rows(store: &str) -> Vec<(String, String)> {
     out
 }
 
-async fn sleep(ms: u64) {
-    let (tx, rx) = futures_channel::oneshot::channel::<()>();
-    set_timeout(
-        move || {
-            let _ = tx.send(());
-        },
-        Duration::from_millis(ms),
-    );
-    let _ = rx.await;
-}
 
-/// Polls `check` for up to five seconds.
-async fn eventually(what: &str, check: impl Fn() -> bool) {
-    for _ in 0..100 {
-        if check() {
-            return;
-        }
-        sleep(50).await;
-    }
-    panic!("timed out waiting for {what}");
-}
 
 async fn seed() {
     let f = fixture();
@@ -129,10 +110,10 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     let chat = control_ui::chat::ChatController::new(client, db);
     let outbox = control_ui::outbox::OutboxController::new(client, db);
     let asyncq = control_ui::async_questions::AsyncController::new(chat, outbox, dock, db);
-    eventually("the database to open", || db.health.get_untracked() == StorageHealth::Ok).await;
+    eventually("the database to open", 5, || db.health.get_untracked() == StorageHealth::Ok).await;
 
     let fixture_rows: Vec<OutboxRow> = rows("outbox").iter().map(|(_, v)| serde_json::from_str(v).unwrap()).collect();
-    eventually("the outbox rows to load", || outbox.rows.with_untracked(|r| r.len() == fixture_rows.len())).await;
+    eventually("the outbox rows to load", 5, || outbox.rows.with_untracked(|r| r.len() == fixture_rows.len())).await;
     for want in &fixture_rows {
         let got = outbox.rows.with_untracked(|r| r.iter().find(|r| r.id == want.id).cloned()).unwrap_or_else(|| panic!("row {} ({:?}) was dropped", want.id, want.state));
         assert_eq!(got, *want, "row {} is loaded as it was written", want.id);
@@ -146,19 +127,19 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     assert_eq!(unsent, fixture_rows.iter().filter(|r| r.is_unsent()).count());
 
     let drafts: Vec<QuestionDraft> = rows("drafts").iter().map(|(_, v)| serde_json::from_str(v).unwrap()).collect();
-    eventually("the drafts to load", || dock.drafts.with_untracked(|d| d.len() == drafts.len())).await;
+    eventually("the drafts to load", 5, || dock.drafts.with_untracked(|d| d.len() == drafts.len())).await;
     for want in &drafts {
         let got = dock.drafts.with_untracked(|d| d.get(&want.request_id).map(|s| s.get_untracked())).unwrap_or_else(|| panic!("draft {} was dropped", want.request_id));
         assert_eq!(serde_json::to_value(&got).unwrap(), serde_json::to_value(want).unwrap(), "draft {} keeps its choices, text and step", want.request_id);
     }
     let receipt_ids: Vec<String> = rows("receipts").into_iter().map(|(k, _)| k).collect();
-    eventually("the receipts to load", || dock.dock.with_untracked(|d| receipt_ids.iter().all(|id| d.receipts.iter().any(|r| &r.id == id)))).await;
+    eventually("the receipts to load", 5, || dock.dock.with_untracked(|d| receipt_ids.iter().all(|id| d.receipts.iter().any(|r| &r.id == id)))).await;
 
     let composer: String = serde_json::from_str(&rows("composer").into_iter().find(|(k, _)| k == "agent:main:main").unwrap().1).unwrap();
-    eventually("the composer draft of the open conversation", || chat.draft.get_untracked() == composer).await;
+    eventually("the composer draft of the open conversation", 5, || chat.draft.get_untracked() == composer).await;
 
     let dismissed: Vec<String> = rows("async").into_iter().map(|(k, _)| k).collect();
-    eventually("the dismissed async questions", || asyncq.local.with_untracked(|l| dismissed.iter().all(|k| l.get(k).is_some_and(|x| x.dismissed)))).await;
+    eventually("the dismissed async questions", 5, || asyncq.local.with_untracked(|l| dismissed.iter().all(|k| l.get(k).is_some_and(|x| x.dismissed)))).await;
 
     // A while later, with the gateway still unreachable: storage holds the same rows.
     sleep(500).await;

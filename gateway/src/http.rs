@@ -100,21 +100,9 @@ async fn serve_static(root: &Path, url_path: &str) -> Response {
     }
 }
 
+/// The path with its `%XX` escapes decoded; `None` when that is not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(s).decode_utf8().ok().map(|c| c.into_owned())
 }
 
 fn security_headers(resp: &mut Response) {

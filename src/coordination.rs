@@ -33,26 +33,33 @@ pub fn lead(name: &str, on_leader: impl FnOnce() + 'static) {
     }
 }
 
-/// Runs `f` while this tab holds the lock `name`, released as soon as `f` returns: tabs run
-/// their `f` one at a time. Without Web Locks, `f` runs at once.
-pub fn with_lock(name: &str, f: impl FnOnce() + 'static) {
+/// Runs `on_won` in at most one tab: the first to ask for the lock `name` while nobody holds it,
+/// which then keeps it for `hold_ms` so that tabs asking at the same moment lose. The lock
+/// manager is shared by all tabs of the browser at once (unlike localStorage, whose writes reach
+/// other tabs a moment later). Without Web Locks, `on_won` runs.
+pub fn claim(name: &str, hold_ms: u32, on_won: impl FnOnce() + 'static) {
     let locks = web_sys::window().and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok()).filter(|l| !l.is_undefined() && !l.is_null());
     let request = locks.as_ref().and_then(|l| Reflect::get(l, &"request".into()).ok()).and_then(|f| f.dyn_into::<Function>().ok());
     let (Some(locks), Some(request)) = (locks, request) else {
-        f();
+        on_won();
         return;
     };
-    let f = Rc::new(std::cell::Cell::new(Some(f)));
-    let run = f.clone();
-    let callback = Closure::once_into_js(move |_lock: JsValue| {
-        if let Some(f) = run.take() {
-            f();
+    let options = js_sys::Object::new();
+    let _ = Reflect::set(&options, &"ifAvailable".into(), &JsValue::TRUE);
+    let callback = Closure::once_into_js(move |lock: JsValue| -> JsValue {
+        if lock.is_null() {
+            return JsValue::UNDEFINED; // another tab holds it: that tab won
         }
+        on_won();
+        Promise::new(&mut |resolve, _| {
+            if let Some(w) = web_sys::window() {
+                let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, hold_ms as i32);
+            }
+        })
+        .into()
     });
-    if request.call2(&locks, &JsValue::from_str(name), &callback).is_err() {
-        if let Some(f) = f.take() {
-            f();
-        }
+    if request.call3(&locks, &JsValue::from_str(name), &options, &callback).is_err() {
+        crate::browser::log_warn("Web Locks request failed");
     }
 }
 

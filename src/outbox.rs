@@ -35,6 +35,11 @@ pub struct OutboxController {
     reconciling: RwSignal<bool>,
     /// Whether rows were loaded from storage at least once.
     loaded: StoredValue<bool>,
+    /// Loads run one at a time: 0 idle, 1 running, 2 running and asked for again.
+    loading: StoredValue<Rc<Cell<u8>>, LocalStorage>,
+    /// Counts edits of `rows` made outside a load, so that a load which read storage before
+    /// an edit does not write the older rows back over it.
+    edits: StoredValue<Rc<Cell<u64>>, LocalStorage>,
 }
 
 /// Rows older than this wait for an explicit Retry. `localStorage["ocui.outbox.staleMs"]`
@@ -67,6 +72,8 @@ impl OutboxController {
             draining: StoredValue::new_local(Rc::new(Cell::new(false))),
             reconciling: RwSignal::new(true),
             loaded: StoredValue::new(false),
+            loading: StoredValue::new_local(Rc::new(Cell::new(0))),
+            edits: StoredValue::new_local(Rc::new(Cell::new(0))),
         };
         // Load from storage when it opens, and again whenever another tab changed it.
         Effect::new(move |_| {
@@ -107,10 +114,35 @@ impl OutboxController {
         c
     }
 
+    /// Reads the rows from storage. A load asked for while one runs makes that one read again
+    /// when it ends, so the last storage state always wins and two loads never interleave.
     async fn load(self) {
+        let state = self.loading.get_value();
+        if state.get() != 0 {
+            state.set(2);
+            return;
+        }
+        // Rows recovered from an interrupted send on a pass whose result was then dropped
+        // still need their reconcile.
+        let mut recovered = false;
+        loop {
+            state.set(1);
+            let applied = self.load_once(&mut recovered).await;
+            if applied && state.get() == 1 {
+                state.set(0);
+                return;
+            }
+        }
+    }
+
+    /// One read of storage into `rows`. Returns false, having changed nothing in memory, when
+    /// `rows` was edited meanwhile (that edit may be newer than what was read): read again.
+    async fn load_once(self, recovered: &mut bool) -> bool {
+        let edits = self.edits.get_value();
+        let edits_at_start = edits.get();
         let mut stored: Vec<OutboxRow> = self.db.get_all(OUTBOX).await.iter().filter_map(|(_, v)| crate::json::decode(v)).collect();
         if !self.db.is_healthy() {
-            return;
+            return true;
         }
         let leader = self.leader.get_untracked();
         // Rows only this tab has (written while storage was failing) go back to storage.
@@ -119,12 +151,11 @@ impl OutboxController {
             self.persist(&r).await;
             stored.push(r);
         }
-        let mut recovered = false;
         if leader && !self.draining.get_value().get() {
             // A row stuck in Sending with no sender alive was interrupted (reload, crash).
             for r in stored.iter_mut().filter(|r| r.state == SendState::Sending) {
                 r.recover_after_reload();
-                recovered = true;
+                *recovered = true;
                 let r = r.clone();
                 self.persist(&r).await;
             }
@@ -144,16 +175,20 @@ impl OutboxController {
             stored.retain(|r| !old.contains(&r.id));
         }
         stored.sort_by_key(|r| r.order);
+        if edits.get() != edits_at_start {
+            return false;
+        }
         let first_load = !self.loaded.get_value();
         self.loaded.set_value(true);
         let unsettled = stored.iter().any(|r| r.is_unsent());
         self.rows.set(stored);
-        if (first_load && unsettled) || recovered {
+        if (first_load && unsettled) || *recovered {
             // A reconcile that ran before the rows were loaded saw nothing: check again now.
             self.schedule_reconcile();
         } else {
             self.kick();
         }
+        true
     }
 
     async fn persist(&self, row: &OutboxRow) -> bool {
@@ -165,6 +200,7 @@ impl OutboxController {
     }
 
     fn set_row(&self, row: OutboxRow) {
+        self.edits.with_value(|e| e.set(e.get() + 1));
         self.rows.update(|rows| match rows.iter_mut().find(|r| r.id == row.id) {
             Some(r) => *r = row,
             None => {
@@ -330,6 +366,7 @@ impl OutboxController {
                 .await;
             });
         }
+        self.edits.with_value(|e| e.set(e.get() + 1));
         self.rows.set(rows);
     }
 

@@ -82,7 +82,14 @@ async fn rows_left_by_the_previous_build_are_kept_and_each_unsent_message_is_sen
         if got == w {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "database holds {got:?}, expected each of {w:?} once");
+        if tokio::time::Instant::now() >= deadline {
+            // What the page shows beside what its storage holds: a tray whose states differ
+            // from storage's is a page that kept older rows than it stored.
+            let tray = b.js("return (document.querySelector('[data-testid=outbox-tray]')||{}).innerText||'none'").await;
+            let log = b.browser_log().await;
+            let idb = b.js_async("return await new Promise(r=>{const o=indexedDB.open('ocui');o.onsuccess=()=>{const t=o.result.transaction('outbox').objectStore('outbox').getAll();t.onsuccess=()=>r(t.result)}})").await;
+            panic!("database holds {got:?}, expected each of {w:?} once\nthe tray shows: {tray}\nbrowser log: {log:#?}\nthe outbox store holds: {idb:#}");
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let composer: String = serde_json::from_str(f["stores"]["composer"].as_array().unwrap().iter().find(|r| r[0] == MAIN).unwrap()[1].as_str().unwrap()).unwrap();

@@ -54,6 +54,7 @@ pub fn App() -> impl IntoView {
     let asyncq = AsyncController::new(chat, outbox, dock, db);
     provide_context(asyncq);
     provide_context(Attention::new(client, dock));
+    let shell = crate::shell::ShellUpdate::new(client);
     // Saved history confirms outbox rows whenever the transcript changes.
     Effect::new(move |_| {
         let raw: Vec<serde_json::Value> = chat.messages.with(|rows| rows.iter().filter(|r| r.role == "user").map(|r| r.raw.clone()).collect());
@@ -86,6 +87,12 @@ pub fn App() -> impl IntoView {
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
             <Show when=move || settings_open.get() || needs_token()>
                 <ConnectForm on_done=move |_| settings_open.set(false)/>
+            </Show>
+            <Show when=move || shell.ready.get()>
+                <p class="banner" role="status" data-testid="update-ready">
+                    "A newer version of this page is ready. Reload to use it; your drafts and unsent messages are kept. "
+                    <button type="button" on:click=move |_| { if let Some(l) = crate::browser::location() { let _ = l.reload(); } }>"Reload"</button>
+                </p>
             </Show>
             {move || storage_warning().map(|m| view! { <p class="banner banner--warn" role="alert" data-testid="storage-warning">{m}</p> })}
             <Show when=no_access>

@@ -78,3 +78,12 @@ pub fn replace_url(url: &str) {
 pub fn log_warn(msg: &str) {
     web_sys::console::warn_1(&msg.into());
 }
+
+/// A thrown JS value in words (an `Error`'s name and message, or the value itself).
+pub fn js_error_text(e: &wasm_bindgen::JsValue) -> String {
+    use wasm_bindgen::JsCast;
+    match e.dyn_ref::<js_sys::Error>() {
+        Some(err) => format!("{}: {}", String::from(err.name()), String::from(err.message())),
+        None => e.as_string().unwrap_or_else(|| "an unknown error".into()),
+    }
+}

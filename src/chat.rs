@@ -36,7 +36,11 @@ impl TranscriptRow {
         let role = m.get("role").and_then(Value::as_str).unwrap_or("custom").to_string();
         let note = m.get("stopReason").or_else(|| m.get("customType")).and_then(Value::as_str).map(str::to_string);
         let timestamp = m.get("timestamp").and_then(Value::as_f64).or_else(|| meta.and_then(|o| o.get("recordTimestampMs")).and_then(Value::as_f64)).unwrap_or(0.0);
-        TranscriptRow { key, role, text: model::message_text(m), seq, timestamp, note, raw: m.clone() }
+        let text = match model::offline::withheld(m) {
+            Some(reason) => format!("Not kept in this browser's saved copy: {reason}. It shows again when the gateway is back."),
+            None => model::message_text(m),
+        };
+        TranscriptRow { key, role, text, seq, timestamp, note, raw: m.clone() }
     }
 }
 
@@ -63,6 +67,15 @@ pub struct ChatController {
     pub draft: RwSignal<String>,
     /// Why the conversation link in the address could not be opened, if it could not.
     pub link_error: RwSignal<Option<String>>,
+    /// While the rows shown are this browser's saved copy (the gateway has not given fresh
+    /// ones yet): when the gateway last confirmed them, in ms since the epoch.
+    pub saved_copy: RwSignal<Option<f64>>,
+    /// Why no saved copy of this conversation can be kept, when one cannot.
+    pub saved_copy_error: RwSignal<Option<String>>,
+    /// Whether the gateway gave this session's history since it was chosen.
+    fresh: StoredValue<bool>,
+    /// A save of the saved copy is due (debounced).
+    save_due: StoredValue<bool>,
     /// A short `/chat/<agent>/<slug>-<id>` link waiting for the session list.
     short_link: StoredValue<Option<(String, String)>>,
     client: GatewayClient,
@@ -70,6 +83,9 @@ pub struct ChatController {
 }
 
 const COMPOSER: &str = "composer";
+/// Saved copies of recent conversations (`model::offline`), and their index under this key.
+const TRANSCRIPTS: &str = "transcripts";
+const SAVED_INDEX_KEY: &str = "\u{0}index";
 /// Key prefix of a reply shown from a `final` event before its saved row arrived.
 const LIVE_PREFIX: &str = "live:";
 
@@ -99,6 +115,10 @@ impl ChatController {
             run_active: RwSignal::new(false),
             draft: RwSignal::new(String::new()),
             link_error: RwSignal::new(None),
+            saved_copy: RwSignal::new(None),
+            saved_copy_error: RwSignal::new(None),
+            fresh: StoredValue::new(false),
+            save_due: StoredValue::new(false),
             short_link: StoredValue::new(match route {
                 Some(ChatRoute::ShortId { agent, id_prefix }) => Some((agent, id_prefix)),
                 _ => None,
@@ -141,6 +161,8 @@ impl ChatController {
             if prev.as_ref().is_some_and(|p| *p != s) {
                 c.messages.set(Vec::new());
                 c.streams.set(BTreeMap::new());
+                c.fresh.set_value(false);
+                c.saved_copy.set(None);
                 spawn_local(async move { c.load_history().await });
             }
             if let Some(loc) = browser::location() {
@@ -155,6 +177,14 @@ impl ChatController {
             let s = c.session.get();
             if db.opened.get() > 0 && !s.is_empty() {
                 spawn_local(async move { c.load_draft().await });
+            }
+        });
+        // The saved copy, shown at once (before the socket connects, and while the gateway
+        // cannot be reached) until fresh history replaces it.
+        Effect::new(move |_| {
+            let _ = c.session.get();
+            if db.opened.get() > 0 && !c.fresh.get_value() {
+                spawn_local(async move { c.show_saved_copy().await });
             }
         });
         client.on_event("session.message", move |p| c.on_session_message(p));
@@ -204,11 +234,17 @@ impl ChatController {
                 self.history_error.set(None);
                 // Rows that arrived as events while the page loaded stay (newer than the page).
                 let newest = rows.iter().map(|r| r.seq).max().unwrap_or(0);
+                // A saved copy is replaced whole: its rows may be older than the page, or from a
+                // transcript the gateway no longer has.
+                let from_saved_copy = self.saved_copy.get_untracked().is_some();
                 self.messages.update(|m| {
-                    let extra: Vec<TranscriptRow> = m.drain(..).filter(|r| r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
+                    let extra: Vec<TranscriptRow> = m.drain(..).filter(|r| !from_saved_copy && r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
                     *m = rows;
                     m.extend(extra);
                 });
+                self.fresh.set_value(true);
+                self.saved_copy.set(None);
+                self.schedule_save();
             }
             Err(e) => self.history_error.set(Some(format!("The conversation could not be loaded: {e}"))),
         }
@@ -269,6 +305,86 @@ impl ChatController {
                 }
             }
         });
+        if self.fresh.get_value() {
+            self.schedule_save();
+        }
+    }
+
+    /// Shows this browser's saved copy of the conversation, if the gateway has not given
+    /// fresh rows yet. With no conversation named, the one used last opens.
+    async fn show_saved_copy(self) {
+        let store = self.db.store();
+        if self.session.get_untracked().is_empty() && self.short_link.with_value(Option::is_none) {
+            let index: Option<model::offline::SavedIndex> = store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await.ok().flatten().and_then(|v| crate::json::decode(&v));
+            if let Some(latest) = index.as_ref().and_then(|i| i.latest()).filter(|_| self.session.get_untracked().is_empty()) {
+                // Setting the session runs this again for it.
+                self.session.set(latest.to_string());
+                return;
+            }
+        }
+        let session = self.session.get_untracked();
+        if session.is_empty() {
+            return;
+        }
+        let saved = match store.get(TRANSCRIPTS, &session).await {
+            Ok(v) => v.and_then(|v| crate::json::decode::<model::offline::SavedConversation>(&v)),
+            Err(e) => {
+                self.saved_copy_error.set(Some(format!("The saved copy of this conversation could not be read ({e}), so none is shown while the gateway is away.")));
+                return;
+            }
+        };
+        let Some(saved) = saved else { return };
+        if self.fresh.get_value() || self.session.get_untracked() != session || !self.messages.with_untracked(Vec::is_empty) {
+            return;
+        }
+        self.messages.set(saved.messages.iter().map(TranscriptRow::from_message).collect());
+        self.saved_copy.set(Some(saved.confirmed_ms));
+    }
+
+    /// Saves the conversation's newest page a moment after it changed (one write for a burst
+    /// of messages).
+    fn schedule_save(&self) {
+        if self.save_due.get_value() {
+            return;
+        }
+        self.save_due.set_value(true);
+        let this = *self;
+        set_timeout(
+            move || {
+                this.save_due.set_value(false);
+                spawn_local(async move { this.save_copy().await });
+            },
+            Duration::from_millis(800),
+        );
+    }
+
+    async fn save_copy(self) {
+        let session = self.session.get_untracked();
+        if session.is_empty() || !self.fresh.get_value() {
+            return;
+        }
+        if !self.db.is_healthy() {
+            self.saved_copy_error.set(Some("Browser storage is not available, so this conversation is not saved for reading offline.".into()));
+            return;
+        }
+        let messages: Vec<serde_json::Value> = self.messages.with_untracked(|rows| rows.iter().filter(|r| !r.key.starts_with(LIVE_PREFIX)).map(|r| r.raw.clone()).collect());
+        let saved = model::offline::SavedConversation { session_key: session.clone(), confirmed_ms: browser::now_ms(), messages: model::offline::saved_page(&messages) };
+        // The saved copy writes to storage directly: a failure here (a full disk) costs only
+        // the copy, never the outbox or the drafts, which keep using storage as before.
+        let store = self.db.store();
+        let result = async {
+            store.put(TRANSCRIPTS, &session, &crate::json::encode(&saved)).await?;
+            let mut index: model::offline::SavedIndex = store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await?.and_then(|v| crate::json::decode(&v)).unwrap_or_default();
+            for old in index.touch(&session, browser::now_ms()) {
+                store.delete(TRANSCRIPTS, &old).await?;
+            }
+            store.put(TRANSCRIPTS, SAVED_INDEX_KEY, &crate::json::encode(&index)).await
+        }
+        .await;
+        match result {
+            Ok(()) => self.saved_copy_error.set(None),
+            Err(e) => self.saved_copy_error.set(Some(format!("This conversation could not be saved for reading offline: {e}. Nothing else is affected."))),
+        }
     }
 
     fn on_chat(&self, p: &Value) {

@@ -26,6 +26,9 @@ use crate::browser;
 use crate::identity::{self, DeviceIdentity};
 
 /// Where the connection stands, in terms a person can act on.
+/// The scopes a gateway granted last, per gateway URL (not secret: they are shown on screen).
+const LAST_SCOPES_KEY: &str = "ocui.lastScopes.v1:";
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
     Connecting,
@@ -183,9 +186,17 @@ impl GatewayClient {
         self.inner().borrow().identity.as_ref().map(|i| i.device_id())
     }
 
-    /// Granted scopes of the current connection.
+    /// Granted scopes of the current connection; before this page first connects, those the
+    /// same gateway granted last time (so that a page opened offline can queue answers it will
+    /// be allowed to send; the gateway still decides when they are sent).
     pub fn scopes(&self) -> Vec<String> {
-        self.hello.with(|h| h.as_ref().map(|h| h.scopes.clone()).unwrap_or_default())
+        self.hello.with(|h| match h {
+            Some(h) => h.scopes.clone(),
+            None => {
+                let url = self.url.get_untracked();
+                browser::local_get(&format!("{LAST_SCOPES_KEY}{url}")).and_then(|v| serde_json::from_str(&v).ok()).unwrap_or_default()
+            }
+        })
     }
 
     /// Calls `handler` with the payload of every `event` frame named `event`.
@@ -442,6 +453,8 @@ impl GatewayClient {
                 }
             }
             self.start_watchdog();
+            let url = self.url.get_untracked();
+            browser::local_set(&format!("{LAST_SCOPES_KEY}{url}"), &serde_json::to_string(&hello.scopes).unwrap_or_default());
             self.hello.set(Some(hello));
             self.status.set(Status::Connected);
             self.connected_epoch.update(|n| *n += 1);

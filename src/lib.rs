@@ -16,6 +16,7 @@ pub mod identity;
 pub mod json;
 pub mod outbox;
 pub mod questions;
+pub mod shell;
 pub mod storage;
 
 pub use app::App;

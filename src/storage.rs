@@ -20,14 +20,16 @@ use wasm_bindgen::JsCast;
 
 pub const DB_NAME: &str = "ocui";
 /// Bump with a migration in [`upgrade`] when stores change.
-pub const DB_VERSION: u32 = 2;
-/// Version 2 added `async` (dismissed and reopened async questions).
-pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async"];
+pub const DB_VERSION: u32 = 3;
+/// Version 2 added `async` (dismissed and reopened async questions); version 3 added
+/// `transcripts` (the saved copies of recent conversations, `model::offline`).
+pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async", "transcripts"];
 
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + 'a>>;
 
 /// A key-value store of JSON strings, one namespace per store name.
 pub trait KvStore {
+    fn get<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, Option<String>>;
     fn get_all<'a>(&'a self, store: &'a str) -> Fut<'a, Vec<(String, String)>>;
     fn put<'a>(&'a self, store: &'a str, key: &'a str, json: &'a str) -> Fut<'a, ()>;
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()>;
@@ -43,6 +45,10 @@ pub struct MemoryStore {
 }
 
 impl KvStore for MemoryStore {
+    fn get<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, Option<String>> {
+        let v = self.data.borrow().get(&(store.to_string(), key.to_string())).cloned();
+        Box::pin(async move { Ok(v) })
+    }
     fn get_all<'a>(&'a self, store: &'a str) -> Fut<'a, Vec<(String, String)>> {
         let rows = self.data.borrow().iter().filter(|((s, _), _)| s == store).map(|((_, k), v)| (k.clone(), v.clone())).collect();
         Box::pin(async move { Ok(rows) })
@@ -78,7 +84,7 @@ fn idb_error(e: indexed_db_futures::error::Error) -> String {
 }
 
 /// Creates the stores a database at `old_version` lacks. Version 1 had the first four;
-/// version 2 added `async`. Nothing was ever renamed or reshaped, so creating what is missing
+/// version 2 added `async`, version 3 `transcripts`. Nothing was ever renamed or reshaped, so creating what is missing
 /// is the whole migration.
 fn upgrade(db: &Database) -> indexed_db_futures::Result<()> {
     let existing: Vec<String> = db.object_store_names().collect();
@@ -124,6 +130,12 @@ impl IdbStore {
 }
 
 impl KvStore for IdbStore {
+    fn get<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, Option<String>> {
+        Box::pin(async move {
+            let tx = self.db.transaction(store).build().map_err(idb_error)?;
+            tx.object_store(store).map_err(idb_error)?.get(key).primitive().map_err(idb_error)?.await.map_err(idb_error)
+        })
+    }
     fn get_all<'a>(&'a self, store: &'a str) -> Fut<'a, Vec<(String, String)>> {
         Box::pin(async move {
             let tx = self.db.transaction(store).build().map_err(idb_error)?;

@@ -56,7 +56,8 @@ fn fixture() -> Value {
 
 fn rows(store: &str) -> Vec<(String, String)> {
     let f = fixture();
-    let mut out: Vec<(String, String)> = f["stores"][store].as_array().unwrap().iter().map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_str().unwrap().to_string())).collect();
+    // A store added after version 2 (`transcripts`, version 3) starts empty.
+    let mut out: Vec<(String, String)> = f["stores"][store].as_array().map(Vec::as_slice).unwrap_or_default().iter().map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_str().unwrap().to_string())).collect();
     out.sort();
     out
 }
@@ -66,7 +67,8 @@ fn rows(store: &str) -> Vec<(String, String)> {
 async fn seed() {
     let f = fixture();
     assert_eq!(f["database"], DB_NAME);
-    assert_eq!(f["version"], DB_VERSION, "the fixture is of the schema version this build opens: no migration needed");
+    assert_eq!(f["version"], 2, "the fixture is of schema version 2");
+    assert_eq!(DB_VERSION, 3, "this build opens version 3, which only adds the `transcripts` store");
     let captured_ms = f["stores"]["outbox"].as_array().unwrap().iter().map(|r| serde_json::from_str::<Value>(r[1].as_str().unwrap()).unwrap()["createdMs"].as_f64().unwrap()).fold(0.0, f64::max);
     pin_clock(captured_ms + 60_000.0);
     wasm_bindgen_futures::JsFuture::from(seed_as_00d90b7(FIXTURE)).await.expect("the old writer stores the fixture");
@@ -79,6 +81,7 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     // The storage layer reads every row of every store byte for byte.
     {
         let db = IdbStore::open(DB_NAME).await.expect("today's code opens the old database");
+        assert_eq!(db.database().version() as u32, DB_VERSION, "opening upgraded it");
         for store in STORES {
             let mut got = db.get_all(store).await.unwrap();
             got.sort();

@@ -154,6 +154,79 @@ async fn ask(gw: &Arc<Gateway>, session: &str, run_id: &str, questions: Value, a
     }
 }
 
+/// The questions as the model writes them in an `ask_user` call (`id`, no `isOther`).
+fn as_tool_arguments(questions: &Value) -> Value {
+    let qs: Vec<Value> = questions
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|q| {
+            let mut q = q.clone();
+            if let Some(o) = q.as_object_mut() {
+                if let Some(id) = o.remove("questionId") {
+                    o.insert("id".into(), id);
+                }
+                o.remove("isOther");
+            }
+            q
+        })
+        .collect();
+    json!({"questions": qs, "timeoutSeconds": 600})
+}
+
+/// The `ask_user` tool's result text as the real gateway writes it: a line per question, a
+/// blank line, then the outcome as indented JSON.
+fn ask_result_text(questions: &Value, record: Option<&QuestionRecord>) -> (String, bool) {
+    let no_answer = serde_json::to_string_pretty(&json!({"status": "no_answer"})).unwrap_or_default();
+    match record {
+        Some(r) if r.status == QuestionStatus::Answered => {
+            let answers = r.answers.as_ref().map(|a| a.answers.clone()).unwrap_or_default();
+            let lines: Vec<String> = questions
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|q| {
+                    let id = q.get("questionId").and_then(Value::as_str).unwrap_or("");
+                    let header = q.get("header").and_then(Value::as_str).unwrap_or(id);
+                    let values = answers.get(id).map(|v| v.join(", ")).filter(|v| !v.is_empty()).unwrap_or_else(|| "(no answer)".into());
+                    format!("{header}: {values}")
+                })
+                .collect();
+            let outcome = serde_json::to_string_pretty(&json!({"status": "answered", "answers": {"answers": answers}})).unwrap_or_default();
+            (format!("{}\n\n{outcome}", lines.join("\n")), false)
+        }
+        Some(r) if r.status == QuestionStatus::Expired => (format!("No answer arrived; proceed with best judgment.\n\n{no_answer}"), false),
+        Some(_) => (format!("The question was cancelled; proceed with best judgment.\n\n{no_answer}"), false),
+        None => ("Operation aborted".into(), true),
+    }
+}
+
+/// Asks through `ask_user` the way a real agent's turn is saved: the text so far and the tool
+/// call in one assistant row, then, once the question ends, the tool's result in a row of its
+/// own. Any browser can then show the question and its outcome from the transcript alone.
+async fn ask_user(s: &mut Stream<'_>, gw: &Arc<Gateway>, questions: Value, abort: &mut watch::Receiver<bool>) -> Option<QuestionRecord> {
+    let call_id = format!("call_{}", uuid_v4().replace('-', ""));
+    let mut content = Vec::new();
+    if !s.text.is_empty() {
+        content.push(json!({"type": "text", "text": s.text}));
+    }
+    content.push(json!({"type": "toolCall", "id": call_id, "name": "ask_user", "arguments": as_tool_arguments(&questions)}));
+    let call = json!({"role": "assistant", "content": content, "stopReason": "toolUse", "timestamp": now_ms(), "provider": "demo", "model": "demo-agent"});
+    match gw.store.save_message(s.session, call, json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false})) {
+        Ok(saved) => broadcast_message(gw, s.session, &saved),
+        Err(e) => log::error(&format!("run {}: cannot save the ask_user call: {e}", s.run_id)),
+    }
+    s.text.clear();
+    let record = ask(gw, s.session, s.run_id, questions.clone(), abort).await;
+    let (text, is_error) = ask_result_text(&questions, record.as_ref());
+    let result = json!({"role": "toolResult", "toolCallId": call_id, "toolName": "ask_user", "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": now_ms()});
+    match gw.store.save_message(s.session, result, json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false})) {
+        Ok(saved) => broadcast_message(gw, s.session, &saved),
+        Err(e) => log::error(&format!("run {}: cannot save the ask_user result: {e}", s.run_id)),
+    }
+    record
+}
+
 fn answer_text(record: &QuestionRecord, id: &str) -> String {
     record.answers.as_ref().and_then(|a| a.answers.get(id)).map(|v| v.join(", ")).unwrap_or_default()
 }
@@ -175,7 +248,7 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
         if !s.say("Before I deploy, I need two answers from you. ", 40, &mut abort).await {
             return aborted(&mut s);
         }
-        match ask(gw, session, run_id, deploy_questions(), &mut abort).await {
+        match ask_user(&mut s, gw, deploy_questions(), &mut abort).await {
             Some(r) if r.status == QuestionStatus::Answered => {
                 format!("Deploying to {}. I will notify: {}.", answer_text(&r, "deploy_target"), answer_text(&r, "notify"))
             }
@@ -184,7 +257,7 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
             None => return aborted(&mut s),
         }
     } else if lower.contains("color") || lower.contains("colour") {
-        match ask(gw, session, run_id, color_questions(), &mut abort).await {
+        match ask_user(&mut s, gw, color_questions(), &mut abort).await {
             Some(r) if r.status == QuestionStatus::Answered => format!("{} it is.", answer_text(&r, "color")),
             Some(r) if r.status == QuestionStatus::Expired => "No answer arrived; I kept the current color.".into(),
             Some(_) => "Fine, no new color.".into(),

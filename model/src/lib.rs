@@ -8,6 +8,8 @@ pub mod dock;
 pub mod draft;
 pub mod fragment;
 pub mod outbox;
+pub mod offline;
+pub mod parts;
 pub mod route;
 pub mod async_q;
 pub mod attention;

@@ -5,11 +5,19 @@ use leptos::prelude::*;
 use model::dock::Receipt;
 use model::outbox::{OutboxRow, SendState, describe};
 
+use std::collections::BTreeMap;
+
+use model::parts::{ImageSource, Part, ToolResult};
+
 use crate::chat::{ChatController, RunStream, TranscriptRow};
 use crate::components::question_receipt::QuestionReceipt;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::{OutboxController, stale_ms};
 use crate::questions::DockController;
+
+/// The tool results of the transcript, by call id (a context for the message views).
+#[derive(Clone, Copy)]
+struct ToolResults(Memo<BTreeMap<String, ToolResult>>);
 
 #[derive(Clone, PartialEq)]
 enum Item {
@@ -37,12 +45,34 @@ impl Item {
 pub fn Transcript() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let dock = expect_context::<DockController>();
+    // Tool results, by the id of the call they answer: each call's card shows its result.
+    let results = Memo::new(move |_| {
+        chat.messages.with(|rows| rows.iter().filter_map(|r| model::parts::tool_result(&r.raw).map(|t| (t.call_id.clone(), t))).collect::<BTreeMap<String, ToolResult>>())
+    });
+    provide_context(ToolResults(results));
     let items = Memo::new(move |_| {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
-        let mut items: Vec<Item> = chat.messages.get().into_iter().map(Item::Message).collect();
+        let rows = chat.messages.get();
+        let raws: Vec<serde_json::Value> = rows.iter().map(|r| r.raw.clone()).collect();
+        let calls = model::parts::tool_call_ids(&raws);
+        // The wording of every question asked through `ask_user` in this transcript: a summary
+        // this browser keeps for one of them is shown by that call's card, not twice.
+        let asked: Vec<String> = raws.iter().flat_map(model::parts::parts).filter_map(|p| match p {
+            Part::ToolCall { name, arguments, .. } if name == "ask_user" => model::parts::ask_questions(&arguments).first().map(|q| q.question.clone()),
+            _ => None,
+        }).collect();
+        let mut items: Vec<Item> = rows
+            .into_iter()
+            // A result is shown with its call; one whose call is not on this page stands alone.
+            .filter(|r| model::parts::tool_result(&r.raw).is_none_or(|t| !calls.contains(&t.call_id)))
+            .map(Item::Message)
+            .collect();
         dock.dock.with(|d| {
             for r in &d.receipts {
+                if r.questions.first().is_some_and(|q| asked.contains(&q.question)) {
+                    continue;
+                }
                 let here = match (&deep, &r.session_key) {
                     (Some(id), _) => *id == r.id,
                     (None, Some(k)) => *k == session,
@@ -68,6 +98,12 @@ pub fn Transcript() -> impl IntoView {
         </Show>
         {move || chat.link_error.get().map(|e| view! { <p class="banner banner--warn" role="alert" data-testid="link-error">{e}</p> })}
         {move || chat.history_error.get().map(|e| view! { <p class="banner banner--warn" role="alert">{e}</p> })}
+        {move || chat.saved_copy.get().map(|ms| view! {
+            <p class="banner banner--info" role="status" data-testid="saved-copy">
+                {format!("Saved copy, last confirmed by the gateway {}. It is replaced as soon as the gateway answers; answers you give now are queued.", when(ms))}
+            </p>
+        })}
+        {move || chat.saved_copy_error.get().map(|e| view! { <p class="banner banner--warn" role="status" data-testid="saved-copy-error">{e}</p> })}
         <ol class="transcript" aria-label="Messages">
             <For each=move || items.get() key=Item::key let:item>
                 {view! { <li>{match item {
@@ -83,6 +119,14 @@ pub fn Transcript() -> impl IntoView {
             <UnsentEchoes/>
         </ol>
     }
+}
+
+/// A moment in words: the time today, else the date and time.
+fn when(ms: f64) -> String {
+    let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms));
+    let today = js_sys::Date::new_0().to_date_string() == d.to_date_string();
+    let time = String::from(d.to_locale_time_string("default"));
+    if today { format!("at {time}") } else { format!("on {} at {time}", String::from(d.to_locale_date_string("default", &wasm_bindgen::JsValue::UNDEFINED))) }
 }
 
 #[component]
@@ -154,23 +198,196 @@ fn AsyncCard(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> imp
     }
 }
 
+/// What a row is, in a person's words, and whether it reports a failure.
+fn row_label(row: &TranscriptRow) -> (&'static str, &'static str, Option<&'static str>) {
+    match (row.role.as_str(), row.note.as_deref()) {
+        ("user", _) => ("You", "msg msg--user", None),
+        ("assistant", Some("aborted")) => ("Agent", "msg msg--assistant", Some("Stopped")),
+        ("assistant", Some("error")) => ("Agent", "msg msg--assistant msg--failed", Some("Failed")),
+        ("assistant", _) => ("Agent", "msg msg--assistant", None),
+        ("custom", Some("run-failed-before-reply")) => ("Agent", "msg msg--note msg--failed", Some("Run failed")),
+        ("custom", Some("openclaw.system-note")) => ("System note", "msg msg--note", None),
+        ("custom", _) => ("Gateway note", "msg msg--note", None),
+        ("bashExecution", _) => ("Command", "msg msg--note", None),
+        ("compactionSummary" | "branchSummary", _) => ("Summary of earlier messages", "msg msg--note", None),
+        ("system", _) => ("System", "msg msg--note", None),
+        _ => ("Gateway note", "msg msg--note", None),
+    }
+}
+
 #[component]
 fn PlainMessage(row: TranscriptRow) -> impl IntoView {
-    let (who, class) = match row.role.as_str() {
-        "user" => ("You", "msg msg--user"),
-        "assistant" => ("Agent", "msg msg--assistant"),
-        _ => ("Gateway", "msg msg--custom"),
+    if let Some(result) = model::parts::tool_result(&row.raw) {
+        // A result whose call is not on this page (older, or a repair row).
+        return view! {
+            <article class="msg msg--tool" data-testid="message" data-role="toolResult">
+                <header class="msg__who">"Tool result"<span class="msg__note">{result.name.clone()}</span></header>
+                <ToolOutput result=result/>
+            </article>
+        }
+        .into_any();
+    }
+    let (who, class, note) = row_label(&row);
+    let parts = if model::offline::withheld(&row.raw).is_some() {
+        vec![Part::Text(row.text.clone())]
+    } else {
+        match row.role.as_str() {
+            "bashExecution" => vec![Part::Text(format!("$ {}\n{}", row.raw.get("command").and_then(|v| v.as_str()).unwrap_or(""), row.raw.get("output").and_then(|v| v.as_str()).unwrap_or("")))],
+            "compactionSummary" | "branchSummary" => vec![Part::Text(row.raw.get("summary").and_then(|v| v.as_str()).unwrap_or("").to_string())],
+            _ => model::parts::parts(&row.raw),
+        }
     };
-    let note = match row.note.as_deref() {
-        Some("aborted") => Some("Stopped"),
-        Some("run-failed-before-reply") => Some("Run failed"),
-        _ => None,
-    };
+    let timestamp = row.timestamp;
+    let session = row.raw.get("sessionKey").and_then(|v| v.as_str()).unwrap_or("").to_string();
     view! {
         <article class=class data-testid="message" data-role=row.role.clone()>
             <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
-            <p class="msg__text">{row.text}</p>
+            {parts.into_iter().map(|p| view! { <PartView part=p at_ms=timestamp session=session.clone()/> }).collect_view()}
         </article>
+    }
+    .into_any()
+}
+
+/// One content part of a message.
+#[component]
+fn PartView(part: Part, at_ms: f64, session: String) -> impl IntoView {
+    match part {
+        Part::Text(t) => view! { <p class="msg__text">{t}</p> }.into_any(),
+        Part::Thinking { text, redacted } => {
+            let label = if redacted { "Thinking (hidden by the model's provider)" } else { "Thinking" };
+            view! {
+                <details class="part part--thinking" data-testid="thinking">
+                    <summary>{label}</summary>
+                    <p class="msg__text">{text}</p>
+                </details>
+            }
+            .into_any()
+        }
+        Part::ToolCall { id, name, arguments } if name == "ask_user" => view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }.into_any(),
+        Part::ToolCall { id, name, arguments } => view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any(),
+        Part::Image { source, alt } => view! { <ImagePart source=source alt=alt/> }.into_any(),
+        Part::Unsupported { kind, raw } => view! {
+            <details class="part part--unsupported" data-testid="unsupported-part">
+                <summary>{format!("unsupported part: {kind}")}</summary>
+                <pre>{serde_json::to_string_pretty(&raw).unwrap_or_default()}</pre>
+            </details>
+        }
+        .into_any(),
+    }
+}
+
+/// A tool call: its name and state, its arguments behind a toggle, its result once it arrives.
+#[component]
+fn ToolCard(call_id: String, name: String, arguments: serde_json::Value) -> impl IntoView {
+    let ToolResults(results) = expect_context::<ToolResults>();
+    let id = call_id.clone();
+    let result = Memo::new(move |_| results.with(|r| r.get(&id).cloned()));
+    let args = match &arguments {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    };
+    view! {
+        <details class="part tool-card" data-testid="tool-call" data-call=call_id data-state=move || match result.get() {
+            None => "running",
+            Some(r) if r.is_error => "failed",
+            Some(_) => "done",
+        }>
+            <summary>
+                <span class="tool-card__name">{name}</span>
+                <span class="tool-card__state">{move || match result.get() {
+                    None => "running or waiting for its result",
+                    Some(r) if r.is_error => "failed",
+                    Some(_) => "done",
+                }}</span>
+            </summary>
+            {(!args.is_empty()).then(|| view! { <p class="tool-card__label">"Arguments"</p><pre>{args}</pre> })}
+            {move || result.get().map(|r| view! { <ToolOutput result=r/> })}
+        </details>
+    }
+}
+
+#[component]
+fn ToolOutput(result: ToolResult) -> impl IntoView {
+    let label = if result.is_error { "Error" } else { "Result" };
+    let class = if result.is_error { "tool-card__output tool-card__output--error" } else { "tool-card__output" };
+    view! {
+        <div class=class data-testid="tool-result">
+            <p class="tool-card__label">{label}</p>
+            <pre>{if result.text.is_empty() { "(no output)".to_string() } else { result.text }}</pre>
+        </div>
+    }
+}
+
+/// The summary an `ask_user` call leaves, read from the transcript (so every browser shows
+/// it): the full wording and how it ended. This browser's own record of the same question adds
+/// what the transcript cannot know (answered or skipped elsewhere, text left unsent).
+#[component]
+fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session: String) -> impl IntoView {
+    let ToolResults(results) = expect_context::<ToolResults>();
+    let dock = expect_context::<DockController>();
+    let id = call_id.clone();
+    let args = StoredValue::new(arguments);
+    let session = StoredValue::new(session);
+    let receipt = Memo::new(move |_| {
+        let from_transcript = results.with(|r| r.get(&id).and_then(|res| args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &session.get_value()))));
+        let wording = args.with_value(|a| model::parts::ask_questions(a).first().map(|q| q.question.clone()));
+        let local = dock.dock.with(|d| d.receipts.iter().find(|r| r.questions.first().map(|q| &q.question) == wording.as_ref()).cloned());
+        match (from_transcript, local) {
+            (Some(mut t), Some(l)) => {
+                if matches!(l.outcome, model::dock::Outcome::AnsweredElsewhere { .. } | model::dock::Outcome::SkippedElsewhere) || l.outcome.label() == t.outcome.label() {
+                    t.outcome = l.outcome;
+                    t.unsent_text = l.unsent_text;
+                }
+                Some(t)
+            }
+            (Some(t), None) => Some(t),
+            (None, local) => local,
+        }
+    });
+    move || match receipt.get() {
+        Some(r) => view! { <QuestionReceipt receipt=r/> }.into_any(),
+        None => {
+            let n = args.with_value(|a| model::parts::ask_questions(a).len());
+            view! {
+                <p class="msg__status" data-testid="ask-open">
+                    {if n == 1 { "Asked a question; it is answered in the dock above the composer.".to_string() } else { format!("Asked {n} questions; they are answered in the dock above the composer.") }}
+                </p>
+            }
+            .into_any()
+        }
+    }
+}
+
+/// An image part: shown at once when its bytes are inline or on this page's own origin; from
+/// another site only when asked; a note when the gateway left it out.
+#[component]
+fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
+    let alt_text = if alt.trim().is_empty() { "Image".to_string() } else { alt };
+    match source {
+        ImageSource::Inline(src) | ImageSource::SameOrigin(src) => view! { <img class="part part--image" src=src alt=alt_text loading="lazy" data-testid="image-part"/> }.into_any(),
+        ImageSource::Remote { url, host } => {
+            let shown = RwSignal::new(false);
+            let url = StoredValue::new(url);
+            let alt = StoredValue::new(alt_text);
+            move || if shown.get() {
+                view! { <img class="part part--image" src=url.get_value() alt=alt.get_value() referrerpolicy="no-referrer" data-testid="image-part"/> }.into_any()
+            } else {
+                let host = host.clone();
+                view! {
+                    <p class="part part--image-placeholder">
+                        {format!("{} ({host}) ", alt.get_value())}
+                        <button type="button" on:click=move |_| shown.set(true)>{format!("Load image from {host}")}</button>
+                    </p>
+                }
+                .into_any()
+            }
+        }
+        .into_any(),
+        ImageSource::Omitted { bytes } => {
+            let size = bytes.map(|b| if b >= 1024 { format!(", {} KB", b.div_ceil(1024)) } else { format!(", {b} bytes") }).unwrap_or_default();
+            view! { <p class="part part--image-placeholder" data-testid="image-omitted">{format!("{alt_text} (not sent with the transcript{size})")}</p> }.into_any()
+        }
     }
 }
 

@@ -25,6 +25,12 @@ pub struct TranscriptRow {
     pub timestamp: f64,
     /// `stopReason` for assistant rows, `customType` for custom rows.
     pub note: Option<String>,
+    /// Ids of the tool calls in this row (their results are shown with them).
+    pub tool_calls: Vec<String>,
+    /// For a tool result row, the call it answers.
+    pub answers_call: Option<String>,
+    /// The first question's wording of each `ask_user` call in this row.
+    pub asks: Vec<String>,
     pub raw: Value,
 }
 
@@ -40,7 +46,21 @@ impl TranscriptRow {
             Some(reason) => format!("Not kept in this browser's saved copy: {reason}. It shows again when the gateway is back."),
             None => model::message_text(m),
         };
-        TranscriptRow { key, role, text, seq, timestamp, note, raw: m.clone() }
+        // Worked out once per row, so the transcript does not parse every row again whenever
+        // one arrives.
+        let (mut tool_calls, mut asks) = (Vec::new(), Vec::new());
+        for part in model::parts::parts(m) {
+            if let model::parts::Part::ToolCall { id, name, arguments } = part {
+                if name == "ask_user"
+                    && let Some(q) = model::parts::ask_questions(&arguments).into_iter().next()
+                {
+                    asks.push(q.question);
+                }
+                tool_calls.push(id);
+            }
+        }
+        let answers_call = model::parts::tool_result(m).map(|r| r.call_id);
+        TranscriptRow { key, role, text, seq, timestamp, note, tool_calls, answers_call, asks, raw: m.clone() }
     }
 }
 

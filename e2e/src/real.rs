@@ -106,6 +106,24 @@ impl RealGateway {
         }
     }
 
+    /// Stops the gateway now (the page then finds it unreachable, as in an outage).
+    pub fn stop(&self) {
+        let out = run(&self.dir, self.port, &["stop"], None);
+        assert!(out.status.success(), "real gateway did not stop:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    }
+
+    /// Rewrites rows saved by `chat.inject` into the shapes a real agent's turn saves (tool
+    /// calls, tool results, thinking, images): `patches` is `[{marker, message}]`, see
+    /// `e2e/scripts/patch-transcript.mjs`.
+    pub fn patch_transcript(&self, patches: &serde_json::Value) {
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), patches.to_string()).unwrap();
+        let node = self.dir.join("node/package/bin/node");
+        let db = self.dir.join("state/agents/main/agent/openclaw-agent.sqlite");
+        let out = Command::new(&node).arg(crate::repo_root().join("e2e/scripts/patch-transcript.mjs")).arg(&db).arg(file.path()).output().expect("node runs");
+        assert!(out.status.success(), "patching the transcript failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    }
+
     /// Raises a question with the real `ask_user` tool (attach grant + MCP) through the
     /// shared `ask.mjs`. The child prints `ask_user tool result: {...}` when answered.
     pub fn ask_user_via_mcp(&self) -> tokio::process::Child {

@@ -13,10 +13,11 @@ use serde_json::json;
 /// Gzip -9 bytes of every wasm, JS and CSS file in the build together. The stack issue set the
 /// ceiling at 450 KB for the Trunk build on library crates; the build measured 369.5 KB on
 /// 2026-12-01, 392.5 KB once question alerts and the credential guard came in, and 395.6 KB
-/// (wasm 382.0, JS 10.9, CSS 2.7) with the incumbent's `/chat/…` links, so this ratchet sits
-/// just above that: lower it as the bundle shrinks, and raise it only with a reason in the
-/// commit that does.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 398_000;
+/// (wasm 382.0, JS 10.9, CSS 2.7) with the incumbent's `/chat/…` links. The transcript issue's
+/// saved copies, service worker and content-part views brought it to 431.8 KB (wasm 415.8,
+/// JS 11.4, service worker 1.8, CSS 2.8), so this ratchet sits just above that: lower it as the
+/// bundle shrinks, and raise it only with a reason in the commit that does (never past 450 KB).
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 433_000;
 
 fn gzip_size(file: &Path) -> u64 {
     let out = Command::new("gzip").args(["-9", "-c"]).arg(file).output().expect("gzip runs");

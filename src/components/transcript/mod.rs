@@ -47,27 +47,20 @@ pub fn Transcript() -> impl IntoView {
     let dock = expect_context::<DockController>();
     // Tool results, by the id of the call they answer: each call's card shows its result.
     let results = Memo::new(move |_| {
-        chat.messages.with(|rows| rows.iter().filter_map(|r| model::parts::tool_result(&r.raw).map(|t| (t.call_id.clone(), t))).collect::<BTreeMap<String, ToolResult>>())
+        chat.messages.with(|rows| rows.iter().filter(|r| r.answers_call.is_some()).filter_map(|r| model::parts::tool_result(&r.raw).map(|t| (t.call_id.clone(), t))).collect::<BTreeMap<String, ToolResult>>())
     });
     provide_context(ToolResults(results));
     let items = Memo::new(move |_| {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
         let rows = chat.messages.get();
-        let raws: Vec<serde_json::Value> = rows.iter().map(|r| r.raw.clone()).collect();
-        let calls = model::parts::tool_call_ids(&raws);
+        let calls: std::collections::BTreeSet<&str> = rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
         // The wording of every question asked through `ask_user` in this transcript: a summary
         // this browser keeps for one of them is shown by that call's card, not twice.
-        let asked: Vec<String> = raws.iter().flat_map(model::parts::parts).filter_map(|p| match p {
-            Part::ToolCall { name, arguments, .. } if name == "ask_user" => model::parts::ask_questions(&arguments).first().map(|q| q.question.clone()),
-            _ => None,
-        }).collect();
-        let mut items: Vec<Item> = rows
-            .into_iter()
-            // A result is shown with its call; one whose call is not on this page stands alone.
-            .filter(|r| model::parts::tool_result(&r.raw).is_none_or(|t| !calls.contains(&t.call_id)))
-            .map(Item::Message)
-            .collect();
+        let asked: Vec<String> = rows.iter().flat_map(|r| r.asks.iter().cloned()).collect();
+        let hidden: Vec<bool> = rows.iter().map(|r| r.answers_call.as_deref().is_some_and(|c| calls.contains(c))).collect();
+        // A result is shown with its call; one whose call is not on this page stands alone.
+        let mut items: Vec<Item> = rows.into_iter().zip(hidden).filter(|(_, hidden)| !hidden).map(|(r, _)| Item::Message(r)).collect();
         dock.dock.with(|d| {
             for r in &d.receipts {
                 if r.questions.first().is_some_and(|q| asked.contains(&q.question)) {

@@ -482,6 +482,17 @@ impl OutboxController {
         });
     }
 
+    /// Edit: new text for a row the gateway has certainly not taken (`OutboxRow::edit`), in
+    /// storage first, atomically, so a sender or another tab that got there first wins and the
+    /// edit is refused. Returns whether it was applied.
+    pub async fn edit(&self, id: &str, text: String) -> bool {
+        let now = browser::now_ms();
+        let key = uuid();
+        let applied = self.change(id, move |r| r.edit(&text, &key, now)).await.is_some();
+        self.kick();
+        applied
+    }
+
     /// Discard: never sent later; the text goes back to the composer of every open view.
     pub fn discard(&self, id: &str) {
         let this = *self;

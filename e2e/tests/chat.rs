@@ -326,3 +326,30 @@ async fn incumbent_chat_links_open_the_conversation_they_name() {
     assert!(note.contains("No single conversation of agent main matches this link"), "{note}");
     b.close().await;
 }
+
+/// Edit in the outbox: a message queued while the gateway is down is edited, and once the
+/// gateway is back exactly the edited text is sent, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queued_message_edited_while_the_gateway_is_down_is_sent_once_with_the_edited_text() {
+    let mut gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    let port = gw.port;
+    gw.stop().await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    b.send_message("deploy to prodution").await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("deploy to prodution")).await;
+    b.click_button("Edit").await;
+    let area = b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
+    assert_eq!(area.prop("value").await.unwrap().as_deref(), Some("deploy to prodution"), "the editor starts from the queued text");
+    b.js("const a = document.querySelector('[data-testid=tray-edit] textarea'); a.value = 'say hello to production'; a.dispatchEvent(new Event('input', { bubbles: true })); return null;").await;
+    b.click_button("Save").await;
+    b.wait_gone("[data-testid=tray-edit]", T).await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("say hello to production") && !t.contains("prodution")).await;
+    gw.restart_on(port).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    db_user_texts(&gw, MAIN, &["say hello to production"]).await;
+    last_assistant(&b, |t| t == "You said: say hello to production").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap(), vec!["say hello to production".to_string()], "only the edited text, once");
+    b.close().await;
+}

@@ -71,6 +71,10 @@ pub struct OutboxRow {
     pub retry_requested_ms: Option<f64>,
     /// Discarded: never sent again; kept briefly so every tab and sender sees it.
     pub discarded: bool,
+    /// When the text was last edited in the outbox.
+    pub edited_ms: Option<f64>,
+    /// Why the row's idempotency key is not the one it was queued with, if it is not.
+    pub key_note: Option<String>,
 }
 
 /// The name of a [`SendState`] as stored.
@@ -115,6 +119,10 @@ struct OutboxRowStored {
     retry_requested_ms: Option<f64>,
     #[serde(default)]
     discarded: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    edited_ms: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    key_note: Option<String>,
 }
 
 impl From<OutboxRowStored> for OutboxRow {
@@ -142,6 +150,8 @@ impl From<OutboxRowStored> for OutboxRow {
             async_item_id: s.async_item_id,
             retry_requested_ms: s.retry_requested_ms,
             discarded: s.discarded,
+            edited_ms: s.edited_ms,
+            key_note: s.key_note,
         }
     }
 }
@@ -172,6 +182,8 @@ impl From<OutboxRow> for OutboxRowStored {
             async_item_id: r.async_item_id,
             retry_requested_ms: r.retry_requested_ms,
             discarded: r.discarded,
+            edited_ms: r.edited_ms,
+            key_note: r.key_note,
         }
     }
 }
@@ -196,6 +208,8 @@ impl OutboxRow {
             async_item_id: None,
             retry_requested_ms: None,
             discarded: false,
+            edited_ms: None,
+            key_note: None,
         }
     }
 
@@ -214,6 +228,14 @@ impl OutboxRow {
 
     pub fn can_discard(&self) -> bool {
         !self.discarded && !matches!(self.state, SendState::Confirmed | SendState::Sending)
+    }
+
+    /// Edit is offered only while the gateway has certainly not taken the row: queued (never
+    /// sent, held back as stale, or put back after history showed the gateway does not have
+    /// it) or refused. Never while it is being sent, accepted and awaiting confirmation, or
+    /// unanswered when the connection dropped (`WaitingReconnect`: it may have arrived).
+    pub fn can_edit(&self) -> bool {
+        !self.discarded && matches!(self.state, SendState::Queued | SendState::Failed { .. })
     }
 
     pub fn can_retry(&self) -> bool {
@@ -358,6 +380,31 @@ impl OutboxRow {
         true
     }
 
+    /// Edit: new text in the same place of the queue, sent as soon as it is due (the person
+    /// just looked at it, so age no longer holds it back). A row that was ever attempted gets
+    /// `fresh_key`: the gateway ties the old key to the old text and would take a resend with
+    /// it as the old message. An async answer keeps its `reply_to_id`.
+    pub fn edit(&mut self, text: &str, fresh_key: &str, now_ms: f64) -> bool {
+        if !self.can_edit() || text.trim().is_empty() || text == self.text {
+            return false;
+        }
+        if self.attempts > 0 {
+            self.key_note = Some(format!(
+                "New idempotency key: edited after {} attempt{} (the gateway ties the old key to the old text)",
+                self.attempts,
+                if self.attempts == 1 { "" } else { "s" }
+            ));
+            self.idempotency_key = fresh_key.to_string();
+            self.attempts = 0;
+        }
+        self.text = text.to_string();
+        self.state = SendState::Queued;
+        self.last_error = None;
+        self.retry_requested_ms = Some(now_ms);
+        self.edited_ms = Some(now_ms);
+        true
+    }
+
     /// Discard: a tombstone no sender will pick up. Returns the text to put back as a draft.
     pub fn discard(&mut self) -> Option<String> {
         if !self.can_discard() {
@@ -410,6 +457,56 @@ mod tests {
     use serde_json::json;
 
     const STALE: f64 = DEFAULT_STALE_MS;
+
+    #[test]
+    fn edit_is_offered_only_while_the_gateway_certainly_has_not_taken_the_row() {
+        let base = row("a", "s", 1, 0.0);
+        let with = |state: SendState| OutboxRow { state, ..base.clone() };
+        assert!(with(SendState::Queued).can_edit());
+        assert!(with(SendState::Failed { reason: "refused".into() }).can_edit());
+        for state in [SendState::Sending, SendState::WaitingReconnect, SendState::AwaitingConfirmation, SendState::Confirmed] {
+            assert!(!with(state.clone()).can_edit(), "{state:?}");
+        }
+        assert!(!OutboxRow { discarded: true, ..base.clone() }.can_edit());
+        // A stale row (held back by age) is still queued, so it can be edited, and the edit
+        // lets it go.
+        let mut stale = base.clone();
+        assert!(stale.is_stale(STALE + 1.0, STALE));
+        assert!(stale.edit("new words", "key-2", STALE + 1.0));
+        assert!(!stale.is_stale(STALE + 2.0, STALE));
+    }
+
+    #[test]
+    fn an_edited_row_keeps_its_place_and_changes_key_only_if_it_was_ever_attempted() {
+        let mut never_sent = row("a", "s", 7, 0.0);
+        assert!(never_sent.edit("edited", "fresh", 10.0));
+        assert_eq!((never_sent.text.as_str(), never_sent.idempotency_key.as_str(), never_sent.order), ("edited", "key-a", 7));
+        assert_eq!(never_sent.key_note, None);
+        assert_eq!(never_sent.edited_ms, Some(10.0));
+
+        let mut refused = row("b", "s", 8, 0.0);
+        refused.reply_to_id = Some("async-1".into());
+        assert!(refused.begin_send(1.0, STALE));
+        refused.finish_send(SendResult::Refused("too long".into()));
+        assert!(refused.edit("shorter", "fresh", 20.0));
+        assert_eq!(refused.idempotency_key, "fresh");
+        assert_eq!(refused.state, SendState::Queued);
+        assert_eq!(refused.attempts, 0, "the new key was never sent");
+        assert_eq!(refused.order, 8);
+        assert_eq!(refused.reply_to_id.as_deref(), Some("async-1"), "an async answer keeps its question");
+        assert!(refused.key_note.as_deref().is_some_and(|n| n.contains("edited after 1 attempt")), "{:?}", refused.key_note);
+        // Editing it again before it is sent keeps the new key.
+        assert!(refused.edit("shorter still", "fresher", 30.0));
+        assert_eq!(refused.idempotency_key, "fresh");
+
+        let mut same = row("c", "s", 9, 0.0);
+        assert!(!same.edit("text c", "fresh", 1.0), "no change, no edit");
+        assert!(!same.edit("   ", "fresh", 1.0), "no empty text");
+        // The new fields survive storage, and rows written without them read as before.
+        let json = serde_json::to_string(&refused).unwrap();
+        assert_eq!(serde_json::from_str::<OutboxRow>(&json).unwrap(), refused);
+        assert!(!serde_json::to_string(&same).unwrap().contains("editedMs"));
+    }
 
     fn row(id: &str, session: &str, order: u64, now: f64) -> OutboxRow {
         OutboxRow::new(id, session, &format!("text {id}"), &format!("key-{id}"), now, order)

@@ -20,19 +20,45 @@ pub fn OutboxTray() -> impl IntoView {
                     <button type="button" on:click=move |_| outbox.discard_all()>"Discard all"</button>
                 </header>
                 <ul class="tray__list">
-                    <For each=move || unsent.get() key=|r| format!("{}\u{1f}{}", r.id, r.state.key()) let:row>
+                    <For each=move || unsent.get() key=|r| format!("{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.edited_ms.map_or(0, |ms| ms as u64)) let:row>
                         {
                             let id = StoredValue::new(row.id.clone());
                             let status = outbox.rows.with_untracked(|rows| describe(&row, rows, crate::browser::now_ms(), stale_ms()));
                             let retry = row.can_retry();
                             let discard = row.can_discard();
+                            let edit = row.can_edit();
+                            let editing = RwSignal::new(false);
+                            let refused = RwSignal::new(false);
+                            let draft = RwSignal::new(row.text.clone());
+                            let save = move || {
+                                let text = draft.get_untracked();
+                                leptos::task::spawn_local(async move {
+                                    if outbox.edit(&id.get_value(), text).await {
+                                        editing.set(false);
+                                    } else {
+                                        refused.set(true);
+                                    }
+                                });
+                            };
                             view! {
                                 <li class="tray__row" data-testid="tray-row">
                                     <span class="tray__text">{model::preview(&row.text, 80)}</span>
                                     <span class="tray__session">{row.session_key.clone()}</span>
                                     <span class="tray__status">{status}</span>
+                                    {edit.then(|| view! { <button type="button" on:click=move |_| { draft.set(outbox.rows.with_untracked(|rows| rows.iter().find(|r| r.id == id.get_value()).map(|r| r.text.clone()).unwrap_or_default())); refused.set(false); editing.set(true); }>"Edit"</button> })}
                                     {retry.then(|| view! { <button type="button" on:click=move |_| outbox.retry(&id.get_value())>"Retry"</button> })}
                                     {discard.then(|| view! { <button type="button" on:click=move |_| outbox.discard(&id.get_value())>"Discard"</button> })}
+                                    <Show when=move || editing.get()>
+                                        <div class="tray__edit" data-testid="tray-edit">
+                                            <label>
+                                                <span>"Edit message"</span>
+                                                <textarea rows="3" prop:value=move || draft.get() on:input=move |e| draft.set(event_target_value(&e))></textarea>
+                                            </label>
+                                            {move || refused.get().then(|| view! { <p class="tray__refused" role="alert">"Not edited: it was sent or changed meanwhile. Its current state is shown above."</p> })}
+                                            <button type="button" on:click=move |_| save()>"Save"</button>
+                                            <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
+                                        </div>
+                                    </Show>
                                 </li>
                             }
                             .into_any()

@@ -40,6 +40,39 @@ impl Item {
     }
 }
 
+/// Keeps the newest message in view, as a chat does: on opening, and as rows and stream text
+/// arrive while the person is at the bottom. Someone who scrolled up to read stays where they
+/// are.
+fn follow_the_newest(chat: ChatController) {
+    let Some(window) = web_sys::window() else { return };
+    let at_bottom = std::rc::Rc::new(std::cell::Cell::new(true));
+    let flag = at_bottom.clone();
+    let w = window.clone();
+    let on_scroll = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+        let Some(doc) = w.document().and_then(|d| d.document_element()) else { return };
+        let bottom = w.scroll_y().unwrap_or(0.0) + w.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+        flag.set(f64::from(doc.scroll_height()) - bottom < 120.0);
+    });
+    let _ = window.add_event_listener_with_callback_and_bool("scroll", wasm_bindgen::JsCast::unchecked_ref(on_scroll.as_ref()), true);
+    // The listener lives as long as the page (the transcript is never unmounted).
+    on_scroll.forget();
+    Effect::new(move |_| {
+        chat.messages.with(|m| m.len());
+        chat.streams.with(|s| s.values().map(|r| r.text.len()).sum::<usize>());
+        if at_bottom.get() {
+            let w = window.clone();
+            // After this change is painted, so the new height is known.
+            let _ = window.request_animation_frame(wasm_bindgen::JsCast::unchecked_ref(
+                &wasm_bindgen::closure::Closure::once_into_js(move || {
+                    if let Some(doc) = w.document().and_then(|d| d.document_element()) {
+                        w.scroll_to_with_x_and_y(0.0, f64::from(doc.scroll_height()));
+                    }
+                }),
+            ));
+        }
+    });
+}
+
 /// The transcript of the current session.
 #[component]
 pub fn Transcript() -> impl IntoView {
@@ -50,6 +83,7 @@ pub fn Transcript() -> impl IntoView {
         chat.messages.with(|rows| rows.iter().filter(|r| r.answers_call.is_some()).filter_map(|r| model::parts::tool_result(&r.raw).map(|t| (t.call_id.clone(), t))).collect::<BTreeMap<String, ToolResult>>())
     });
     provide_context(ToolResults(results));
+    follow_the_newest(chat);
     let items = Memo::new(move |_| {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
@@ -410,7 +444,7 @@ fn UnsentEchoes() -> impl IntoView {
         outbox.rows.with(|rows| rows.iter().filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none()).cloned().collect::<Vec<_>>())
     });
     view! {
-        <For each=move || rows.get() key=|r| format!("{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.retry_requested_ms.map_or(0, |ms| ms as u64)) let:row>
+        <For each=move || rows.get() key=|r| format!("{}\u{1f}{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.retry_requested_ms.map_or(0, |ms| ms as u64), r.edited_ms.map_or(0, |ms| ms as u64)) let:row>
             {view! { <li><OutboxEcho row=row/></li> }.into_any()}
         </For>
     }

@@ -17,7 +17,7 @@ const SHELL = SCOPE.href;
 const MARKER = /name=["']?ocui-shell["'\s>]/;
 
 self.addEventListener("install", (event) => {
-  event.waitUntil(refresh().catch(() => {}));
+  event.waitUntil(refresh().catch(() => null));
   self.skipWaiting();
 });
 
@@ -37,29 +37,41 @@ self.addEventListener("fetch", (event) => {
   }
 });
 
-// The page asks once it is connected: if the gateway now serves a newer build, it is stored
-// and the page is told, so an old page never goes on as if it were current.
+// The page asks each time it connects, naming the build it runs (its wasm file): if the
+// gateway now serves another build, that one is stored and the page is told, so an old page
+// never goes on as if it were current.
 self.addEventListener("message", (event) => {
-  if (event.data !== "ocui-check-update") return;
+  const running = event.data && event.data.type === "ocui-check-update" ? event.data.running : null;
+  if (!running) return;
   event.waitUntil(
     refresh()
-      .then((changed) => {
-        if (changed && event.source) event.source.postMessage("ocui-update-ready");
+      .then((files) => {
+        if (files && !files.includes(running) && event.source) event.source.postMessage("ocui-update-ready");
       })
       .catch(() => {}),
   );
 });
 
+// How long a page load waits for the network before the stored page is shown instead.
+const NETWORK_PATIENCE_MS = 4000;
+
 async function navigate(event) {
-  try {
-    const response = await fetch(event.request);
-    if (response.ok && (response.headers.get("content-type") || "").includes("text/html")) {
-      event.waitUntil(store(response.clone()).catch(() => {}));
-    }
+  const cached = caches.match(SHELL, { cacheName: CACHE });
+  const network = fetch(event.request).then((response) => {
+    // A proxy in front of a stopped gateway answers 502/503: that is an outage too.
+    if (response.status >= 500) throw new Error(`HTTP ${response.status}`);
+    // The app's own address is stored afresh, never this response: an agent's HTML page
+    // under the same origin must not become the app.
+    if (response.ok) event.waitUntil(refresh().catch(() => {}));
     return response;
+  });
+  const patience = new Promise((resolve) => setTimeout(resolve, NETWORK_PATIENCE_MS));
+  try {
+    const first = await Promise.race([network, patience.then(() => cached)]);
+    return first || (await network);
   } catch (offline) {
-    const cached = await caches.match(SHELL, { cacheName: CACHE });
-    if (cached) return cached;
+    const page = await cached;
+    if (page) return page;
     throw offline;
   }
 }
@@ -69,21 +81,25 @@ async function file(request) {
   return cached || fetch(request);
 }
 
-// Fetches the page afresh and stores it with its files. Resolves to whether it changed.
-async function refresh() {
-  const response = await fetch(SHELL, { cache: "no-store" });
-  if (!response.ok) return false;
-  return store(response);
+// Fetches the page afresh and stores it with its files, one refresh at a time (two at once
+// could each delete the other's files). Resolves to the files the page names, or null.
+let queue = Promise.resolve();
+function refresh() {
+  const run = queue.then(async () => {
+    const response = await fetch(SHELL, { cache: "no-store" });
+    if (!response.ok) return null;
+    return store(response);
+  });
+  queue = run.catch(() => null);
+  return run;
 }
 
 // Stores a page and exactly the files it names; the files of older builds go. Nothing is
 // replaced unless every file of the new build could be fetched.
 async function store(response) {
   const html = await response.clone().text();
-  if (!MARKER.test(html)) return false;
+  if (!MARKER.test(html)) return null;
   const cache = await caches.open(CACHE);
-  const previous = await cache.match(SHELL);
-  const changed = !previous || (await previous.text()) !== html;
   const files = named(html);
   const missing = [];
   for (const url of files) {
@@ -94,7 +110,7 @@ async function store(response) {
   for (const request of await cache.keys()) {
     if (request.url !== SHELL && !files.includes(request.url)) await cache.delete(request);
   }
-  return changed;
+  return files;
 }
 
 // The files of this app that a page names: in its links, and in its inline loader's imports.

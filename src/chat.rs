@@ -31,6 +31,8 @@ pub struct TranscriptRow {
     pub answers_call: Option<String>,
     /// The first question's wording of each `ask_user` call in this row.
     pub asks: Vec<String>,
+    /// Shown from this browser's saved copy, not (yet) from the gateway.
+    pub from_saved_copy: bool,
     pub raw: Value,
 }
 
@@ -56,11 +58,13 @@ impl TranscriptRow {
                 {
                     asks.push(q.question);
                 }
-                tool_calls.push(id);
+                if !id.is_empty() {
+                    tool_calls.push(id);
+                }
             }
         }
-        let answers_call = model::parts::tool_result(m).map(|r| r.call_id);
-        TranscriptRow { key, role, text, seq, timestamp, note, tool_calls, answers_call, asks, raw: m.clone() }
+        let answers_call = model::parts::tool_result(m).map(|r| r.call_id).filter(|id| !id.is_empty());
+        TranscriptRow { key, role, text, seq, timestamp, note, tool_calls, answers_call, asks, from_saved_copy: false, raw: m.clone() }
     }
 }
 
@@ -254,11 +258,10 @@ impl ChatController {
                 self.history_error.set(None);
                 // Rows that arrived as events while the page loaded stay (newer than the page).
                 let newest = rows.iter().map(|r| r.seq).max().unwrap_or(0);
-                // A saved copy is replaced whole: its rows may be older than the page, or from a
-                // transcript the gateway no longer has.
-                let from_saved_copy = self.saved_copy.get_untracked().is_some();
+                // Rows of the saved copy all go (they may be older than the page, or from a
+                // transcript the gateway no longer has); rows that arrived live meanwhile stay.
                 self.messages.update(|m| {
-                    let extra: Vec<TranscriptRow> = m.drain(..).filter(|r| !from_saved_copy && r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
+                    let extra: Vec<TranscriptRow> = m.drain(..).filter(|r| !r.from_saved_copy && r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
                     *m = rows;
                     m.extend(extra);
                 });
@@ -357,7 +360,13 @@ impl ChatController {
         if self.fresh.get_value() || self.session.get_untracked() != session || !self.messages.with_untracked(Vec::is_empty) {
             return;
         }
-        self.messages.set(saved.messages.iter().map(TranscriptRow::from_message).collect());
+        self.messages.set(
+            saved
+                .messages
+                .iter()
+                .map(|m| TranscriptRow { from_saved_copy: true, ..TranscriptRow::from_message(m) })
+                .collect(),
+        );
         self.saved_copy.set(Some(saved.confirmed_ms));
     }
 

@@ -25,10 +25,10 @@ use serde_json::Value;
 use crate::browser;
 use crate::identity::{self, DeviceIdentity};
 
-/// Where the connection stands, in terms a person can act on.
 /// The scopes a gateway granted last, per gateway URL (not secret: they are shown on screen).
 const LAST_SCOPES_KEY: &str = "ocui.lastScopes.v1:";
 
+/// Where the connection stands, in terms a person can act on.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
     Connecting,
@@ -190,8 +190,12 @@ impl GatewayClient {
     /// same gateway granted last time (so that a page opened offline can queue answers it will
     /// be allowed to send; the gateway still decides when they are sent).
     pub fn scopes(&self) -> Vec<String> {
+        // Only while the page has not been refused: after a refused token (or any refusal) it
+        // knows nothing about what it may do.
+        let waiting = matches!(self.status.get(), Status::Connecting | Status::Reconnecting { .. });
         self.hello.with(|h| match h {
             Some(h) => h.scopes.clone(),
+            None if !waiting => Vec::new(),
             None => {
                 let url = self.url.get_untracked();
                 browser::local_get(&format!("{LAST_SCOPES_KEY}{url}")).and_then(|v| serde_json::from_str(&v).ok()).unwrap_or_default()
@@ -495,6 +499,10 @@ impl GatewayClient {
 
     /// Marks this socket's connect as refused and shows `status` until the person acts.
     fn refuse(&self, status: Status) {
+        // What this gateway granted before no longer says anything about this connection.
+        if let Some(storage) = web_sys::window().and_then(|w| w.local_storage().ok().flatten()) {
+            let _ = storage.remove_item(&format!("{LAST_SCOPES_KEY}{}", self.url.get_untracked()));
+        }
         let inner = self.inner();
         let mut i = inner.borrow_mut();
         i.refused = true;

@@ -37,6 +37,9 @@ pub struct OutboxController {
     loaded: StoredValue<bool>,
     /// Loads run one at a time: 0 idle, 1 running, 2 running and asked for again.
     loading: StoredValue<Rc<Cell<u8>>, LocalStorage>,
+    /// Rows open in an editor in this tab: the sender waits for them (and for what is queued
+    /// behind them) until the edit is saved or cancelled.
+    editing: StoredValue<std::collections::BTreeSet<String>>,
     /// Counts edits of `rows` made outside a load, so that a load which read storage before
     /// an edit does not write the older rows back over it.
     edits: StoredValue<Rc<Cell<u64>>, LocalStorage>,
@@ -73,6 +76,7 @@ impl OutboxController {
             reconciling: RwSignal::new(true),
             loaded: StoredValue::new(false),
             loading: StoredValue::new_local(Rc::new(Cell::new(0))),
+            editing: StoredValue::new(Default::default()),
             edits: StoredValue::new_local(Rc::new(Cell::new(0))),
         };
         // Load from storage when it opens, and again whenever another tab changed it.
@@ -300,6 +304,10 @@ impl OutboxController {
             }
             let now = browser::now_ms();
             let Some(next) = self.rows.with_untracked(|rows| next_to_send(rows, now, stale).cloned()) else { return };
+            if self.editing.with_value(|e| e.contains(&next.id)) {
+                // Being edited here: neither it nor what is queued behind it goes meanwhile.
+                return;
+            }
             // Storage records Sending first, so a reload can never send it blindly again,
             // and a row discarded in another tab is never picked up.
             let Some(row) = self.change(&next.id, move |r| r.begin_send(now, stale)).await else {
@@ -489,8 +497,25 @@ impl OutboxController {
         let now = browser::now_ms();
         let key = uuid();
         let applied = self.change(id, move |r| r.edit(&text, &key, now)).await.is_some();
-        self.kick();
+        if applied {
+            self.end_editing(id);
+        }
         applied
+    }
+
+    /// An editor opened on a row in this tab: hold it back until the edit ends.
+    pub fn begin_editing(&self, id: &str) {
+        self.editing.update_value(|e| {
+            e.insert(id.to_string());
+        });
+    }
+
+    /// The editor closed (saved or cancelled): the row goes when it is due.
+    pub fn end_editing(&self, id: &str) {
+        self.editing.update_value(|e| {
+            e.remove(id);
+        });
+        self.kick();
     }
 
     /// Discard: never sent later; the text goes back to the composer of every open view.

@@ -48,15 +48,25 @@ impl ShellUpdate {
             c.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         }
         on_message.forget();
-        // Once connected, ask whether the gateway now serves a newer build (a page opened from
-        // the cache while the gateway was away may be older than what it serves now).
-        let asked = StoredValue::new(false);
+        // On every connect, ask whether the gateway serves another build than this page runs (a
+        // page opened from the cache, or one that stayed open across a gateway upgrade). The
+        // page names its build by its wasm file, which changes with every build.
         Effect::new(move |_| {
-            if client.status.get() == Status::Connected && !asked.get_value() {
-                asked.set_value(true);
-                if let Some(worker) = web_sys::window().and_then(|w| w.navigator().service_worker().controller()) {
-                    let _ = worker.post_message(&JsValue::from_str("ocui-check-update"));
-                }
+            let _ = client.connected_epoch.get();
+            if client.status.get_untracked() != Status::Connected {
+                return;
+            }
+            let running = web_sys::window()
+                .and_then(|w| w.document())
+                .and_then(|d| d.query_selector("link[rel=preload][href*='.wasm']").ok().flatten())
+                .and_then(|l| l.get_attribute("href"))
+                .and_then(|href| web_sys::Url::new_with_base(&href, &crate::browser::location()?.href().ok()?).ok())
+                .map(|u| u.href());
+            if let (Some(running), Some(worker)) = (running, web_sys::window().and_then(|w| w.navigator().service_worker().controller())) {
+                let message = js_sys::Object::new();
+                let _ = js_sys::Reflect::set(&message, &"type".into(), &"ocui-check-update".into());
+                let _ = js_sys::Reflect::set(&message, &"running".into(), &running.into());
+                let _ = worker.post_message(&message);
             }
         });
         ShellUpdate { ready }

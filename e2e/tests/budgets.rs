@@ -15,10 +15,11 @@ use serde_json::json;
 /// 2026-12-01, 392.5 KB once question alerts and the credential guard came in, and 395.6 KB
 /// (wasm 382.0, JS 10.9, CSS 2.7) with the incumbent's `/chat/…` links. The transcript issue's
 /// saved copies, service worker and content-part views brought it to 431.8 KB (wasm 415.8,
-/// JS 11.4, service worker 1.8, CSS 2.8), and Edit in the outbox plus following the newest message
-/// to 436.7 KB, so this ratchet sits just above that: lower it as the
+/// JS 11.4, service worker 1.8, CSS 2.8), Edit in the outbox plus following the newest message
+/// to 436.7 KB, and the review fixes (tray rows that follow their state, the edit hold) to
+/// 441.2 KB, so this ratchet sits just above that: lower it as the
 /// bundle shrinks, and raise it only with a reason in the commit that does (never past 450 KB).
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 437_000;
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 442_000;
 
 fn gzip_size(file: &Path) -> u64 {
     let out = Command::new("gzip").args(["-9", "-c"]).arg(file).output().expect("gzip runs");

@@ -97,7 +97,6 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
         let url = url.as_str().unwrap();
         let path = url.trim_start_matches(&gw.base());
         assert!(path == "/" || [".js", ".wasm", ".css", ".svg"].iter().any(|e| path.ends_with(e)), "the cache holds only the app's files: {cached}");
-        assert!(!url.contains("token"), "{url}");
     }
 
     let port = gw.port;
@@ -161,9 +160,13 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     std::fs::create_dir_all(&new).unwrap();
     copy(&old);
     copy(&new);
+    // The new build: its wasm under a new name (as every real build has), and a marker.
+    let wasm = std::fs::read_dir(&new).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).find(|n| n.ends_with("_bg.wasm")).unwrap();
+    let renamed = wasm.replace("_bg.wasm", "-new_bg.wasm");
+    std::fs::rename(new.join(&wasm), new.join(&renamed)).unwrap();
     let index = std::fs::read_to_string(new.join("index.html")).unwrap();
-    assert!(index.contains("<title>"), "{index}");
-    std::fs::write(new.join("index.html"), index.replacen("<title>", "<meta name=e2e-build content=new><title>", 1)).unwrap();
+    assert!(index.contains("<title>") && index.contains(&wasm), "{index}");
+    std::fs::write(new.join("index.html"), index.replace(&wasm, &renamed).replacen("<title>", "<meta name=e2e-build content=new><title>", 1)).unwrap();
 
     let mut gw = LocalGateway::start_with_ui_root(&old).await;
     let b = Browser::start().await;
@@ -190,5 +193,16 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     }
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     assert!(!b.exists("[data-testid=update-ready]").await);
+    // The worker now holds the new build's files and none of the old one's.
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let cached = wait_for_shell_cache(&b).await;
+        let names: Vec<&str> = cached.as_array().unwrap().iter().filter_map(|u| u.as_str()).collect();
+        if names.iter().any(|u| u.ends_with(&renamed)) && !names.iter().any(|u| u.ends_with(&format!("/{wasm}"))) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the cache should hold the new build's wasm and not the old one's: {cached}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
     b.close().await;
 }

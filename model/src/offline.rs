@@ -53,7 +53,7 @@ fn secret_call_ids(messages: &[Value]) -> Vec<String> {
     let mut ids = Vec::new();
     for m in messages {
         for part in m.get("content").and_then(Value::as_array).into_iter().flatten() {
-            if matches!(part.get("type").and_then(Value::as_str), Some("toolCall" | "tool_use" | "toolUse")) && asks_secret(part) {
+            if part.get("type").and_then(Value::as_str).is_some_and(crate::parts::is_tool_call_type) && asks_secret(part) {
                 if let Some(id) = part.get("id").and_then(Value::as_str) {
                     ids.push(id.to_string());
                 }
@@ -74,9 +74,25 @@ fn asks_secret(v: &Value) -> bool {
     }
 }
 
-/// Why `m` is not kept in the saved copy, if it is not: its text looks like a credential, it
-/// asks a secret question, or it answers one.
-pub fn withhold_reason(m: &Value, secret_calls: &[String]) -> Option<&'static str> {
+/// Fields that hold identifiers, signatures and bytes, never words a person or agent wrote
+/// (they are long and random by design, and would all look like tokens).
+const NOT_WRITTEN: &[&str] = &["__openclaw", "id", "artifactId", "toolCallId", "idempotencyKey", "parentId", "responseId", "runId", "thinkingSignature", "textSignature", "thoughtSignature", "data", "mimeType"];
+
+/// Whether any written string in `v` looks like a credential: text, thinking, tool arguments,
+/// command output, summaries alike.
+fn holds_credential(v: &Value) -> bool {
+    match v {
+        Value::String(s) => crate::credential::detect(s).is_some(),
+        Value::Array(a) => a.iter().any(holds_credential),
+        Value::Object(o) => o.iter().any(|(k, v)| !NOT_WRITTEN.contains(&k.as_str()) && holds_credential(v)),
+        _ => false,
+    }
+}
+
+/// Why `m` is not kept in the saved copy, if it is not: anything in it looks like a
+/// credential, it asks a secret question, or it answers one. An `ask_user` result whose call is
+/// not on the page is withheld too: nothing says its question was not secret.
+pub fn withhold_reason(m: &Value, secret_calls: &[String], calls_on_page: &[String]) -> Option<&'static str> {
     if asks_secret(m) {
         return Some("it asks for a secret");
     }
@@ -84,7 +100,10 @@ pub fn withhold_reason(m: &Value, secret_calls: &[String]) -> Option<&'static st
     if call.is_some_and(|id| secret_calls.iter().any(|s| s == id)) {
         return Some("it answers a secret question");
     }
-    if crate::credential::detect(&crate::message_text(m)).is_some() {
+    if m.get("toolName").and_then(Value::as_str) == Some("ask_user") && !call.is_some_and(|id| calls_on_page.iter().any(|c| c == id)) {
+        return Some("it answers a question that may have been secret");
+    }
+    if holds_credential(m) {
         return Some("it looks like it holds a credential");
     }
     None
@@ -95,9 +114,10 @@ pub fn withhold_reason(m: &Value, secret_calls: &[String]) -> Option<&'static st
 pub fn saved_page(messages: &[Value]) -> Vec<Value> {
     let from = messages.len().saturating_sub(MAX_MESSAGES);
     let secret_calls = secret_call_ids(messages);
+    let calls_on_page = crate::parts::tool_call_ids(messages);
     messages[from..]
         .iter()
-        .map(|m| match withhold_reason(m, &secret_calls) {
+        .map(|m| match withhold_reason(m, &secret_calls, &calls_on_page) {
             None => m.clone(),
             Some(reason) => {
                 let mut stub = json!({"role": m.get("role").cloned().unwrap_or(Value::Null), WITHHELD: reason});
@@ -142,7 +162,8 @@ mod tests {
         let ask_as_string = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "call_10", "name": "ask_user", "arguments": "{\"questions\":[{\"isSecret\":true}]}"}], "__openclaw": {"id": "a2", "seq": 3}});
         let answer = json!({"role": "toolResult", "toolCallId": "call_9", "toolName": "ask_user", "content": [{"type": "text", "text": "hunter2"}], "__openclaw": {"id": "r1", "seq": 4}});
         let plain_answer = json!({"role": "toolResult", "toolCallId": "call_other", "toolName": "ask_user", "content": [{"type": "text", "text": "Production"}], "__openclaw": {"id": "r2", "seq": 5}});
-        let page = saved_page(&[token, ask, ask_as_string, answer, plain_answer.clone()]);
+        let plain_call = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "call_other", "name": "ask_user", "arguments": {"questions": [{"id": "env", "question": "Which environment?"}]}}], "__openclaw": {"id": "a3", "seq": 6}});
+        let page = saved_page(&[token, ask, ask_as_string, answer, plain_answer.clone(), plain_call]);
         assert_eq!(withheld(&page[0]), Some("it looks like it holds a credential"));
         assert_eq!(page[0]["__openclaw"]["id"], "u1");
         assert_eq!(page[0]["timestamp"], 5.0);
@@ -152,6 +173,33 @@ mod tests {
         assert_eq!(withheld(&page[3]), Some("it answers a secret question"));
         assert!(!page[3].to_string().contains("hunter2"));
         assert_eq!(page[4], plain_answer, "an answer to an ordinary question is kept");
+        // Without its call on the page, nothing says an answer's question was not secret.
+        let orphan = saved_page(&[plain_answer]);
+        assert_eq!(withheld(&orphan[0]), Some("it answers a question that may have been secret"));
+    }
+
+    #[test]
+    fn a_credential_anywhere_in_a_message_withholds_it() {
+        let key = "sk-proj-4fT9xQ2mZ7vB1nK8rL3pW6yH0dS5aJ";
+        let shapes = [
+            json!({"role": "assistant", "content": [{"type": "thinking", "thinking": format!("the key is {key}")}]}),
+            json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c1", "name": "exec", "arguments": {"cmd": format!("curl -H 'Authorization: Bearer {key}' https://api.example")}}]}),
+            json!({"role": "bashExecution", "command": "env", "output": format!("OPENAI_API_KEY={key}")}),
+            json!({"role": "compactionSummary", "summary": format!("The user shared {key} earlier.")}),
+            json!({"role": "toolResult", "toolCallId": "c1", "toolName": "exec", "content": [{"type": "text", "text": key}]}),
+        ];
+        for m in shapes {
+            let page = saved_page(std::slice::from_ref(&m));
+            assert!(withheld(&page[0]).is_some(), "{m}");
+            assert!(!page[0].to_string().contains("sk-proj"), "{}", page[0]);
+        }
+        // Identifiers are long and random by design: the real gateway's image artifact ids, for one.
+        let ordinary = json!({"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "read the config"},
+            {"type": "toolCall", "id": "call_9fQ2xK7mZ4vB8nL1rT6wY3pH", "name": "read_file", "arguments": {"path": "deploy.toml"}},
+            {"type": "image", "mimeType": "image/png", "omitted": true, "bytes": 70, "artifactId": "artifact_transcript_image_eyJzIjoiaHJUMVY3Qm0yRjZRdjR4c2p3bFAyakUiLCJxIjoxNTN9"}
+        ], "__openclaw": {"id": "0f8e4c1a-9b2d-4e7f-8a6c-3d5b1e9f7a2c", "seq": 1}});
+        assert_eq!(saved_page(std::slice::from_ref(&ordinary)), vec![ordinary], "ordinary rows are kept as they are");
     }
 
     #[test]

@@ -42,6 +42,14 @@ pub fn host_of(url: &str) -> String {
     authority.rsplit('@').next().unwrap_or("").to_string()
 }
 
+/// A path on the page's own origin: `/` then path characters only. Browsers drop tabs and line
+/// breaks anywhere in a URL and read `\` as `/`, so `"/\t/evil.example/p.gif"` would load from
+/// another site: anything but plain path characters is refused.
+fn is_same_origin_path(url: &str) -> bool {
+    let b = url.as_bytes();
+    b.first() == Some(&b'/') && b.get(1).is_some_and(|c| *c != b'/') && b.iter().all(|c| c.is_ascii_alphanumeric() || b"/._~%-+=&?:;,@!$'()*".contains(c))
+}
+
 /// Raster image types a `data:` URL may carry (SVG is left out: it is a document).
 const INLINE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"];
 
@@ -59,7 +67,7 @@ fn image(part: &Value) -> Part {
         let lower = url.to_ascii_lowercase();
         if lower.starts_with("data:") && INLINE_TYPES.iter().any(|t| lower.starts_with(&format!("data:{t};base64,"))) {
             ImageSource::Inline(url.to_string())
-        } else if url.starts_with('/') && !url.starts_with("//") && !url.contains('\\') {
+        } else if is_same_origin_path(url) {
             ImageSource::SameOrigin(url.to_string())
         } else if lower.starts_with("https://") || lower.starts_with("http://") {
             ImageSource::Remote { url: url.to_string(), host: host_of(url) }
@@ -90,7 +98,7 @@ pub fn parts(m: &Value) -> Vec<Part> {
                     text: p.get("thinking").or_else(|| p.get("text")).and_then(Value::as_str).unwrap_or("").to_string(),
                     redacted: kind == "redacted_thinking" || p.get("redacted") == Some(&Value::Bool(true)),
                 },
-                "toolCall" | "tool_call" | "tool_use" | "tooluse" => Part::ToolCall {
+                kind if is_tool_call_type(kind) => Part::ToolCall {
                     id: p.get("id").and_then(Value::as_str).unwrap_or("").to_string(),
                     name: p.get("name").and_then(Value::as_str).unwrap_or("tool").to_string(),
                     arguments: p.get("arguments").or_else(|| p.get("input")).cloned().unwrap_or(Value::Null),
@@ -100,6 +108,11 @@ pub fn parts(m: &Value) -> Vec<Part> {
             }
         })
         .collect()
+}
+
+/// The spellings of a tool call part that the gateway accepts.
+pub fn is_tool_call_type(kind: &str) -> bool {
+    matches!(kind, "toolCall" | "toolUse" | "tool_call" | "tool_use" | "tooluse")
 }
 
 /// A tool's result, from a row of its own.
@@ -254,7 +267,7 @@ mod tests {
 
     #[test]
     fn images_never_come_from_a_script_url_or_another_site_by_themselves() {
-        for url in ["javascript:alert(1)", "//evil.example/p.gif", "data:text/html;base64,PHNjcmlwdD4=", "data:image/svg+xml;base64,PHN2Zz4="] {
+        for url in ["javascript:alert(1)", "//evil.example/p.gif", "/\t/evil.example/p.gif", "/\n/evil.example/p.gif", "/\r/evil.example/p.gif", "/\\evil.example/p.gif", "/ /x", "data:text/html;base64,PHNjcmlwdD4=", "data:image/svg+xml;base64,PHN2Zz4="] {
             let p = parts(&json!({"content": [{"type": "image", "url": url}]}));
             assert_eq!(p, vec![Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() }], "{url}");
         }

@@ -20,13 +20,14 @@ pub fn OutboxTray() -> impl IntoView {
                     <button type="button" on:click=move |_| outbox.discard_all()>"Discard all"</button>
                 </header>
                 <ul class="tray__list">
-                    <For each=move || unsent.get() key=|r| format!("{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.edited_ms.map_or(0, |ms| ms as u64)) let:row>
+                    // Keyed by the row and its text, not its state: an editor stays open while
+                    // the row's state changes under it.
+                    <For each=move || unsent.get() key=|r| format!("{}\u{1f}{}", r.id, r.edited_ms.map_or(0, |ms| ms as u64)) let:row>
                         {
                             let id = StoredValue::new(row.id.clone());
-                            let status = outbox.rows.with_untracked(|rows| describe(&row, rows, crate::browser::now_ms(), stale_ms()));
-                            let retry = row.can_retry();
-                            let discard = row.can_discard();
-                            let edit = row.can_edit();
+                            let current = Memo::new(move |_| outbox.rows.with(|rows| rows.iter().find(|r| r.id == id.get_value()).cloned()));
+                            let status = move || current.with(|r| r.as_ref().map(|r| outbox.rows.with_untracked(|rows| describe(r, rows, crate::browser::now_ms(), stale_ms()))).unwrap_or_default());
+                            let can = move |f: fn(&model::outbox::OutboxRow) -> bool| current.with(|r| r.as_ref().is_some_and(f));
                             let editing = RwSignal::new(false);
                             let refused = RwSignal::new(false);
                             let draft = RwSignal::new(row.text.clone());
@@ -40,14 +41,24 @@ pub fn OutboxTray() -> impl IntoView {
                                     }
                                 });
                             };
+                            let open = move || {
+                                draft.set(current.with_untracked(|r| r.as_ref().map(|r| r.text.clone()).unwrap_or_default()));
+                                refused.set(false);
+                                outbox.begin_editing(&id.get_value());
+                                editing.set(true);
+                            };
+                            let cancel = move || {
+                                editing.set(false);
+                                outbox.end_editing(&id.get_value());
+                            };
                             view! {
                                 <li class="tray__row" data-testid="tray-row">
                                     <span class="tray__text">{model::preview(&row.text, 80)}</span>
                                     <span class="tray__session">{row.session_key.clone()}</span>
                                     <span class="tray__status">{status}</span>
-                                    {edit.then(|| view! { <button type="button" on:click=move |_| { draft.set(outbox.rows.with_untracked(|rows| rows.iter().find(|r| r.id == id.get_value()).map(|r| r.text.clone()).unwrap_or_default())); refused.set(false); editing.set(true); }>"Edit"</button> })}
-                                    {retry.then(|| view! { <button type="button" on:click=move |_| outbox.retry(&id.get_value())>"Retry"</button> })}
-                                    {discard.then(|| view! { <button type="button" on:click=move |_| outbox.discard(&id.get_value())>"Discard"</button> })}
+                                    {move || (can(|r| r.can_edit()) && !editing.get()).then(|| view! { <button type="button" on:click=move |_| open()>"Edit"</button> })}
+                                    {move || can(|r| r.can_retry()).then(|| view! { <button type="button" on:click=move |_| outbox.retry(&id.get_value())>"Retry"</button> })}
+                                    {move || can(|r| r.can_discard()).then(|| view! { <button type="button" on:click=move |_| outbox.discard(&id.get_value())>"Discard"</button> })}
                                     <Show when=move || editing.get()>
                                         <div class="tray__edit" data-testid="tray-edit">
                                             <label>
@@ -56,7 +67,7 @@ pub fn OutboxTray() -> impl IntoView {
                                             </label>
                                             {move || refused.get().then(|| view! { <p class="tray__refused" role="alert">"Not edited: it was sent or changed meanwhile. Its current state is shown above."</p> })}
                                             <button type="button" on:click=move |_| save()>"Save"</button>
-                                            <button type="button" on:click=move |_| editing.set(false)>"Cancel"</button>
+                                            <button type="button" on:click=move |_| cancel()>"Cancel"</button>
                                         </div>
                                     </Show>
                                 </li>

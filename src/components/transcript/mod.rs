@@ -15,6 +15,14 @@ use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::{OutboxController, stale_ms};
 use crate::questions::DockController;
 
+/// Whether this browser's summary `r` is of one of the `ask_user` calls `asked` (first
+/// question's wording, call time) in `session`: the same wording, the same conversation, and
+/// resolved after that call was made.
+fn same_question(r: &Receipt, asked: &[(String, f64)], session: &str) -> bool {
+    let in_session = r.session_key.as_deref().is_none_or(|k| k == session);
+    in_session && r.questions.first().is_some_and(|q| asked.iter().any(|(w, at)| *w == q.question && r.at_ms >= *at))
+}
+
 /// The tool results of the transcript, by call id (a context for the message views).
 #[derive(Clone, Copy)]
 struct ToolResults(Memo<BTreeMap<String, ToolResult>>);
@@ -91,13 +99,13 @@ pub fn Transcript() -> impl IntoView {
         let calls: std::collections::BTreeSet<&str> = rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
         // The wording of every question asked through `ask_user` in this transcript: a summary
         // this browser keeps for one of them is shown by that call's card, not twice.
-        let asked: Vec<String> = rows.iter().flat_map(|r| r.asks.iter().cloned()).collect();
+        let asked: Vec<(String, f64)> = rows.iter().flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp))).collect();
         let hidden: Vec<bool> = rows.iter().map(|r| r.answers_call.as_deref().is_some_and(|c| calls.contains(c))).collect();
         // A result is shown with its call; one whose call is not on this page stands alone.
         let mut items: Vec<Item> = rows.into_iter().zip(hidden).filter(|(_, hidden)| !hidden).map(|(r, _)| Item::Message(r)).collect();
         dock.dock.with(|d| {
             for r in &d.receipts {
-                if r.questions.first().is_some_and(|q| asked.contains(&q.question)) {
+                if same_question(r, &asked, &session) {
                     continue;
                 }
                 let here = match (&deep, &r.session_key) {
@@ -244,7 +252,8 @@ fn row_label(row: &TranscriptRow) -> (&'static str, &'static str, Option<&'stati
 
 #[component]
 fn PlainMessage(row: TranscriptRow) -> impl IntoView {
-    if let Some(result) = model::parts::tool_result(&row.raw) {
+    let withheld = model::offline::withheld(&row.raw).is_some();
+    if let Some(result) = model::parts::tool_result(&row.raw).filter(|_| !withheld) {
         // A result whose call is not on this page (older, or a repair row).
         return view! {
             <article class="msg msg--tool" data-testid="message" data-role="toolResult">
@@ -255,7 +264,7 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         .into_any();
     }
     let (who, class, note) = row_label(&row);
-    let parts = if model::offline::withheld(&row.raw).is_some() {
+    let parts = if withheld {
         vec![Part::Text(row.text.clone())]
     } else {
         match row.role.as_str() {
@@ -265,7 +274,7 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         }
     };
     let timestamp = row.timestamp;
-    let session = row.raw.get("sessionKey").and_then(|v| v.as_str()).unwrap_or("").to_string();
+    let session = expect_context::<ChatController>().session.get_untracked();
     view! {
         <article class=class data-testid="message" data-role=row.role.clone()>
             <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
@@ -357,11 +366,17 @@ fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session
     let args = StoredValue::new(arguments);
     let session = StoredValue::new(session);
     let receipt = Memo::new(move |_| {
-        let from_transcript = results.with(|r| r.get(&id).and_then(|res| args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &session.get_value()))));
-        let wording = args.with_value(|a| model::parts::ask_questions(a).first().map(|q| q.question.clone()));
-        let local = dock.dock.with(|d| d.receipts.iter().find(|r| r.questions.first().map(|q| &q.question) == wording.as_ref()).cloned());
+        let wording = args.with_value(|a| model::parts::ask_questions(a).first().map(|q| q.question.clone()))?;
+        // This browser's own summary of this very question: same wording and conversation,
+        // resolved after the call was made (an earlier question with the same words never
+        // stands in for an open one).
+        let asked = [(wording, at_ms)];
+        let here = session.get_value();
+        let local = dock.dock.with(|d| d.receipts.iter().find(|r| same_question(r, &asked, &here)).cloned());
+        let from_transcript = results.with(|r| r.get(&id).and_then(|res| args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &here))));
         match (from_transcript, local) {
             (Some(mut t), Some(l)) => {
+                // What only this browser knows: answered or skipped elsewhere, text unsent.
                 if matches!(l.outcome, model::dock::Outcome::AnsweredElsewhere { .. } | model::dock::Outcome::SkippedElsewhere) || l.outcome.label() == t.outcome.label() {
                     t.outcome = l.outcome;
                     t.unsent_text = l.unsent_text;
@@ -369,6 +384,7 @@ fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session
                 Some(t)
             }
             (Some(t), None) => Some(t),
+            // The result is not saved yet, but this browser saw the question end.
             (None, local) => local,
         }
     });

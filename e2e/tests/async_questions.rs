@@ -225,3 +225,36 @@ async fn async_dock_layout_at_390_and_430_in_light_and_dark() {
         }
     }
 }
+
+/// An async answer edited in the outbox keeps its reply target: once sent, saved history
+/// confirms it by `replyToId` (the edited words no longer parse as the quoted format), and the
+/// summary shows the words as saved, also after a reload.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_edited_async_answer_is_confirmed_by_its_reply_target_and_stays_confirmed_after_reload() {
+    let mut gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("async").await;
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
+    wait_quiet(&b).await;
+    let port = gw.port;
+    gw.stop().await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    b.click_button("Expand question").await;
+    answer_in_dock(&b).await;
+    summary(&b, |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
+    b.find_xpath("//section[@data-testid='outbox-tray']//button[normalize-space()='Edit']", T).await.click().await.unwrap();
+    b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
+    let edited = "Production please, and only the unit checks";
+    b.js(&format!("const a = document.querySelector('[data-testid=tray-edit] textarea'); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;", serde_json::json!(edited))).await;
+    b.click_button("Save").await;
+    b.wait_gone("[data-testid=tray-edit]", T).await;
+    gw.restart_on(port).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    summary(&b, |t| t.starts_with("Answer sent") && t.contains(edited)).await;
+    assert_eq!(user_texts(&gw, 2).await, vec!["async".to_string(), edited.to_string()], "only the edited answer, once");
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    summary(&b, |t| t.starts_with("Answer sent") && t.contains(edited)).await;
+    assert!(!b.exists("[data-testid=dock-bar]").await, "the question stays answered");
+    b.close().await;
+}

@@ -353,3 +353,44 @@ async fn a_queued_message_edited_while_the_gateway_is_down_is_sent_once_with_the
     assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap(), vec!["say hello to production".to_string()], "only the edited text, once");
     b.close().await;
 }
+
+/// Two tabs edit the same queued row: the last save wins, the other tab shows the saved text,
+/// and only that text is sent, once.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_tabs_editing_the_same_queued_row_the_last_save_wins_and_it_is_sent_once() {
+    let mut gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    let one = b.client.window().await.unwrap();
+    let two = b.client.new_window(true).await.unwrap().handle;
+    b.client.switch_to_window(two.clone()).await.unwrap();
+    b.goto(&gw.ui_url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    let port = gw.port;
+    gw.stop().await;
+    b.client.switch_to_window(one.clone()).await.unwrap();
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    b.send_message("words as first typed").await;
+    let edit = |text: &'static str| {
+        let b = &b;
+        async move {
+            b.click_button("Edit").await;
+            b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
+            b.js(&format!("const a = document.querySelector('[data-testid=tray-edit] textarea'); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;", json!(text))).await;
+            b.click_button("Save").await;
+            b.wait_gone("[data-testid=tray-edit]", T).await;
+        }
+    };
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("words as first typed")).await;
+    edit("words from tab one").await;
+    b.client.switch_to_window(two.clone()).await.unwrap();
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("words from tab one")).await;
+    edit("words from tab two").await;
+    b.client.switch_to_window(one.clone()).await.unwrap();
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("words from tab two") && !t.contains("tab one")).await;
+    gw.restart_on(port).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    db_user_texts(&gw, MAIN, &["words from tab two"]).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap(), vec!["words from tab two".to_string()], "the last save, once");
+    b.close().await;
+}

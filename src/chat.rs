@@ -27,8 +27,8 @@ pub struct TranscriptRow {
     pub note: Option<String>,
     /// Ids of the tool calls in this row (their results are shown with them).
     pub tool_calls: Vec<String>,
-    /// For a tool result row, the call it answers.
-    pub answers_call: Option<String>,
+    /// For a tool result row, the result (with the id of the call it answers).
+    pub tool_result: Option<model::parts::ToolResult>,
     /// The first question's wording of each `ask_user` call in this row.
     pub asks: Vec<String>,
     /// Shown from this browser's saved copy, not (yet) from the gateway.
@@ -63,8 +63,8 @@ impl TranscriptRow {
                 }
             }
         }
-        let answers_call = model::parts::tool_result(m).map(|r| r.call_id).filter(|id| !id.is_empty());
-        TranscriptRow { key, role, text, seq, timestamp, note, tool_calls, answers_call, asks, from_saved_copy: false, raw: m.clone() }
+        let tool_result = model::parts::tool_result(m).filter(|r| !r.call_id.is_empty());
+        TranscriptRow { key, role, text, seq, timestamp, note, tool_calls, tool_result, asks, from_saved_copy: false, raw: m.clone() }
     }
 }
 

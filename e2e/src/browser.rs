@@ -163,6 +163,12 @@ impl Browser {
     }
 
     /// Runs JavaScript in the page and returns its value.
+    /// Replaces the value of the field `css` with `text`, as typing would (an `input` event).
+    pub async fn set_field(&self, css: &str, text: &str) {
+        let script = format!("const a = document.querySelector({}); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;", json!(css), json!(text));
+        self.js(&script).await;
+    }
+
     pub async fn js(&self, script: &str) -> serde_json::Value {
         self.client.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
     }

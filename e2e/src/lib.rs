@@ -133,4 +133,17 @@ pub async fn db_user_texts(gw: &LocalGateway, session: &str, want: &[&str]) {
     }
 }
 
+/// Waits (up to 20 s) until the gateway's database holds at least `n` user messages in
+/// `session`, and returns them (fewer if it never does).
+pub async fn wait_user_texts(gw: &LocalGateway, session: &str, n: usize) -> Vec<String> {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let got = gw.gateway().store.user_texts(session).unwrap();
+        if got.len() >= n || tokio::time::Instant::now() > deadline {
+            return got;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
 pub use protocol::chat::message_text;

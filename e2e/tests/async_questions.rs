@@ -18,16 +18,8 @@ async fn wait_quiet(b: &Browser) {
     b.wait_gone("[data-testid=stream]", T).await;
 }
 
-/// Waits for `n` user messages in the gateway and returns them.
 async fn user_texts(gw: &LocalGateway, n: usize) -> Vec<String> {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let got = gw.gateway().store.user_texts(MAIN).unwrap();
-        if got.len() >= n || tokio::time::Instant::now() > deadline {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    e2e::wait_user_texts(gw, MAIN, n).await
 }
 
 async fn answer_in_dock(b: &Browser) {
@@ -245,7 +237,7 @@ async fn an_edited_async_answer_is_confirmed_by_its_reply_target_and_stays_confi
     b.find_xpath("//section[@data-testid='outbox-tray']//button[normalize-space()='Edit']", T).await.click().await.unwrap();
     b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
     let edited = "Production please, and only the unit checks";
-    b.js(&format!("const a = document.querySelector('[data-testid=tray-edit] textarea'); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;", serde_json::json!(edited))).await;
+    b.set_field("[data-testid=tray-edit] textarea", edited).await;
     b.click_button("Save").await;
     b.wait_gone("[data-testid=tray-edit]", T).await;
     gw.restart_on(port).await;

@@ -341,7 +341,7 @@ async fn a_queued_message_edited_while_the_gateway_is_down_is_sent_once_with_the
     b.click_button("Edit").await;
     let area = b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
     assert_eq!(area.prop("value").await.unwrap().as_deref(), Some("deploy to prodution"), "the editor starts from the queued text");
-    b.js("const a = document.querySelector('[data-testid=tray-edit] textarea'); a.value = 'say hello to production'; a.dispatchEvent(new Event('input', { bubbles: true })); return null;").await;
+    b.set_field("[data-testid=tray-edit] textarea", "say hello to production").await;
     b.click_button("Save").await;
     b.wait_gone("[data-testid=tray-edit]", T).await;
     b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("say hello to production") && !t.contains("prodution")).await;
@@ -375,7 +375,7 @@ async fn two_tabs_editing_the_same_queued_row_the_last_save_wins_and_it_is_sent_
         async move {
             b.click_button("Edit").await;
             b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
-            b.js(&format!("const a = document.querySelector('[data-testid=tray-edit] textarea'); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;", json!(text))).await;
+            b.set_field("[data-testid=tray-edit] textarea", text).await;
             b.click_button("Save").await;
             b.wait_gone("[data-testid=tray-edit]", T).await;
         }

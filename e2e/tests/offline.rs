@@ -66,14 +66,7 @@ async fn wait_for_saved_copy(b: &Browser, session: &str, text: &str) {
 }
 
 async fn user_texts(gw: &LocalGateway, n: usize) -> Vec<String> {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let got = gw.gateway().store.user_texts(MAIN).unwrap();
-        if got.len() >= n || tokio::time::Instant::now() > deadline {
-            return got;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    e2e::wait_user_texts(gw, MAIN, n).await
 }
 
 async fn count_messages(b: &Browser, text: &str) -> usize {

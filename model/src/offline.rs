@@ -50,17 +50,14 @@ impl SavedIndex {
 /// Tool call ids of `ask_user` calls that ask a secret question: their results hold the
 /// secret answer.
 fn secret_call_ids(messages: &[Value]) -> Vec<String> {
-    let mut ids = Vec::new();
-    for m in messages {
-        for part in m.get("content").and_then(Value::as_array).into_iter().flatten() {
-            if part.get("type").and_then(Value::as_str).is_some_and(crate::parts::is_tool_call_type) && asks_secret(part) {
-                if let Some(id) = part.get("id").and_then(Value::as_str) {
-                    ids.push(id.to_string());
-                }
-            }
-        }
-    }
-    ids
+    messages
+        .iter()
+        .flat_map(crate::parts::parts)
+        .filter_map(|p| match p {
+            crate::parts::Part::ToolCall { id, arguments, .. } if asks_secret(&arguments) => Some(id),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether a value (a tool call's arguments, a question) has a question marked secret.

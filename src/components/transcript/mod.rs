@@ -88,7 +88,7 @@ pub fn Transcript() -> impl IntoView {
     let dock = expect_context::<DockController>();
     // Tool results, by the id of the call they answer: each call's card shows its result.
     let results = Memo::new(move |_| {
-        chat.messages.with(|rows| rows.iter().filter(|r| r.answers_call.is_some()).filter_map(|r| model::parts::tool_result(&r.raw).map(|t| (t.call_id.clone(), t))).collect::<BTreeMap<String, ToolResult>>())
+        chat.messages.with(|rows| rows.iter().filter_map(|r| r.tool_result.as_ref().map(|t| (t.call_id.clone(), t.clone()))).collect::<BTreeMap<String, ToolResult>>())
     });
     provide_context(ToolResults(results));
     follow_the_newest(chat);
@@ -100,7 +100,7 @@ pub fn Transcript() -> impl IntoView {
         // The wording of every question asked through `ask_user` in this transcript: a summary
         // this browser keeps for one of them is shown by that call's card, not twice.
         let asked: Vec<(String, f64)> = rows.iter().flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp))).collect();
-        let hidden: Vec<bool> = rows.iter().map(|r| r.answers_call.as_deref().is_some_and(|c| calls.contains(c))).collect();
+        let hidden: Vec<bool> = rows.iter().map(|r| r.tool_result.as_ref().is_some_and(|t| calls.contains(t.call_id.as_str()))).collect();
         // A result is shown with its call; one whose call is not on this page stands alone.
         let mut items: Vec<Item> = rows.into_iter().zip(hidden).filter(|(_, hidden)| !hidden).map(|(r, _)| Item::Message(r)).collect();
         dock.dock.with(|d| {

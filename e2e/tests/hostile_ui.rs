@@ -256,3 +256,54 @@ async fn a_wasm_trap_puts_up_the_reload_banner_instead_of_a_silent_page() {
     b.screenshot("crash-banner-390").await;
     b.close().await;
 }
+
+/// Markdown vectors in the agent's text (it is rendered as markdown now): link schemes in
+/// every spelling, autolinks, reference links, HTML blocks and inline HTML, entity tricks and
+/// image URLs. Nothing runs, nothing is fetched, and the text stays readable.
+const MARKDOWN_CORPUS: &[&str] = &[
+    "[click 31](javascript:window.__xss=31)",
+    "[click 32](JAVASCRIPT:window.__xss=32)",
+    "[click 33](jav&#x61;script:window.__xss=33)",
+    "[click 34](&#x6A;avascript:window.__xss=34)",
+    "<javascript:window.__xss=35>",
+    "[reference 36][r36]\n\n[r36]: javascript:window.__xss=36",
+    "[data 37](data:text/html;base64,PHNjcmlwdD53aW5kb3cuX194c3M9Mzc8L3NjcmlwdD4=)",
+    "[vb 38](vbscript:window.__xss=38)",
+    "![pixel 39](https://tracker.example/p.gif?id=39)",
+    "![svg 40](data:image/svg+xml,<svg onload=window.__xss=40>)",
+    "<div onmouseover=\"window.__xss=41\">html block 41</div>",
+    "inline <b onclick=\"window.__xss=42\">bold 42</b> html",
+    "```html\n<script>window.__xss=43</script>\n```",
+    "[ok 44](https://docs.example.org/tools?x=1 \"a title\")",
+    "bare https://docs.example.org/bare45 link",
+];
+
+#[tokio::test(flavor = "multi_thread")]
+async fn markdown_vectors_run_nothing_fetch_nothing_and_stay_readable() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    watch(&b).await;
+    let frame = json!({"type": "event", "event": "session.message", "payload": {"sessionKey": "agent:main:main", "message": {
+        "role": "assistant", "content": [{"type": "text", "text": MARKDOWN_CORPUS.join("\n\n")}], "__openclaw": {"id": "md-xss", "seq": 300}}}});
+    gw.hub().inject_raw(&frame.to_string());
+    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| t.contains("bare45")).await;
+    assert_inert(&b, "markdown").await;
+    let text = body_text(&b).await;
+    for readable in ["[click 31](javascript:window.__xss=31)", "[click 32]", "[click 33]", "[click 34]", "javascript:window.__xss=35", "[reference 36][r36]", "[data 37]", "[vb 38]", "Image: pixel 39 (tracker.example)", "![svg 40]", "html block 41", "bold 42", "<script>window.__xss=43</script>", "ok 44"] {
+        assert!(text.contains(readable), "{readable:?} is readable in: {text}");
+    }
+    // The only links are the two http(s) ones, opening safely in a new tab.
+    let links = b.js("return [...document.querySelectorAll('.md a')].map(a => [a.getAttribute('href'), a.target, a.rel, a.dataset.host]);").await;
+    assert_eq!(
+        links,
+        json!([["https://docs.example.org/tools?x=1", "_blank", "noopener noreferrer", "docs.example.org"], ["https://docs.example.org/bare45", "_blank", "noopener noreferrer", "docs.example.org"]]),
+        "{links}"
+    );
+    // The image is not fetched until asked; then it is.
+    let fetched = || b.js("return performance.getEntriesByType('resource').some(e => e.name.includes('tracker.example'));");
+    assert_eq!(fetched().await, json!(false), "the image was not fetched on its own");
+    b.click_button("Load image from tracker.example").await;
+    b.find_xpath("//img[@src='https://tracker.example/p.gif?id=39']", T).await;
+    assert_eq!(b.js("return window.__xss;").await, json!(0));
+    b.close().await;
+}

@@ -7,6 +7,7 @@ pub mod credential;
 pub mod dock;
 pub mod draft;
 pub mod fragment;
+pub mod markdown;
 pub mod outbox;
 pub mod route;
 pub mod async_q;

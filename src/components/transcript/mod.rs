@@ -1,11 +1,13 @@
 //! The conversation: saved messages, question summaries where they happened, live run
-//! streams, and unsent messages with their delivery state. All text renders as text.
+//! streams, and unsent messages with their delivery state. The agent's text is markdown built
+//! into safe DOM nodes (`components::markdown`); everything else renders as text.
 
 use leptos::prelude::*;
 use model::dock::Receipt;
 use model::outbox::{OutboxRow, SendState, describe};
 
 use crate::chat::{ChatController, RunStream, TranscriptRow};
+use crate::components::markdown::Markdown;
 use crate::components::question_receipt::QuestionReceipt;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::{OutboxController, stale_ms};
@@ -166,10 +168,12 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         Some("run-failed-before-reply") => Some("Run failed"),
         _ => None,
     };
+    // The agent writes markdown; a person's own message stays exactly as typed.
+    let body = if row.role == "assistant" { view! { <Markdown text=row.text/> }.into_any() } else { view! { <p class="msg__text">{row.text}</p> }.into_any() };
     view! {
         <article class=class data-testid="message" data-role=row.role.clone()>
             <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
-            <p class="msg__text">{row.text}</p>
+            {body}
         </article>
     }
 }
@@ -184,7 +188,7 @@ fn Stream(run: String, stream: RunStream) -> impl IntoView {
     view! {
         <article class="msg msg--assistant msg--live" data-testid="stream" data-run=run data-state=stream.state.clone()>
             <header class="msg__who">"Agent"<span class="msg__note">{label}</span></header>
-            <p class="msg__text">{stream.text}</p>
+            <Markdown text=stream.text/>
             {stream.error.map(|e| view! { <p class="msg__error" role="alert">{e}</p> })}
         </article>
     }

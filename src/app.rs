@@ -2,17 +2,17 @@
 
 use leptos::prelude::*;
 
+use crate::async_questions::AsyncController;
+use crate::attention::Attention;
 use crate::browser;
+use crate::chat::ChatController;
 use crate::components::composer::Composer;
 use crate::components::connect_form::ConnectForm;
 use crate::components::outbox_tray::OutboxTray;
 use crate::components::question_dock::QuestionDock;
 use crate::components::session_picker::SessionPicker;
-use crate::components::transcript::Transcript;
-use crate::async_questions::AsyncController;
-use crate::attention::Attention;
-use crate::chat::ChatController;
 use crate::components::status_bar::StatusBar;
+use crate::components::transcript::Transcript;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::identity;
 use crate::outbox::OutboxController;
@@ -22,12 +22,18 @@ use crate::storage::{LocalDb, StorageHealth};
 /// Works out the gateway URL, and takes the token out of the address bar into this tab's
 /// `sessionStorage`.
 fn initial_gateway_url() -> String {
-    let Some(loc) = browser::location() else { return String::new() };
+    let Some(loc) = browser::location() else {
+        return String::new();
+    };
     let hash = loc.hash().unwrap_or_default();
     let fragment = model::fragment::parse_fragment(&hash);
     let base_path = browser::base_path();
     let url = fragment.gateway_url.clone().unwrap_or_else(|| {
-        model::fragment::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path)
+        model::fragment::default_gateway_url(
+            &loc.protocol().unwrap_or_default(),
+            &loc.host().unwrap_or_default(),
+            &base_path,
+        )
     });
     if let Some(token) = &fragment.token {
         identity::set_session_token(&url, Some(token));
@@ -57,7 +63,12 @@ pub fn App() -> impl IntoView {
     let shell = crate::shell::ShellUpdate::new(client);
     // Saved history confirms outbox rows whenever the transcript changes.
     Effect::new(move |_| {
-        let raw: Vec<serde_json::Value> = chat.messages.with(|rows| rows.iter().filter(|r| r.role == "user").map(|r| r.raw.clone()).collect());
+        let raw: Vec<serde_json::Value> = chat.messages.with(|rows| {
+            rows.iter()
+                .filter(|r| r.role == "user")
+                .map(|r| r.raw.clone())
+                .collect()
+        });
         outbox.confirm(&raw);
     });
     // Discarded text goes back into the composer of every open view of that conversation.
@@ -71,17 +82,28 @@ pub fn App() -> impl IntoView {
     let connected = move || client.status.get() == Status::Connected;
     let storage_warning = move || match db.health.get() {
         StorageHealth::Degraded(e) => {
-            let unsent = outbox.rows.with(|r| r.iter().filter(|r| r.is_unsent()).count());
+            let unsent = outbox
+                .rows
+                .with(|r| r.iter().filter(|r| r.is_unsent()).count());
             let risk = match unsent {
-                0 => "Drafts and new messages are kept in this tab only until storage works again.".to_string(),
-                1 => "1 unsent message is kept in this tab only: closing the tab now would lose it.".to_string(),
-                n => format!("{n} unsent messages are kept in this tab only: closing the tab now would lose them."),
+                0 => "Drafts and new messages are kept in this tab only until storage works again."
+                    .to_string(),
+                1 => {
+                    "1 unsent message is kept in this tab only: closing the tab now would lose it."
+                        .to_string()
+                }
+                n => format!(
+                    "{n} unsent messages are kept in this tab only: closing the tab now would lose them."
+                ),
             };
-            Some(format!("This browser's storage is not working ({e}). {risk} Sending still works; storage is retried every few seconds."))
+            Some(format!(
+                "This browser's storage is not working ({e}). {risk} Sending still works; storage is retried every few seconds."
+            ))
         }
         _ => None,
     };
-    let no_access = move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
+    let no_access =
+        move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
     view! {
         <div class="shell">
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>

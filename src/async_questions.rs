@@ -43,7 +43,10 @@ pub enum AsyncStatus {
     /// An answer is in the outbox.
     Delivering(OutboxRow),
     /// Saved history holds the answer. `text` is the saved reply.
-    Sent { text: String, answers: Option<Vec<String>> },
+    Sent {
+        text: String,
+        answers: Option<Vec<String>>,
+    },
     Dismissed,
     /// Moved into history by a later successful run: "No longer pending".
     Retired,
@@ -65,8 +68,19 @@ pub struct AsyncController {
 }
 
 impl AsyncController {
-    pub fn new(chat: ChatController, outbox: OutboxController, dock: DockController, db: LocalDb) -> AsyncController {
-        let questions = Memo::new(move |_| chat.messages.with(|rows| rows.iter().filter_map(|r| recognize(&r.raw)?.ok()).collect::<Vec<_>>()));
+    pub fn new(
+        chat: ChatController,
+        outbox: OutboxController,
+        dock: DockController,
+        db: LocalDb,
+    ) -> AsyncController {
+        let questions = Memo::new(move |_| {
+            chat.messages.with(|rows| {
+                rows.iter()
+                    .filter_map(|r| recognize(&r.raw)?.ok())
+                    .collect::<Vec<_>>()
+            })
+        });
         let local = RwSignal::new(BTreeMap::<String, LocalAsync>::new());
         let reload = RwSignal::new(0u64);
         let channel = Channel::open("ocui-async", move |_| reload.update(|n| *n += 1));
@@ -85,8 +99,12 @@ impl AsyncController {
             let _ = reload.get();
             if db.opened.get() > 0 {
                 spawn_local(async move {
-                    let stored: BTreeMap<String, LocalAsync> =
-                        db.get_all(ASYNC).await.into_iter().filter_map(|(k, v)| Some((k, crate::json::decode(&v)?))).collect();
+                    let stored: BTreeMap<String, LocalAsync> = db
+                        .get_all(ASYNC)
+                        .await
+                        .into_iter()
+                        .filter_map(|(k, v)| Some((k, crate::json::decode(&v)?)))
+                        .collect();
                     local.set(stored);
                 });
             }
@@ -116,7 +134,10 @@ impl AsyncController {
                     }
                 })
                 .collect();
-            let fx = dock.dock.try_update(|d| d.sync_async(wanted)).unwrap_or_default();
+            let fx = dock
+                .dock
+                .try_update(|d| d.sync_async(wanted))
+                .unwrap_or_default();
             if let Some(key) = c.open_when_back.get_untracked() {
                 if dock.dock.with_untracked(|d| d.entry(&key).is_some()) {
                     c.open_when_back.set(None);
@@ -140,7 +161,10 @@ impl AsyncController {
     /// The async draft starts with the first options selected; a changed question resets it.
     fn ensure_draft(&self, key: &str, q: &AsyncQuestion) {
         let sig = q.signature();
-        let sig_now = self.dock.drafts.with_untracked(|m| m.get(key).map(|d| d.with_untracked(|d| d.signature.clone())));
+        let sig_now = self.dock.drafts.with_untracked(|m| {
+            m.get(key)
+                .map(|d| d.with_untracked(|d| d.signature.clone()))
+        });
         match sig_now {
             Some(s) if s == sig => {}
             Some(_) => {
@@ -156,11 +180,23 @@ impl AsyncController {
 
     /// Where `q` stands, from the outbox, saved history and local choices.
     pub fn status(&self, q: &AsyncQuestion) -> AsyncStatus {
-        let row = self.outbox.rows.with(|rows| rows.iter().filter(|r| r.async_item_id.as_deref() == Some(q.item_id.as_str()) && !r.discarded).max_by_key(|r| r.order).cloned());
-        let local = self.local.with(|l| l.get(&q.item_id).cloned()).unwrap_or_default();
+        let row = self.outbox.rows.with(|rows| {
+            rows.iter()
+                .filter(|r| r.async_item_id.as_deref() == Some(q.item_id.as_str()) && !r.discarded)
+                .max_by_key(|r| r.order)
+                .cloned()
+        });
+        let local = self
+            .local
+            .with(|l| l.get(&q.item_id).cloned())
+            .unwrap_or_default();
         // Edited drafts are never archived. Read untracked: typing must not recompute every
         // question's status; a retiring message re-runs this anyway.
-        let edited = self.dock.drafts.with_untracked(|m| m.get(&q.key()).map(|d| d.with_untracked(|d| d.revision > 0)).unwrap_or(false));
+        let edited = self.dock.drafts.with_untracked(|m| {
+            m.get(&q.key())
+                .map(|d| d.with_untracked(|d| d.revision > 0))
+                .unwrap_or(false)
+        });
         self.chat.messages.with(|rows| {
             // Saved history first: our own row's key, then the protocol's matching rules.
             let mut unresolved: Vec<AsyncQuestion> = Vec::new();
@@ -170,8 +206,17 @@ impl AsyncController {
                     unresolved.push(aq);
                     continue;
                 }
-                let by_key = row.as_ref().is_some_and(|o| m.get("__openclaw").and_then(|x| x.get("idempotencyKey")).and_then(Value::as_str) == Some(o.saved_key().as_str()));
-                let hit = if by_key { Some(q.item_id.clone()) } else { confirmed_item(&unresolved, m) };
+                let by_key = row.as_ref().is_some_and(|o| {
+                    m.get("__openclaw")
+                        .and_then(|x| x.get("idempotencyKey"))
+                        .and_then(Value::as_str)
+                        == Some(o.saved_key().as_str())
+                });
+                let hit = if by_key {
+                    Some(q.item_id.clone())
+                } else {
+                    confirmed_item(&unresolved, m)
+                };
                 if let Some(item) = hit {
                     if item == q.item_id {
                         let text = model::message_text(m);
@@ -182,7 +227,14 @@ impl AsyncController {
                 }
             }
             if let Some(r) = row {
-                return if r.state == SendState::Confirmed { AsyncStatus::Sent { text: r.text.clone(), answers: None } } else { AsyncStatus::Delivering(r) };
+                return if r.state == SendState::Confirmed {
+                    AsyncStatus::Sent {
+                        text: r.text.clone(),
+                        answers: None,
+                    }
+                } else {
+                    AsyncStatus::Delivering(r)
+                };
             }
             if local.dismissed {
                 return AsyncStatus::Dismissed;
@@ -199,7 +251,12 @@ impl AsyncController {
     /// draft is left alone.
     fn submit(&self, key: &str) {
         let item = key.trim_start_matches(ASYNC_PREFIX).to_string();
-        let Some(q) = self.questions.with_untracked(|qs| qs.iter().find(|q| q.item_id == item).cloned()) else { return };
+        let Some(q) = self
+            .questions
+            .with_untracked(|qs| qs.iter().find(|q| q.item_id == item).cloned())
+        else {
+            return;
+        };
         let draft = self.dock.draft(key).get_untracked();
         let questions = q.as_questions();
         let mut answers = Vec::new();
@@ -208,30 +265,49 @@ impl AsyncController {
                 Some(v) => answers.push(v),
                 None => {
                     self.dock.draft(key).update(|d| d.set_step(i));
-                    self.dock.announce.set(format!("Answer question {} of {} before submitting.", i + 1, questions.len()));
+                    self.dock.announce.set(format!(
+                        "Answer question {} of {} before submitting.",
+                        i + 1,
+                        questions.len()
+                    ));
                     return;
                 }
             }
         }
         let text = format_answer(&q.items, &answers);
-        let steer = self.chat.run_active.get_untracked().then(|| "steer".to_string());
-        self.outbox.enqueue(&self.chat.session.get_untracked(), &text, q.source_message_id.clone(), steer, Some(item));
+        let steer = self
+            .chat
+            .run_active
+            .get_untracked()
+            .then(|| "steer".to_string());
+        self.outbox.enqueue(
+            &self.chat.session.get_untracked(),
+            &text,
+            q.source_message_id.clone(),
+            steer,
+            Some(item),
+        );
     }
 
     fn save_local(&self, item: &str) {
-        let value = self.local.with_untracked(|l| l.get(item).cloned()).unwrap_or_default();
+        let value = self
+            .local
+            .with_untracked(|l| l.get(item).cloned())
+            .unwrap_or_default();
         let db = self.db;
         let item = item.to_string();
         let this = *self;
         spawn_local(async move {
             db.put(ASYNC, &item, &crate::json::encode(&value)).await;
-            this.channel.with_value(|c| c.post(&json!({"type": "changed"})));
+            this.channel
+                .with_value(|c| c.post(&json!({"type": "changed"})));
         });
     }
 
     /// Dismiss: out of the dock, nothing sent; Undo is offered for a while.
     pub fn dismiss(&self, item: &str) {
-        self.local.update(|l| l.entry(item.to_string()).or_default().dismissed = true);
+        self.local
+            .update(|l| l.entry(item.to_string()).or_default().dismissed = true);
         self.save_local(item);
         self.undo.set(Some(item.to_string()));
         let undo = self.undo;
@@ -247,21 +323,26 @@ impl AsyncController {
     }
 
     pub fn undo_dismiss(&self, item: &str) {
-        self.local.update(|l| l.entry(item.to_string()).or_default().dismissed = false);
+        self.local
+            .update(|l| l.entry(item.to_string()).or_default().dismissed = false);
         self.save_local(item);
         self.undo.set(None);
     }
 
     /// "Answer" on a retired question: back into the dock with its draft.
     pub fn reopen(&self, item: &str) {
-        let max_seq = self.chat.messages.with_untracked(|rows| rows.iter().map(|r| r.seq).max().unwrap_or(0));
+        let max_seq = self
+            .chat
+            .messages
+            .with_untracked(|rows| rows.iter().map(|r| r.seq).max().unwrap_or(0));
         self.local.update(|l| {
             let e = l.entry(item.to_string()).or_default();
             e.reopened_after_seq = Some(max_seq);
             e.dismissed = false;
         });
         self.save_local(item);
-        self.open_when_back.set(Some(format!("{ASYNC_PREFIX}{item}")));
+        self.open_when_back
+            .set(Some(format!("{ASYNC_PREFIX}{item}")));
     }
 }
 

@@ -35,10 +35,13 @@ impl Relay {
                 let (drop_after, dropped, sent) = (d2.clone(), dropped2.clone(), sent2.clone());
                 tokio::spawn(async move {
                     let mut origin = None;
-                    let Ok(client) = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
-                        origin = req.headers().get("origin").cloned();
-                        Ok(resp)
-                    })
+                    let Ok(client) = tokio_tungstenite::accept_hdr_async(
+                        tcp,
+                        |req: &Request, resp: Response| {
+                            origin = req.headers().get("origin").cloned();
+                            Ok(resp)
+                        },
+                    )
                     .await
                     else {
                         return;
@@ -47,7 +50,9 @@ impl Relay {
                     if let Some(o) = origin {
                         up_req.headers_mut().insert("origin", o);
                     }
-                    let Ok((server, _)) = tokio_tungstenite::connect_async(up_req).await else { return };
+                    let Ok((server, _)) = tokio_tungstenite::connect_async(up_req).await else {
+                        return;
+                    };
                     let (mut c_tx, mut c_rx) = client.split();
                     let (mut s_tx, mut s_rx) = server.split();
                     loop {
@@ -78,7 +83,12 @@ impl Relay {
                 });
             }
         });
-        Relay { port, drop_after, dropped, sent }
+        Relay {
+            port,
+            drop_after,
+            dropped,
+            sent,
+        }
     }
 
     pub fn url(&self) -> String {

@@ -4,6 +4,7 @@ pub mod attention_control;
 pub mod composer;
 pub mod connect_form;
 pub mod credential_notice;
+pub mod markdown;
 pub mod option_group;
 pub mod outbox_tray;
 pub mod question_dock;

@@ -1,5 +1,6 @@
 //! The conversation: saved messages, question summaries where they happened, live run
-//! streams, and unsent messages with their delivery state. All text renders as text.
+//! streams, and unsent messages with their delivery state. The agent's text is markdown built
+//! into safe DOM nodes (`components::markdown`); everything else renders as text.
 
 use leptos::prelude::*;
 use model::dock::Receipt;
@@ -10,6 +11,7 @@ use std::collections::BTreeMap;
 use model::parts::{ImageSource, Part, ToolResult};
 
 use crate::chat::{ChatController, RunStream, TranscriptRow};
+use crate::components::markdown::Markdown;
 use crate::components::question_receipt::QuestionReceipt;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::{OutboxController, stale_ms};
@@ -20,7 +22,12 @@ use crate::questions::DockController;
 /// resolved after that call was made.
 fn same_question(r: &Receipt, asked: &[(String, f64)], session: &str) -> bool {
     let in_session = r.session_key.as_deref().is_none_or(|k| k == session);
-    in_session && r.questions.first().is_some_and(|q| asked.iter().any(|(w, at)| *w == q.question && r.at_ms >= *at))
+    in_session
+        && r.questions.first().is_some_and(|q| {
+            asked
+                .iter()
+                .any(|(w, at)| *w == q.question && r.at_ms >= *at)
+        })
 }
 
 /// The tool results of the transcript, by call id (a context for the message views).
@@ -52,21 +59,34 @@ impl Item {
 /// arrive while the person is at the bottom. Someone who scrolled up to read stays where they
 /// are.
 fn follow_the_newest(chat: ChatController) {
-    let Some(window) = web_sys::window() else { return };
+    let Some(window) = web_sys::window() else {
+        return;
+    };
     let at_bottom = std::rc::Rc::new(std::cell::Cell::new(true));
     let flag = at_bottom.clone();
     let w = window.clone();
     let on_scroll = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
-        let Some(doc) = w.document().and_then(|d| d.document_element()) else { return };
-        let bottom = w.scroll_y().unwrap_or(0.0) + w.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+        let Some(doc) = w.document().and_then(|d| d.document_element()) else {
+            return;
+        };
+        let bottom = w.scroll_y().unwrap_or(0.0)
+            + w.inner_height()
+                .ok()
+                .and_then(|h| h.as_f64())
+                .unwrap_or(0.0);
         flag.set(f64::from(doc.scroll_height()) - bottom < 120.0);
     });
-    let _ = window.add_event_listener_with_callback_and_bool("scroll", wasm_bindgen::JsCast::unchecked_ref(on_scroll.as_ref()), true);
+    let _ = window.add_event_listener_with_callback_and_bool(
+        "scroll",
+        wasm_bindgen::JsCast::unchecked_ref(on_scroll.as_ref()),
+        true,
+    );
     // The listener lives as long as the page (the transcript is never unmounted).
     on_scroll.forget();
     Effect::new(move |_| {
         chat.messages.with(|m| m.len());
-        chat.streams.with(|s| s.values().map(|r| r.text.len()).sum::<usize>());
+        chat.streams
+            .with(|s| s.values().map(|r| r.text.len()).sum::<usize>());
         if at_bottom.get() {
             let w = window.clone();
             // After this change is painted, so the new height is known.
@@ -88,7 +108,15 @@ pub fn Transcript() -> impl IntoView {
     let dock = expect_context::<DockController>();
     // Tool results, by the id of the call they answer: each call's card shows its result.
     let results = Memo::new(move |_| {
-        chat.messages.with(|rows| rows.iter().filter_map(|r| r.tool_result.as_ref().map(|t| (t.call_id.clone(), t.clone()))).collect::<BTreeMap<String, ToolResult>>())
+        chat.messages.with(|rows| {
+            rows.iter()
+                .filter_map(|r| {
+                    r.tool_result
+                        .as_ref()
+                        .map(|t| (t.call_id.clone(), t.clone()))
+                })
+                .collect::<BTreeMap<String, ToolResult>>()
+        })
     });
     provide_context(ToolResults(results));
     follow_the_newest(chat);
@@ -96,13 +124,31 @@ pub fn Transcript() -> impl IntoView {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
         let rows = chat.messages.get();
-        let calls: std::collections::BTreeSet<&str> = rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
+        let calls: std::collections::BTreeSet<&str> = rows
+            .iter()
+            .flat_map(|r| r.tool_calls.iter().map(String::as_str))
+            .collect();
         // The wording of every question asked through `ask_user` in this transcript: a summary
         // this browser keeps for one of them is shown by that call's card, not twice.
-        let asked: Vec<(String, f64)> = rows.iter().flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp))).collect();
-        let hidden: Vec<bool> = rows.iter().map(|r| r.tool_result.as_ref().is_some_and(|t| calls.contains(t.call_id.as_str()))).collect();
+        let asked: Vec<(String, f64)> = rows
+            .iter()
+            .flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp)))
+            .collect();
+        let hidden: Vec<bool> = rows
+            .iter()
+            .map(|r| {
+                r.tool_result
+                    .as_ref()
+                    .is_some_and(|t| calls.contains(t.call_id.as_str()))
+            })
+            .collect();
         // A result is shown with its call; one whose call is not on this page stands alone.
-        let mut items: Vec<Item> = rows.into_iter().zip(hidden).filter(|(_, hidden)| !hidden).map(|(r, _)| Item::Message(r)).collect();
+        let mut items: Vec<Item> = rows
+            .into_iter()
+            .zip(hidden)
+            .filter(|(_, hidden)| !hidden)
+            .map(|(r, _)| Item::Message(r))
+            .collect();
         dock.dock.with(|d| {
             for r in &d.receipts {
                 if same_question(r, &asked, &session) {
@@ -161,7 +207,14 @@ fn when(ms: f64) -> String {
     let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms));
     let today = js_sys::Date::new_0().to_date_string() == d.to_date_string();
     let time = String::from(d.to_locale_time_string("default"));
-    if today { format!("at {time}") } else { format!("on {} at {time}", String::from(d.to_locale_date_string("default", &wasm_bindgen::JsValue::UNDEFINED))) }
+    if today {
+        format!("at {time}")
+    } else {
+        format!(
+            "on {} at {time}",
+            String::from(d.to_locale_date_string("default", &wasm_bindgen::JsValue::UNDEFINED))
+        )
+    }
 }
 
 #[component]
@@ -181,7 +234,11 @@ fn AsyncCard(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> imp
     let q = StoredValue::new(question.clone());
     let item = StoredValue::new(question.item_id.clone());
     let status = Memo::new(move |_| q.with_value(|q| ctl.status(q)));
-    let titles = question.items.iter().map(|it| view! { <li>{it.title.clone()}</li> }).collect_view();
+    let titles = question
+        .items
+        .iter()
+        .map(|it| view! { <li>{it.title.clone()}</li> })
+        .collect_view();
     view! {
         <article class="msg msg--assistant msg--async" data-testid="async-question" data-item=question.item_id.clone()>
             <header class="msg__who">"Agent"<span class="msg__note">"Question (the agent keeps working)"</span></header>
@@ -240,11 +297,15 @@ fn row_label(row: &TranscriptRow) -> (&'static str, &'static str, Option<&'stati
         ("assistant", Some("aborted")) => ("Agent", "msg msg--assistant", Some("Stopped")),
         ("assistant", Some("error")) => ("Agent", "msg msg--assistant msg--failed", Some("Failed")),
         ("assistant", _) => ("Agent", "msg msg--assistant", None),
-        ("custom", Some("run-failed-before-reply")) => ("Agent", "msg msg--note msg--failed", Some("Run failed")),
+        ("custom", Some("run-failed-before-reply")) => {
+            ("Agent", "msg msg--note msg--failed", Some("Run failed"))
+        }
         ("custom", Some("openclaw.system-note")) => ("System note", "msg msg--note", None),
         ("custom", _) => ("Gateway note", "msg msg--note", None),
         ("bashExecution", _) => ("Command", "msg msg--note", None),
-        ("compactionSummary" | "branchSummary", _) => ("Summary of earlier messages", "msg msg--note", None),
+        ("compactionSummary" | "branchSummary", _) => {
+            ("Summary of earlier messages", "msg msg--note", None)
+        }
         ("system", _) => ("System", "msg msg--note", None),
         _ => ("Gateway note", "msg msg--note", None),
     }
@@ -268,17 +329,36 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         vec![Part::Text(row.text.clone())]
     } else {
         match row.role.as_str() {
-            "bashExecution" => vec![Part::Text(format!("$ {}\n{}", row.raw.get("command").and_then(|v| v.as_str()).unwrap_or(""), row.raw.get("output").and_then(|v| v.as_str()).unwrap_or("")))],
-            "compactionSummary" | "branchSummary" => vec![Part::Text(row.raw.get("summary").and_then(|v| v.as_str()).unwrap_or("").to_string())],
+            "bashExecution" => vec![Part::Text(format!(
+                "$ {}\n{}",
+                row.raw
+                    .get("command")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or(""),
+                row.raw.get("output").and_then(|v| v.as_str()).unwrap_or("")
+            ))],
+            "compactionSummary" | "branchSummary" => vec![Part::Text(
+                row.raw
+                    .get("summary")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string(),
+            )],
             _ => model::parts::parts(&row.raw),
         }
     };
     let timestamp = row.timestamp;
     let session = expect_context::<ChatController>().session.get_untracked();
+    // Agents and their summaries write markdown; a person's message, a command's output and the
+    // gateway's own notes are shown exactly as written.
+    let markdown = matches!(
+        row.role.as_str(),
+        "assistant" | "compactionSummary" | "branchSummary"
+    ) && !withheld;
     view! {
         <article class=class data-testid="message" data-role=row.role.clone()>
             <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
-            {parts.into_iter().map(|p| view! { <PartView part=p at_ms=timestamp session=session.clone()/> }).collect_view()}
+            {parts.into_iter().map(|p| view! { <PartView part=p at_ms=timestamp session=session.clone() markdown=markdown/> }).collect_view()}
         </article>
     }
     .into_any()
@@ -286,11 +366,24 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
 
 /// One content part of a message.
 #[component]
-fn PartView(part: Part, at_ms: f64, session: String) -> impl IntoView {
+fn PartView(
+    part: Part,
+    /// When the message was written (matches an `ask_user` call with its receipt).
+    at_ms: f64,
+    /// The conversation the message belongs to.
+    session: String,
+    /// Text parts are markdown (an agent's), not text to show as typed.
+    markdown: bool,
+) -> impl IntoView {
     match part {
+        Part::Text(t) if markdown => view! { <Markdown text=t/> }.into_any(),
         Part::Text(t) => view! { <p class="msg__text">{t}</p> }.into_any(),
         Part::Thinking { text, redacted } => {
-            let label = if redacted { "Thinking (hidden by the model's provider)" } else { "Thinking" };
+            let label = if redacted {
+                "Thinking (hidden by the model's provider)"
+            } else {
+                "Thinking"
+            };
             view! {
                 <details class="part part--thinking" data-testid="thinking">
                     <summary>{label}</summary>
@@ -299,8 +392,19 @@ fn PartView(part: Part, at_ms: f64, session: String) -> impl IntoView {
             }
             .into_any()
         }
-        Part::ToolCall { id, name, arguments } if name == "ask_user" => view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }.into_any(),
-        Part::ToolCall { id, name, arguments } => view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any(),
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+        } if name == "ask_user" => {
+            view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }
+                .into_any()
+        }
+        Part::ToolCall {
+            id,
+            name,
+            arguments,
+        } => view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any(),
         Part::Image { source, alt } => view! { <ImagePart source=source alt=alt/> }.into_any(),
         Part::Unsupported { kind, raw } => view! {
             <details class="part part--unsupported" data-testid="unsupported-part">
@@ -346,7 +450,11 @@ fn ToolCard(call_id: String, name: String, arguments: serde_json::Value) -> impl
 #[component]
 fn ToolOutput(result: ToolResult) -> impl IntoView {
     let label = if result.is_error { "Error" } else { "Result" };
-    let class = if result.is_error { "tool-card__output tool-card__output--error" } else { "tool-card__output" };
+    let class = if result.is_error {
+        "tool-card__output tool-card__output--error"
+    } else {
+        "tool-card__output"
+    };
     view! {
         <div class=class data-testid="tool-result">
             <p class="tool-card__label">{label}</p>
@@ -359,25 +467,48 @@ fn ToolOutput(result: ToolResult) -> impl IntoView {
 /// it): the full wording and how it ended. This browser's own record of the same question adds
 /// what the transcript cannot know (answered or skipped elsewhere, text left unsent).
 #[component]
-fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session: String) -> impl IntoView {
+fn AskSummary(
+    call_id: String,
+    arguments: serde_json::Value,
+    at_ms: f64,
+    session: String,
+) -> impl IntoView {
     let ToolResults(results) = expect_context::<ToolResults>();
     let dock = expect_context::<DockController>();
     let id = call_id.clone();
     let args = StoredValue::new(arguments);
     let session = StoredValue::new(session);
     let receipt = Memo::new(move |_| {
-        let wording = args.with_value(|a| model::parts::ask_questions(a).first().map(|q| q.question.clone()))?;
+        let wording = args.with_value(|a| {
+            model::parts::ask_questions(a)
+                .first()
+                .map(|q| q.question.clone())
+        })?;
         // This browser's own summary of this very question: same wording and conversation,
         // resolved after the call was made (an earlier question with the same words never
         // stands in for an open one).
         let asked = [(wording, at_ms)];
         let here = session.get_value();
-        let local = dock.dock.with(|d| d.receipts.iter().find(|r| same_question(r, &asked, &here)).cloned());
-        let from_transcript = results.with(|r| r.get(&id).and_then(|res| args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &here))));
+        let local = dock.dock.with(|d| {
+            d.receipts
+                .iter()
+                .find(|r| same_question(r, &asked, &here))
+                .cloned()
+        });
+        let from_transcript = results.with(|r| {
+            r.get(&id).and_then(|res| {
+                args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &here))
+            })
+        });
         match (from_transcript, local) {
             (Some(mut t), Some(l)) => {
                 // What only this browser knows: answered or skipped elsewhere, text unsent.
-                if matches!(l.outcome, model::dock::Outcome::AnsweredElsewhere { .. } | model::dock::Outcome::SkippedElsewhere) || l.outcome.label() == t.outcome.label() {
+                if matches!(
+                    l.outcome,
+                    model::dock::Outcome::AnsweredElsewhere { .. }
+                        | model::dock::Outcome::SkippedElsewhere
+                ) || l.outcome.label() == t.outcome.label()
+                {
                     t.outcome = l.outcome;
                     t.unsent_text = l.unsent_text;
                 }
@@ -406,7 +537,11 @@ fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session
 /// another site only when asked; a note when the gateway left it out.
 #[component]
 fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
-    let alt_text = if alt.trim().is_empty() { "Image".to_string() } else { alt };
+    let alt_text = if alt.trim().is_empty() {
+        "Image".to_string()
+    } else {
+        alt
+    };
     match source {
         ImageSource::Inline(src) | ImageSource::SameOrigin(src) => view! { <img class="part part--image" src=src alt=alt_text loading="lazy" data-testid="image-part"/> }.into_any(),
         ImageSource::Remote { url, host } => {
@@ -444,7 +579,7 @@ fn Stream(run: String, stream: RunStream) -> impl IntoView {
     view! {
         <article class="msg msg--assistant msg--live" data-testid="stream" data-run=run data-state=stream.state.clone()>
             <header class="msg__who">"Agent"<span class="msg__note">{label}</span></header>
-            <p class="msg__text">{stream.text}</p>
+            <Markdown text=stream.text/>
             {stream.error.map(|e| view! { <p class="msg__error" role="alert">{e}</p> })}
         </article>
     }
@@ -457,7 +592,12 @@ fn UnsentEchoes() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
     let rows = Memo::new(move |_| {
         let s = chat.session.get();
-        outbox.rows.with(|rows| rows.iter().filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none()).cloned().collect::<Vec<_>>())
+        outbox.rows.with(|rows| {
+            rows.iter()
+                .filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none())
+                .cloned()
+                .collect::<Vec<_>>()
+        })
     });
     view! {
         <For each=move || rows.get() key=|r| format!("{}\u{1f}{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.retry_requested_ms.map_or(0, |ms| ms as u64), r.edited_ms.map_or(0, |ms| ms as u64)) let:row>
@@ -479,7 +619,9 @@ pub fn OutboxEcho(row: OutboxRow) -> impl IntoView {
         if !connected && r.state == SendState::Queued {
             return "Waiting for reconnect".to_string();
         }
-        outbox.rows.with(|rows| describe(&r, rows, crate::browser::now_ms(), stale_ms()))
+        outbox
+            .rows
+            .with(|rows| describe(&r, rows, crate::browser::now_ms(), stale_ms()))
     };
     let state_name = move || match row.with_value(|r| r.state.clone()) {
         SendState::Queued => "queued",

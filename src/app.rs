@@ -5,17 +5,14 @@ use leptos::prelude::*;
 use crate::async_questions::AsyncController;
 use crate::attention::Attention;
 use crate::browser;
-use crate::chat::ChatController;
-use crate::components::composer::Composer;
 use crate::components::connect_form::ConnectForm;
 use crate::components::outbox_tray::OutboxTray;
-use crate::components::question_dock::QuestionDock;
-use crate::components::session_picker::SessionPicker;
+use crate::components::pane::{Pane, PaneSwitcher};
 use crate::components::status_bar::StatusBar;
-use crate::components::transcript::Transcript;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::identity;
 use crate::outbox::OutboxController;
+use crate::panes::Panes;
 use crate::questions::{DockController, QuestionAccess};
 use crate::storage::{LocalDb, StorageHealth};
 
@@ -53,27 +50,37 @@ pub fn App() -> impl IntoView {
     let db = LocalDb::new();
     let dock = DockController::new(client, db);
     provide_context(dock);
-    let chat = ChatController::new(client, db);
-    provide_context(chat);
+    let panes = Panes::new(client, db);
+    provide_context(panes);
     let outbox = OutboxController::new(client, db);
     provide_context(outbox);
-    let asyncq = AsyncController::new(chat, outbox, dock, db);
+    let asyncq = AsyncController::new(panes, outbox, dock, db);
     provide_context(asyncq);
     provide_context(Attention::new(client, dock));
     let shell = crate::shell::ShellUpdate::new(client);
-    // Saved history confirms outbox rows whenever the transcript changes.
-    Effect::new(move |_| {
-        let raw: Vec<serde_json::Value> = chat.messages.with(|rows| {
-            rows.iter()
-                .filter(|r| r.role == "user")
-                .map(|r| r.raw.clone())
-                .collect()
+    // Saved history confirms outbox rows whenever a pane's transcript changes.
+    for chat in panes.chats.get_value() {
+        Effect::new(move |_| {
+            let raw: Vec<serde_json::Value> = chat.messages.with(|rows| {
+                rows.iter()
+                    .filter(|r| r.role == "user")
+                    .map(|r| r.raw.clone())
+                    .collect()
+            });
+            if !raw.is_empty() {
+                outbox.confirm(&raw);
+            }
         });
-        outbox.confirm(&raw);
-    });
-    // Discarded text goes back into the composer of every open view of that conversation.
+    }
+    // Discarded text goes back into the composer of every open pane on that conversation
+    // (panes on one conversation share the draft), or into its stored draft if none is open.
     Effect::new(move |_| {
         if let Some((session, text, _)) = outbox.restored.get() {
+            let open = panes.open_chats();
+            let chat = open
+                .iter()
+                .find(|c| c.session.get_untracked() == session)
+                .unwrap_or(&open[0]);
             chat.restore_text(&session, &text);
         }
     });
@@ -105,7 +112,7 @@ pub fn App() -> impl IntoView {
     let no_access =
         move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
     view! {
-        <div class="shell">
+        <div class=move || if panes.open.with(|o| o.len() > 1) { "shell shell--split" } else { "shell" }>
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
             <Show when=move || settings_open.get() || needs_token()>
                 <ConnectForm on_done=move |_| settings_open.set(false)/>
@@ -122,21 +129,12 @@ pub fn App() -> impl IntoView {
                     "Questions from agents cannot be shown here: this connection was granted neither operator.questions nor operator.sessions.write."
                 </p>
             </Show>
-            <Show when=move || dock.deep_link.get().is_none()>
-                <SessionPicker/>
-            </Show>
             <OutboxTray/>
-            <main class="conversation" aria-label="Conversation">
-                <Transcript/>
-                <Show when=move || chat.messages.with(Vec::is_empty) && dock.dock.with(|d| d.is_empty() && d.receipts.is_empty()) && !chat.loading.get()>
-                    <p class="conversation__empty">
-                        {move || if connected() {
-                            "Connected. Say hello, or type help to see what the demo agent can do."
-                        } else {
-                            "Waiting for the gateway connection."
-                        }}
-                    </p>
-                </Show>
+            <PaneSwitcher/>
+            <main class="panes" aria-label="Conversations" style=move || format!("--panes: {}", panes.open.with(Vec::len))>
+                <For each=move || panes.open.get() key=|i| *i let:i>
+                    <Pane index=i/>
+                </For>
             </main>
             {move || asyncq.undo.get().map(|item| {
                 let item = StoredValue::new(item);
@@ -147,10 +145,6 @@ pub fn App() -> impl IntoView {
                     </div>
                 }
             })}
-            <div class="dock-slot">
-                <QuestionDock/>
-                <Composer/>
-            </div>
         </div>
     }
 }

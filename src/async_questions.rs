@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use crate::chat::ChatController;
 use crate::coordination::Channel;
 use crate::outbox::OutboxController;
+use crate::panes::Panes;
 use crate::questions::DockController;
 use crate::storage::LocalDb;
 
@@ -54,13 +55,15 @@ pub enum AsyncStatus {
 
 #[derive(Clone, Copy)]
 pub struct AsyncController {
-    pub questions: Memo<Vec<AsyncQuestion>>,
+    /// The async questions in every open pane's transcript, each with the pane controller
+    /// (`Panes::chats` index) whose conversation it is in; once each.
+    pub questions: Memo<Vec<(usize, AsyncQuestion)>>,
     pub local: RwSignal<BTreeMap<String, LocalAsync>>,
     /// The item whose dismissal can still be undone.
     pub undo: RwSignal<Option<String>>,
     /// A question to show expanded as soon as it is back in the dock (after Answer).
     open_when_back: RwSignal<Option<String>>,
-    chat: ChatController,
+    panes: Panes,
     outbox: OutboxController,
     dock: DockController,
     db: LocalDb,
@@ -69,17 +72,23 @@ pub struct AsyncController {
 
 impl AsyncController {
     pub fn new(
-        chat: ChatController,
+        panes: Panes,
         outbox: OutboxController,
         dock: DockController,
         db: LocalDb,
     ) -> AsyncController {
         let questions = Memo::new(move |_| {
-            chat.messages.with(|rows| {
-                rows.iter()
-                    .filter_map(|r| recognize(&r.raw)?.ok())
-                    .collect::<Vec<_>>()
-            })
+            let mut found: Vec<(usize, AsyncQuestion)> = Vec::new();
+            for (i, chat) in panes.chats.get_value().into_iter().enumerate() {
+                chat.messages.with(|rows| {
+                    for q in rows.iter().filter_map(|r| recognize(&r.raw)?.ok()) {
+                        if !found.iter().any(|(_, f)| f.item_id == q.item_id) {
+                            found.push((i, q));
+                        }
+                    }
+                })
+            }
+            found
         });
         let local = RwSignal::new(BTreeMap::<String, LocalAsync>::new());
         let reload = RwSignal::new(0u64);
@@ -89,7 +98,7 @@ impl AsyncController {
             local,
             undo: RwSignal::new(None),
             open_when_back: RwSignal::new(None),
-            chat,
+            panes,
             outbox,
             dock,
             db,
@@ -111,13 +120,13 @@ impl AsyncController {
         });
         // The dock shows exactly the pending async questions of this conversation.
         Effect::new(move |_| {
-            let session = chat.session.get();
             let wanted: Vec<QuestionRecord> = c
                 .questions
                 .get()
                 .into_iter()
-                .filter(|q| c.status(q) == AsyncStatus::Pending)
-                .map(|q| {
+                .filter(|(_, q)| c.status(q) == AsyncStatus::Pending)
+                .map(|(home, q)| {
+                    let session = panes.chat(home).session.get();
                     let key = q.key();
                     c.ensure_draft(&key, &q);
                     QuestionRecord {
@@ -197,7 +206,7 @@ impl AsyncController {
                 .map(|d| d.with_untracked(|d| d.revision > 0))
                 .unwrap_or(false)
         });
-        self.chat.messages.with(|rows| {
+        self.chat_of(&q.item_id).messages.with(|rows| {
             // Saved history first: our own row's key, then the protocol's matching rules.
             let mut unresolved: Vec<AsyncQuestion> = Vec::new();
             for r in rows {
@@ -253,10 +262,11 @@ impl AsyncController {
         let item = key.trim_start_matches(ASYNC_PREFIX).to_string();
         let Some(q) = self
             .questions
-            .with_untracked(|qs| qs.iter().find(|q| q.item_id == item).cloned())
+            .with_untracked(|qs| qs.iter().find(|(_, q)| q.item_id == item).cloned())
         else {
             return;
         };
+        let (home, q) = (self.panes.chat(q.0), q.1);
         let draft = self.dock.draft(key).get_untracked();
         let questions = q.as_questions();
         let mut answers = Vec::new();
@@ -275,13 +285,9 @@ impl AsyncController {
             }
         }
         let text = format_answer(&q.items, &answers);
-        let steer = self
-            .chat
-            .run_active
-            .get_untracked()
-            .then(|| "steer".to_string());
+        let steer = home.run_active.get_untracked().then(|| "steer".to_string());
         self.outbox.enqueue(
-            &self.chat.session.get_untracked(),
+            &home.session.get_untracked(),
             &text,
             q.source_message_id.clone(),
             steer,
@@ -322,6 +328,16 @@ impl AsyncController {
         );
     }
 
+    /// The pane controller whose transcript holds question `item` (the first pane's if none
+    /// does any more).
+    fn chat_of(&self, item: &str) -> ChatController {
+        let home = self
+            .questions
+            .with(|qs| qs.iter().find(|(_, q)| q.item_id == item).map(|(i, _)| *i));
+        self.panes
+            .chat(home.unwrap_or_else(|| self.panes.open.with_untracked(|o| o[0])))
+    }
+
     pub fn undo_dismiss(&self, item: &str) {
         self.local
             .update(|l| l.entry(item.to_string()).or_default().dismissed = false);
@@ -332,7 +348,7 @@ impl AsyncController {
     /// "Answer" on a retired question: back into the dock with its draft.
     pub fn reopen(&self, item: &str) {
         let max_seq = self
-            .chat
+            .chat_of(item)
             .messages
             .with_untracked(|rows| rows.iter().map(|r| r.seq).max().unwrap_or(0));
         self.local.update(|l| {

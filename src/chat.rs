@@ -120,6 +120,9 @@ pub struct RunStream {
 
 #[derive(Clone, Copy)]
 pub struct ChatController {
+    /// Whether a pane shows this conversation. A closed pane's controller keeps no session
+    /// and does nothing until a pane opens with it again.
+    pub open: RwSignal<bool>,
     pub session: RwSignal<String>,
     pub sessions: RwSignal<Vec<Value>>,
     pub messages: RwSignal<Vec<TranscriptRow>>,
@@ -155,7 +158,7 @@ const SAVED_INDEX_KEY: &str = "\u{0}index";
 const LIVE_PREFIX: &str = "live:";
 
 /// The conversation the address names: `?session=`, else an incumbent-style `/chat/…` link.
-fn route_from_url() -> Option<ChatRoute> {
+pub fn route_from_url() -> Option<ChatRoute> {
     let search = browser::location()?.search().ok()?;
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
     // Canonical, so live events (which name the canonical key) match a hand-typed `?session=x`.
@@ -167,9 +170,16 @@ fn route_from_url() -> Option<ChatRoute> {
 }
 
 impl ChatController {
-    pub fn new(client: GatewayClient, db: LocalDb) -> ChatController {
-        let route = route_from_url();
+    /// A conversation controller; `route` names its conversation (none: the default one),
+    /// and a controller that is not `open` waits for a pane.
+    pub fn new(
+        client: GatewayClient,
+        db: LocalDb,
+        route: Option<ChatRoute>,
+        open: bool,
+    ) -> ChatController {
         let c = ChatController {
+            open: RwSignal::new(open),
             session: RwSignal::new(match &route {
                 Some(ChatRoute::Key(k)) => k.clone(),
                 _ => String::new(),
@@ -198,7 +208,7 @@ impl ChatController {
         Effect::new(move |_| {
             let _ = client.connected_epoch.get();
             let _ = client.resync_epoch.get();
-            if client.status.get_untracked() != Status::Connected {
+            if !c.open.get() || client.status.get_untracked() != Status::Connected {
                 return;
             }
             if c.short_link.with_value(Option::is_some) {
@@ -221,7 +231,7 @@ impl ChatController {
                 c.load_history().await;
             });
         });
-        // A different session: the URL follows, and its transcript and draft load.
+        // A different session: its transcript and draft load (the pane layout writes the URL).
         Effect::new(move |prev: Option<String>| {
             let s = c.session.get();
             if s.is_empty() {
@@ -233,16 +243,6 @@ impl ChatController {
                 c.fresh.set_value(false);
                 c.saved_copy.set(None);
                 spawn_local(async move { c.load_history().await });
-            }
-            if let Some(loc) = browser::location() {
-                let path = loc.pathname().unwrap_or_default();
-                let encoded = js_sys::encode_uri_component(&s)
-                    .as_string()
-                    .unwrap_or_default();
-                browser::replace_url(&format!(
-                    "{path}?session={encoded}{}",
-                    loc.hash().unwrap_or_default()
-                ));
             }
             s
         });
@@ -257,7 +257,7 @@ impl ChatController {
         // cannot be reached) until fresh history replaces it.
         Effect::new(move |_| {
             let _ = c.session.get();
-            if db.opened.get() > 0 && !c.fresh.get_value() {
+            if c.open.get() && db.opened.get() > 0 && !c.fresh.get_value() {
                 spawn_local(async move { c.show_saved_copy().await });
             }
         });
@@ -688,15 +688,21 @@ impl ChatController {
 
     /// Keeps the composer draft of this session (debounced into IndexedDB).
     pub fn set_draft(&self, text: String) {
-        self.draft.set(text);
+        self.draft.set(text.clone());
         let this = *self;
         let session = self.session.get_untracked();
+        if session.is_empty() {
+            return;
+        }
         set_timeout(
             move || {
-                let text = this.draft.get_untracked();
-                if this.session.get_untracked() != session {
-                    return;
-                }
+                // The newest text of that session: the composer's, unless the pane has moved
+                // to another conversation (or closed) since; then the text typed here.
+                let text = if this.session.get_untracked() == session {
+                    this.draft.get_untracked()
+                } else {
+                    text
+                };
                 spawn_local(async move {
                     // A credential-shaped draft stays in memory only (the composer says so),
                     // and no earlier copy of it is left behind.
@@ -711,6 +717,26 @@ impl ChatController {
             },
             Duration::from_millis(250),
         );
+    }
+
+    /// Opens this controller for a pane on `session`.
+    pub fn open_on(&self, session: &str) {
+        self.draft.set(String::new());
+        self.session.set(session.to_string());
+        // The (re)connect effect loads it, now that the controller is open.
+        self.open.set(true);
+    }
+
+    /// The pane closed: the controller lets go of its conversation. Drafts and queued
+    /// messages are kept where they always are (IndexedDB and the outbox), untouched.
+    pub fn close(&self) {
+        self.open.set(false);
+        self.session.set(String::new());
+        self.messages.set(Vec::new());
+        self.streams.set(BTreeMap::new());
+        self.draft.set(String::new());
+        self.saved_copy.set(None);
+        self.fresh.set_value(false);
     }
 
     /// Puts text back into the composer (after Discard), below anything already typed.

@@ -15,6 +15,7 @@ pub mod gateway_client;
 pub mod identity;
 pub mod json;
 pub mod outbox;
+pub mod panes;
 pub mod questions;
 pub mod shell;
 pub mod storage;

@@ -580,3 +580,108 @@ fn deep_link_from_path() -> Option<String> {
             .unwrap_or_else(|| id.to_string())
     })
 }
+
+/// One pane's view of the dock (`model::panes`): the requests of its conversation, and the
+/// one it shows. The dock state itself, drafts included, is the page's one `DockController`.
+#[derive(Clone, Copy)]
+pub struct DockView {
+    /// The requests this pane shows, in arrival order.
+    pub ids: Memo<Vec<String>>,
+    /// The request it shows.
+    pub current: Memo<Option<String>>,
+    /// The pane's number, unique in the page: element ids and radio-group names carry it,
+    /// so two docks on one page never share a radio group (which would uncheck each other).
+    pub pane: usize,
+    shown_last: RwSignal<Option<String>>,
+    ctl: DockController,
+}
+
+impl DockView {
+    /// The view of a pane on `session`; `first` for the leftmost pane, which also shows
+    /// requests of conversations no pane shows.
+    pub fn new(
+        ctl: DockController,
+        pane: usize,
+        session: Signal<String>,
+        first: Signal<bool>,
+        open_sessions: Signal<Vec<String>>,
+    ) -> DockView {
+        let ids = Memo::new(move |_| {
+            let deep = ctl.deep_link.get();
+            let (session, first) = (session.get(), first.get());
+            open_sessions.with(|open| {
+                ctl.dock.with(|d| {
+                    d.entries
+                        .iter()
+                        .filter(|e| {
+                            let of = match e {
+                                model::dock::Entry::Valid { record, .. } => {
+                                    record.session_key.as_deref()
+                                }
+                                model::dock::Entry::Invalid(_) => None,
+                            };
+                            deep.is_some() || model::panes::pane_shows(of, &session, first, open)
+                        })
+                        .map(|e| e.id().to_string())
+                        .filter(|id| deep.as_ref().is_none_or(|x| x == id))
+                        .collect::<Vec<_>>()
+                })
+            })
+        });
+        let shown_last = RwSignal::new(None::<String>);
+        let current = Memo::new(move |_| {
+            let page = ctl.dock.with(|d| d.current.clone());
+            ids.with(|ids| {
+                model::panes::pane_current(
+                    ids,
+                    page.as_deref(),
+                    shown_last.get_untracked().as_deref(),
+                )
+            })
+        });
+        Effect::new(move |_| shown_last.set(current.get()));
+        DockView {
+            ids,
+            current,
+            pane,
+            shown_last,
+            ctl,
+        }
+    }
+
+    /// `(i, n)` of the shown request among this pane's.
+    pub fn position(&self) -> Option<(usize, usize)> {
+        let cur = self.current.get()?;
+        self.ids
+            .with(|ids| Some((ids.iter().position(|i| *i == cur)? + 1, ids.len())))
+    }
+
+    /// The next or previous request of this pane (it becomes the page's current one too).
+    pub fn step(&self, forward: bool) {
+        let next = self.ids.with_untracked(|ids| {
+            model::panes::pane_step(ids, self.current.get_untracked().as_deref(), forward)
+        });
+        if let Some(id) = next {
+            self.shown_last.set(Some(id.clone()));
+            self.ctl.dock.update(|d| d.select(&id));
+        }
+    }
+
+    /// Whether the request shown blocks the agent (then the dock takes the composer's place).
+    pub fn current_is_blocking(&self) -> bool {
+        let Some(cur) = self.current.get() else {
+            return false;
+        };
+        self.ctl
+            .dock
+            .with(|d| d.entry(&cur).is_some_and(|e| !e.is_async()))
+    }
+
+    /// Whether a blocking request of this pane waits.
+    pub fn blocking_waits(&self) -> bool {
+        self.ids.with(|ids| {
+            ids.iter()
+                .any(|i| !i.starts_with(model::dock::ASYNC_PREFIX))
+        })
+    }
+}

@@ -155,9 +155,10 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     control_ui::browser::replace_url("/?session=agent%3Amain%3Amain");
     let db = LocalDb::new();
     let dock = control_ui::questions::DockController::new(client, db);
-    let chat = control_ui::chat::ChatController::new(client, db);
+    let panes = control_ui::panes::Panes::new(client, db);
+    let chat = panes.chat(0);
     let outbox = control_ui::outbox::OutboxController::new(client, db);
-    let asyncq = control_ui::async_questions::AsyncController::new(chat, outbox, dock, db);
+    let asyncq = control_ui::async_questions::AsyncController::new(panes, outbox, dock, db);
     eventually("the database to open", 5, || {
         db.health.get_untracked() == StorageHealth::Ok
     })

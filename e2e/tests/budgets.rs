@@ -24,7 +24,11 @@ use serde_json::json;
 /// largest single item is 47 KB raw. So the 450 KB ceiling moved once, for markdown, to what
 /// that build measured, and this ratchet sits just above it: lower it as the bundle shrinks,
 /// and raise it only with a reason in the commit that does. (The incumbent ships 1.6 MB.)
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 516_000;
+///
+/// Panes (the outbox issue: conversations side by side, each with its own picker, transcript,
+/// dock and composer, a switcher below 900 px) added 17.2 KB: 515.4 → 532.6 KB, most of it
+/// Leptos view and signal code of the pane and switcher components.
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 533_500;
 
 fn gzip_size(file: &Path) -> u64 {
     let out = Command::new("gzip")

@@ -12,6 +12,7 @@ pub mod fragment;
 pub mod markdown;
 pub mod offline;
 pub mod outbox;
+pub mod panes;
 pub mod parts;
 pub mod route;
 

@@ -7,6 +7,7 @@ pub mod credential_notice;
 pub mod markdown;
 pub mod option_group;
 pub mod outbox_tray;
+pub mod pane;
 pub mod question_dock;
 pub mod question_receipt;
 pub mod session_picker;

@@ -8,7 +8,7 @@ use crate::chat::ChatController;
 use crate::components::credential_notice::CredentialNotice;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::OutboxController;
-use crate::questions::DockController;
+use crate::questions::{DockController, DockView};
 
 /// The message composer for the current session.
 #[component]
@@ -17,13 +17,14 @@ pub fn Composer() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let outbox = expect_context::<OutboxController>();
     let client = expect_context::<GatewayClient>();
+    // Only this pane's dock can take this pane's composer: a question in another pane leaves
+    // this one free (openclaw#118787).
+    let view = expect_context::<DockView>();
     let blocked = Memo::new(move |_| {
-        ctl.dock.with(|d| d.expanded && d.current_is_blocking()) && ctl.deep_link.get().is_none()
+        ctl.dock.with(|d| d.expanded) && view.current_is_blocking() && ctl.deep_link.get().is_none()
     });
-    let question_waiting = Memo::new(move |_| {
-        ctl.dock
-            .with(|d| !d.expanded && d.entries.iter().any(|e| !e.is_async()))
-    });
+    let question_waiting =
+        Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && view.blocking_waits());
     let can_write = move || {
         client.hello.with(|_| {
             let s = client.scopes();

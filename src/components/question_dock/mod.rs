@@ -12,27 +12,14 @@ use wasm_bindgen::JsCast;
 
 use crate::components::credential_notice::CredentialNotice;
 use crate::components::option_group::{OptionGroup, OptionItem};
-use crate::questions::{DockController, QuestionAccess};
+use crate::questions::{DockController, DockView, QuestionAccess};
 
-/// The dock. Renders nothing while no request is pending.
+/// The dock of one pane (its `DockView` context). Renders nothing while no request is pending.
 #[component]
 pub fn QuestionDock() -> impl IntoView {
     let ctl = expect_context::<DockController>();
-    let ids = Memo::new(move |_| {
-        let deep = ctl.deep_link.get();
-        ctl.dock.with(|d| {
-            d.entries
-                .iter()
-                .map(|e| e.id().to_string())
-                .filter(|id| deep.as_ref().is_none_or(|x| x == id))
-                .collect::<Vec<_>>()
-        })
-    });
-    let current = Memo::new(move |_| {
-        let deep = ctl.deep_link.get();
-        deep.filter(|d| ids.with(|ids| ids.contains(d)))
-            .or_else(|| ctl.dock.with(|d| d.current.clone()))
-    });
+    let view = expect_context::<DockView>();
+    let (ids, current) = (view.ids, view.current);
     let expanded = Memo::new(move |_| ctl.dock.with(|d| d.expanded));
     view! {
         <div class="sr-only" aria-live="polite" data-testid="dock-announcer">{move || ctl.announce.get()}</div>
@@ -55,28 +42,23 @@ fn entry_memo(ctl: DockController, id: StoredValue<String>) -> Memo<Option<Entry
     Memo::new(move |_| ctl.dock.with(|d| d.entry(&id.get_value()).cloned()))
 }
 
-/// `(i, n)` among the shown requests.
-fn position(ctl: DockController) -> Memo<Option<(usize, usize)>> {
-    Memo::new(move |_| {
-        if ctl.deep_link.get().is_some() {
-            Some((1, 1))
-        } else {
-            ctl.dock.with(|d| d.position())
-        }
-    })
+/// `(i, n)` among the pane's requests.
+fn position() -> Memo<Option<(usize, usize)>> {
+    let view = expect_context::<DockView>();
+    Memo::new(move |_| view.position())
 }
 
 /// Previous/next request arrows with `i/N`.
 #[component]
 fn RequestNav() -> impl IntoView {
-    let ctl = expect_context::<DockController>();
-    let pos = position(ctl);
+    let view = expect_context::<DockView>();
+    let pos = position();
     view! {
         <Show when=move || pos.get().is_some_and(|(_, n)| n > 1)>
             <nav class="dock__requests" aria-label="Pending requests">
-                <button type="button" class="dock__arrow" aria-label="Previous request" on:click=move |_| ctl.dock.update(|d| d.step_request(false))>"‹"</button>
+                <button type="button" class="dock__arrow" aria-label="Previous request" on:click=move |_| view.step(false)>"‹"</button>
                 <span data-testid="request-position">{move || pos.get().map(|(i, n)| format!("Request {i}/{n}"))}</span>
-                <button type="button" class="dock__arrow" aria-label="Next request" on:click=move |_| ctl.dock.update(|d| d.step_request(true))>"›"</button>
+                <button type="button" class="dock__arrow" aria-label="Next request" on:click=move |_| view.step(true)>"›"</button>
             </nav>
         </Show>
     }
@@ -105,7 +87,7 @@ fn CollapsedBar(id: String) -> impl IntoView {
     let id = StoredValue::new(id);
     let entry = entry_memo(ctl, id);
     let draft = ctl.draft(&id.get_value());
-    let pos = position(ctl);
+    let pos = position();
     let summary = move || match entry.get() {
         Some(Entry::Valid { record, .. }) => {
             let step = draft
@@ -325,7 +307,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
             {move || {
                 let s = step.get();
                 let q = record.with_value(|r| r.questions[s].clone());
-                let key = format!("{}-{s}", id.get_value());
+                let key = format!("p{}-{}-{s}", expect_context::<DockView>().pane, id.get_value());
                 let readonly = !can_answer() || (q.secret() && !ctl.can_answer_secrets());
                 view! { <QuestionStep question=q draft=draft dom_key=key readonly=readonly busy=busy on_advance=Callback::new(move |_| {
                     let s = step.get_untracked();

@@ -58,30 +58,53 @@ impl Item {
 /// Keeps the newest message in view, as a chat does: on opening, and as rows and stream text
 /// arrive while the person is at the bottom. Someone who scrolled up to read stays where they
 /// are.
-fn follow_the_newest(chat: ChatController) {
+///
+/// With panes side by side each pane scrolls by itself (`.shell--split .pane`); otherwise the
+/// page does.
+fn follow_the_newest(chat: ChatController, list: NodeRef<leptos::html::Ol>) {
     let Some(window) = web_sys::window() else {
         return;
+    };
+    // `try_`: the listener outlives a closed pane's transcript, and then finds nothing.
+    let pane = move || {
+        list.try_get_untracked()
+            .flatten()
+            .and_then(|l| l.closest(".shell--split .pane").ok().flatten())
     };
     let at_bottom = std::rc::Rc::new(std::cell::Cell::new(true));
     let flag = at_bottom.clone();
     let w = window.clone();
     let on_scroll = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
-        let Some(doc) = w.document().and_then(|d| d.document_element()) else {
-            return;
+        let (height, bottom) = match pane() {
+            Some(p) => (
+                f64::from(p.scroll_height()),
+                f64::from(p.scroll_top() + p.client_height()),
+            ),
+            None => {
+                let Some(doc) = w.document().and_then(|d| d.document_element()) else {
+                    return;
+                };
+                let view = w
+                    .inner_height()
+                    .ok()
+                    .and_then(|h| h.as_f64())
+                    .unwrap_or(0.0);
+                (
+                    f64::from(doc.scroll_height()),
+                    w.scroll_y().unwrap_or(0.0) + view,
+                )
+            }
         };
-        let bottom = w.scroll_y().unwrap_or(0.0)
-            + w.inner_height()
-                .ok()
-                .and_then(|h| h.as_f64())
-                .unwrap_or(0.0);
-        flag.set(f64::from(doc.scroll_height()) - bottom < 120.0);
+        flag.set(height - bottom < 120.0);
     });
+    // Captured: a pane's own scrolling does not bubble.
     let _ = window.add_event_listener_with_callback_and_bool(
         "scroll",
         wasm_bindgen::JsCast::unchecked_ref(on_scroll.as_ref()),
         true,
     );
-    // The listener lives as long as the page (the transcript is never unmounted).
+    // The listener lives as long as the page; after its pane closed it finds no list and
+    // follows the page, harmlessly.
     on_scroll.forget();
     Effect::new(move |_| {
         chat.messages.with(|m| m.len());
@@ -91,9 +114,12 @@ fn follow_the_newest(chat: ChatController) {
             let w = window.clone();
             // After this change is painted, so the new height is known.
             let _ = window.request_animation_frame(wasm_bindgen::JsCast::unchecked_ref(
-                &wasm_bindgen::closure::Closure::once_into_js(move || {
-                    if let Some(doc) = w.document().and_then(|d| d.document_element()) {
-                        w.scroll_to_with_x_and_y(0.0, f64::from(doc.scroll_height()));
+                &wasm_bindgen::closure::Closure::once_into_js(move || match pane() {
+                    Some(p) => p.set_scroll_top(p.scroll_height()),
+                    None => {
+                        if let Some(doc) = w.document().and_then(|d| d.document_element()) {
+                            w.scroll_to_with_x_and_y(0.0, f64::from(doc.scroll_height()));
+                        }
                     }
                 }),
             ));
@@ -119,7 +145,8 @@ pub fn Transcript() -> impl IntoView {
         })
     });
     provide_context(ToolResults(results));
-    follow_the_newest(chat);
+    let list = NodeRef::<leptos::html::Ol>::new();
+    follow_the_newest(chat, list);
     let items = Memo::new(move |_| {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
@@ -185,7 +212,7 @@ pub fn Transcript() -> impl IntoView {
             </p>
         })}
         {move || chat.saved_copy_error.get().map(|e| view! { <p class="banner banner--warn" role="status" data-testid="saved-copy-error">{e}</p> })}
-        <ol class="transcript" aria-label="Messages">
+        <ol class="transcript" aria-label="Messages" node_ref=list>
             <For each=move || items.get() key=Item::key let:item>
                 {view! { <li>{match item {
                     Item::Message(m) => view! { <Message row=m/> }.into_any(),

@@ -1,0 +1,116 @@
+//! One conversation pane: its session picker, transcript, dock and composer. Panes sit side by
+//! side above 900 px; below that one shows at a time, chosen in the switcher (`PaneSwitcher`).
+
+use leptos::prelude::*;
+
+use crate::components::composer::Composer;
+use crate::components::question_dock::QuestionDock;
+use crate::components::session_picker::SessionPicker;
+use crate::components::transcript::Transcript;
+use crate::gateway_client::{GatewayClient, Status};
+use crate::panes::{MAX_PANES, Panes};
+use crate::questions::{DockController, DockView};
+
+/// A conversation's key as a person reads it (the part after `agent:<id>:`).
+pub fn short_name(session: &str) -> String {
+    match session.splitn(3, ':').collect::<Vec<_>>().as_slice() {
+        ["agent", agent, rest] if *agent == "main" => rest.to_string(),
+        ["agent", agent, rest] => format!("{agent}: {rest}"),
+        _ => session.to_string(),
+    }
+}
+
+/// A conversation pane.
+#[component]
+pub fn Pane(
+    /// Which of the page's conversation controllers this pane shows (`Panes::chats`).
+    index: usize,
+) -> impl IntoView {
+    let panes = expect_context::<Panes>();
+    let dock = expect_context::<DockController>();
+    let client = expect_context::<GatewayClient>();
+    let chat = panes.chat(index);
+    provide_context(chat);
+    let session = Signal::derive(move || chat.session.get());
+    let first = Signal::derive(move || panes.open.with(|o| o.first() == Some(&index)));
+    let open_sessions =
+        Signal::derive(move || panes.open_chats().iter().map(|c| c.session.get()).collect());
+    let view = DockView::new(dock, index, session, first, open_sessions);
+    provide_context(view);
+    let can_add = move || panes.open.with(|o| o.len() < MAX_PANES);
+    let can_close = move || panes.open.with(|o| o.len() > 1);
+    let connected = move || client.status.get() == Status::Connected;
+    let empty = move || {
+        chat.messages.with(Vec::is_empty)
+            && view.ids.with(Vec::is_empty)
+            && dock.dock.with(|d| d.receipts.is_empty())
+            && !chat.loading.get()
+    };
+    view! {
+        <section
+            class="pane"
+            data-testid="pane"
+            data-session=move || chat.session.get()
+            data-active=move || (panes.active.get() == index).to_string()
+            aria-label=move || format!("Conversation {}", short_name(&chat.session.get()))
+            on:focusin=move |_| if panes.active.get_untracked() != index { panes.active.set(index) }
+        >
+            <Show when=move || dock.deep_link.get().is_none()>
+                <div class="pane__bar">
+                    <SessionPicker/>
+                    <Show when=can_add>
+                        <button type="button" on:click=move |_| panes.add(index)>"Open another pane"</button>
+                    </Show>
+                    <Show when=can_close>
+                        <button type="button" on:click=move |_| panes.close(index)>"Close pane"</button>
+                    </Show>
+                </div>
+            </Show>
+            <div class="conversation">
+                <Transcript/>
+                <Show when=empty>
+                    <p class="conversation__empty">
+                        {move || if connected() {
+                            "Connected. Say hello, or type help to see what the demo agent can do."
+                        } else {
+                            "Waiting for the gateway connection."
+                        }}
+                    </p>
+                </Show>
+            </div>
+            <div class="dock-slot">
+                <QuestionDock/>
+                <Composer/>
+            </div>
+        </section>
+    }
+}
+
+/// On a narrow screen with several panes: which conversations are open, and which one shows.
+#[component]
+pub fn PaneSwitcher() -> impl IntoView {
+    let panes = expect_context::<Panes>();
+    let dock = expect_context::<DockController>();
+    view! {
+        <Show when=move || panes.open.with(|o| o.len() > 1)>
+            <nav class="pane-switcher" aria-label="Open conversations" data-testid="pane-switcher">
+                <For each=move || panes.open.get() key=|i| *i let:i>
+                    {
+                        let chat = panes.chat(i);
+                        // A waiting question in a pane that is out of sight is said on its button.
+                        let waiting = move || {
+                            let s = chat.session.get();
+                            dock.dock.with(|d| d.entries.iter().filter(|e| matches!(e, model::dock::Entry::Valid { record, .. } if record.session_key.as_deref().map(protocol::chat::canonical_session_key) == Some(s.clone()))).count())
+                        };
+                        view! {
+                            <button type="button" aria-pressed=move || (panes.active.get() == i).to_string() on:click=move |_| panes.active.set(i)>
+                                {move || short_name(&chat.session.get())}
+                                {move || match waiting() { 0 => String::new(), 1 => " · 1 question".to_string(), n => format!(" · {n} questions") }}
+                            </button>
+                        }
+                    }
+                </For>
+            </nav>
+        </Show>
+    }
+}

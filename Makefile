@@ -19,12 +19,18 @@ setup:
 ## wasm-opt -Oz from npm binaryen 132, sass, minified). About 1.5 min cold, seconds warm.
 ## PUBLIC_URL=/ui/ builds for a gateway with `gateway.controlUi.basePath: "/ui"`.
 PUBLIC_URL ?= /
+## The bundle names dependency sources by crate (`leptos-0.8.23/src/…` in a panic's location),
+## not by this machine's home directory: no build-machine path is shipped to every browser, and
+## the bytes do not depend on where cargo keeps its registry. (Recursive: set after `setup`
+## has fetched the crates.)
+REGISTRY_SRC = $(firstword $(wildcard $(or $(CARGO_HOME),$(HOME)/.cargo)/registry/src/index.crates.io-*))
+UI_RUSTFLAGS = $(if $(REGISTRY_SRC),--remap-path-prefix=$(REGISTRY_SRC)/=)
 build: setup
-	trunk build --release --public-url $(PUBLIC_URL)
+	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url $(PUBLIC_URL)
 
 ## The same build for a gateway with `controlUi.basePath: "/ui"`, for the real-gateway e2e test.
 build-ui-base-path: setup
-	trunk build --release --public-url /ui/ --dist target/dist-ui
+	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url /ui/ --dist target/dist-ui
 
 gateway: setup
 	cargo build --profile gateway -p gateway

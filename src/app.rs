@@ -19,18 +19,12 @@ use crate::storage::{LocalDb, StorageHealth};
 /// Works out the gateway URL, and takes the token out of the address bar into this tab's
 /// `sessionStorage`.
 fn initial_gateway_url() -> String {
-    let Some(loc) = browser::location() else {
-        return String::new();
-    };
+    let Some(loc) = browser::location() else { return String::new() };
     let hash = loc.hash().unwrap_or_default();
     let fragment = model::fragment::parse_fragment(&hash);
     let base_path = browser::base_path();
     let url = fragment.gateway_url.clone().unwrap_or_else(|| {
-        model::fragment::default_gateway_url(
-            &loc.protocol().unwrap_or_default(),
-            &loc.host().unwrap_or_default(),
-            &base_path,
-        )
+        model::fragment::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path)
     });
     if let Some(token) = &fragment.token {
         identity::set_session_token(&url, Some(token));
@@ -89,28 +83,17 @@ pub fn App() -> impl IntoView {
     let connected = move || client.status.get() == Status::Connected;
     let storage_warning = move || match db.health.get() {
         StorageHealth::Degraded(e) => {
-            let unsent = outbox
-                .rows
-                .with(|r| r.iter().filter(|r| r.is_unsent()).count());
+            let unsent = outbox.rows.with(|r| r.iter().filter(|r| r.is_unsent()).count());
             let risk = match unsent {
-                0 => "Drafts and new messages are kept in this tab only until storage works again."
-                    .to_string(),
-                1 => {
-                    "1 unsent message is kept in this tab only: closing the tab now would lose it."
-                        .to_string()
-                }
-                n => format!(
-                    "{n} unsent messages are kept in this tab only: closing the tab now would lose them."
-                ),
+                0 => "Drafts and new messages are kept in this tab only until storage works again.".to_string(),
+                1 => "1 unsent message is kept in this tab only: closing the tab now would lose it.".to_string(),
+                n => format!("{n} unsent messages are kept in this tab only: closing the tab now would lose them."),
             };
-            Some(format!(
-                "This browser's storage is not working ({e}). {risk} Sending still works; storage is retried every few seconds."
-            ))
+            Some(format!("This browser's storage is not working ({e}). {risk} Sending still works; storage is retried every few seconds."))
         }
         _ => None,
     };
-    let no_access =
-        move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
+    let no_access = move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
     view! {
         <div class=move || if panes.open.with(|o| o.len() > 1) { "shell shell--split" } else { "shell" }>
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>

@@ -44,10 +44,7 @@ pub enum AsyncStatus {
     /// An answer is in the outbox.
     Delivering(OutboxRow),
     /// Saved history holds the answer. `text` is the saved reply.
-    Sent {
-        text: String,
-        answers: Option<Vec<String>>,
-    },
+    Sent { text: String, answers: Option<Vec<String>> },
     Dismissed,
     /// Moved into history by a later successful run: "No longer pending".
     Retired,
@@ -108,12 +105,8 @@ impl AsyncController {
             let _ = reload.get();
             if db.opened.get() > 0 {
                 spawn_local(async move {
-                    let stored: BTreeMap<String, LocalAsync> = db
-                        .get_all(ASYNC)
-                        .await
-                        .into_iter()
-                        .filter_map(|(k, v)| Some((k, crate::json::decode(&v)?)))
-                        .collect();
+                    let stored: BTreeMap<String, LocalAsync> =
+                        db.get_all(ASYNC).await.into_iter().filter_map(|(k, v)| Some((k, crate::json::decode(&v)?))).collect();
                     local.set(stored);
                 });
             }
@@ -143,10 +136,7 @@ impl AsyncController {
                     }
                 })
                 .collect();
-            let fx = dock
-                .dock
-                .try_update(|d| d.sync_async(wanted))
-                .unwrap_or_default();
+            let fx = dock.dock.try_update(|d| d.sync_async(wanted)).unwrap_or_default();
             if let Some(key) = c.open_when_back.get_untracked() {
                 if dock.dock.with_untracked(|d| d.entry(&key).is_some()) {
                     c.open_when_back.set(None);
@@ -170,10 +160,7 @@ impl AsyncController {
     /// The async draft starts with the first options selected; a changed question resets it.
     fn ensure_draft(&self, key: &str, q: &AsyncQuestion) {
         let sig = q.signature();
-        let sig_now = self.dock.drafts.with_untracked(|m| {
-            m.get(key)
-                .map(|d| d.with_untracked(|d| d.signature.clone()))
-        });
+        let sig_now = self.dock.drafts.with_untracked(|m| m.get(key).map(|d| d.with_untracked(|d| d.signature.clone())));
         match sig_now {
             Some(s) if s == sig => {}
             Some(_) => {
@@ -189,16 +176,8 @@ impl AsyncController {
 
     /// Where `q` stands, from the outbox, saved history and local choices.
     pub fn status(&self, q: &AsyncQuestion) -> AsyncStatus {
-        let row = self.outbox.rows.with(|rows| {
-            rows.iter()
-                .filter(|r| r.async_item_id.as_deref() == Some(q.item_id.as_str()) && !r.discarded)
-                .max_by_key(|r| r.order)
-                .cloned()
-        });
-        let local = self
-            .local
-            .with(|l| l.get(&q.item_id).cloned())
-            .unwrap_or_default();
+        let row = self.outbox.rows.with(|rows| rows.iter().filter(|r| r.async_item_id.as_deref() == Some(q.item_id.as_str()) && !r.discarded).max_by_key(|r| r.order).cloned());
+        let local = self.local.with(|l| l.get(&q.item_id).cloned()).unwrap_or_default();
         // Edited drafts are never archived. Read untracked: typing must not recompute every
         // question's status; a retiring message re-runs this anyway.
         let edited = self.dock.drafts.with_untracked(|m| {
@@ -215,17 +194,8 @@ impl AsyncController {
                     unresolved.push(aq);
                     continue;
                 }
-                let by_key = row.as_ref().is_some_and(|o| {
-                    m.get("__openclaw")
-                        .and_then(|x| x.get("idempotencyKey"))
-                        .and_then(Value::as_str)
-                        == Some(o.saved_key().as_str())
-                });
-                let hit = if by_key {
-                    Some(q.item_id.clone())
-                } else {
-                    confirmed_item(&unresolved, m)
-                };
+                let by_key = row.as_ref().is_some_and(|o| m.get("__openclaw").and_then(|x| x.get("idempotencyKey")).and_then(Value::as_str) == Some(o.saved_key().as_str()));
+                let hit = if by_key { Some(q.item_id.clone()) } else { confirmed_item(&unresolved, m) };
                 if let Some(item) = hit {
                     if item == q.item_id {
                         let text = model::message_text(m);
@@ -236,14 +206,7 @@ impl AsyncController {
                 }
             }
             if let Some(r) = row {
-                return if r.state == SendState::Confirmed {
-                    AsyncStatus::Sent {
-                        text: r.text.clone(),
-                        answers: None,
-                    }
-                } else {
-                    AsyncStatus::Delivering(r)
-                };
+                return if r.state == SendState::Confirmed { AsyncStatus::Sent { text: r.text.clone(), answers: None } } else { AsyncStatus::Delivering(r) };
             }
             if local.dismissed {
                 return AsyncStatus::Dismissed;
@@ -275,11 +238,7 @@ impl AsyncController {
                 Some(v) => answers.push(v),
                 None => {
                     self.dock.draft(key).update(|d| d.set_step(i));
-                    self.dock.announce.set(format!(
-                        "Answer question {} of {} before submitting.",
-                        i + 1,
-                        questions.len()
-                    ));
+                    self.dock.announce.set(format!("Answer question {} of {} before submitting.", i + 1, questions.len()));
                     return;
                 }
             }
@@ -296,24 +255,19 @@ impl AsyncController {
     }
 
     fn save_local(&self, item: &str) {
-        let value = self
-            .local
-            .with_untracked(|l| l.get(item).cloned())
-            .unwrap_or_default();
+        let value = self.local.with_untracked(|l| l.get(item).cloned()).unwrap_or_default();
         let db = self.db;
         let item = item.to_string();
         let this = *self;
         spawn_local(async move {
             db.put(ASYNC, &item, &crate::json::encode(&value)).await;
-            this.channel
-                .with_value(|c| c.post(&json!({"type": "changed"})));
+            this.channel.with_value(|c| c.post(&json!({"type": "changed"})));
         });
     }
 
     /// Dismiss: out of the dock, nothing sent; Undo is offered for a while.
     pub fn dismiss(&self, item: &str) {
-        self.local
-            .update(|l| l.entry(item.to_string()).or_default().dismissed = true);
+        self.local.update(|l| l.entry(item.to_string()).or_default().dismissed = true);
         self.save_local(item);
         self.undo.set(Some(item.to_string()));
         let undo = self.undo;
@@ -339,8 +293,7 @@ impl AsyncController {
     }
 
     pub fn undo_dismiss(&self, item: &str) {
-        self.local
-            .update(|l| l.entry(item.to_string()).or_default().dismissed = false);
+        self.local.update(|l| l.entry(item.to_string()).or_default().dismissed = false);
         self.save_local(item);
         self.undo.set(None);
     }
@@ -357,8 +310,7 @@ impl AsyncController {
             e.dismissed = false;
         });
         self.save_local(item);
-        self.open_when_back
-            .set(Some(format!("{ASYNC_PREFIX}{item}")));
+        self.open_when_back.set(Some(format!("{ASYNC_PREFIX}{item}")));
     }
 }
 

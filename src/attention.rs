@@ -23,8 +23,7 @@ const SHOWN_TTL_MS: f64 = 2.0 * 3_600_000.0;
 
 /// The browser's notification permission: `granted`, `denied`, `default`, or `unsupported`.
 fn permission_now() -> String {
-    let has_api = web_sys::window()
-        .is_some_and(|w| js_sys::Reflect::has(&w, &"Notification".into()).unwrap_or(false));
+    let has_api = web_sys::window().is_some_and(|w| js_sys::Reflect::has(&w, &"Notification".into()).unwrap_or(false));
     if !has_api {
         return "unsupported".into();
     }
@@ -41,16 +40,12 @@ fn settings_key(gateway: &str) -> String {
 }
 
 fn load_settings(gateway: &str) -> AttentionSettings {
-    browser::local_get(&settings_key(gateway))
-        .and_then(|s| crate::json::decode(&s))
-        .unwrap_or_default()
+    browser::local_get(&settings_key(gateway)).and_then(|s| crate::json::decode(&s)).unwrap_or_default()
 }
 
 /// Hidden, or shown but not focused (another window in front): the person is elsewhere.
 fn out_of_sight() -> bool {
-    web_sys::window()
-        .and_then(|w| w.document())
-        .is_none_or(|d| d.hidden() || !d.has_focus().unwrap_or(true))
+    web_sys::window().and_then(|w| w.document()).is_none_or(|d| d.hidden() || !d.has_focus().unwrap_or(true))
 }
 
 /// The notification settings and permission of this page, for the control that changes them.
@@ -63,11 +58,7 @@ pub struct Attention {
 
 impl Attention {
     pub fn new(client: GatewayClient, dock: DockController) -> Attention {
-        let a = Attention {
-            settings: RwSignal::new(load_settings(&client.url.get_untracked())),
-            permission: RwSignal::new(permission_now()),
-            client,
-        };
+        let a = Attention { settings: RwSignal::new(load_settings(&client.url.get_untracked())), permission: RwSignal::new(permission_now()), client };
         Effect::new(move |_| {
             let url = client.url.get();
             a.settings.set(load_settings(&url));
@@ -84,11 +75,7 @@ impl Attention {
             let count_async = a.settings.with(|s| s.count_async);
             let n = blocking + if count_async { asynchronous } else { 0 };
             if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
-                doc.set_title(&model::attention::title(
-                    blocking,
-                    asynchronous,
-                    count_async,
-                ));
+                doc.set_title(&model::attention::title(blocking, asynchronous, count_async));
                 set_badge(&doc, model::attention::badge_text(n).as_deref());
             }
         });
@@ -118,11 +105,8 @@ impl Attention {
                     })
                     .collect()
             });
-            let enabled = a.settings.with(|s| s.notify == NotifyChoice::On)
-                && a.permission.get() == "granted";
-            let due = watch
-                .try_update_value(|w| w.due(&waiting, now, out_of_sight(), enabled))
-                .unwrap_or_default();
+            let enabled = a.settings.with(|s| s.notify == NotifyChoice::On) && a.permission.get() == "granted";
+            let due = watch.try_update_value(|w| w.due(&waiting, now, out_of_sight(), enabled)).unwrap_or_default();
             let gateway = client.url.get_untracked();
             for notice in due {
                 show_once(&gateway, notice, dock);
@@ -133,18 +117,14 @@ impl Attention {
         if let Some(w) = web_sys::window() {
             let on_visible = Closure::<dyn Fn()>::new(move || a.permission.set(permission_now()));
             if let Some(doc) = w.document() {
-                let _ = doc.add_event_listener_with_callback(
-                    "visibilitychange",
-                    on_visible.as_ref().unchecked_ref(),
-                );
+                let _ = doc.add_event_listener_with_callback("visibilitychange", on_visible.as_ref().unchecked_ref());
             }
             on_visible.forget();
             let on_storage = Closure::<dyn Fn()>::new(move || {
                 a.settings.set(load_settings(&client.url.get_untracked()));
                 a.permission.set(permission_now());
             });
-            let _ =
-                w.add_event_listener_with_callback("storage", on_storage.as_ref().unchecked_ref());
+            let _ = w.add_event_listener_with_callback("storage", on_storage.as_ref().unchecked_ref());
             on_storage.forget();
         }
         a
@@ -152,9 +132,7 @@ impl Attention {
 
     fn save(&self) {
         let gateway = self.client.url.get_untracked();
-        self.settings.with_untracked(|s| {
-            browser::local_set(&settings_key(&gateway), &crate::json::encode(s))
-        });
+        self.settings.with_untracked(|s| browser::local_set(&settings_key(&gateway), &crate::json::encode(s)));
     }
 
     /// The person asked for notifications: the browser's prompt comes now, on their click, and
@@ -171,19 +149,9 @@ impl Attention {
             return;
         };
         wasm_bindgen_futures::spawn_local(async move {
-            let answer = wasm_bindgen_futures::JsFuture::from(promise)
-                .await
-                .ok()
-                .and_then(|v| v.as_string())
-                .unwrap_or_default();
+            let answer = wasm_bindgen_futures::JsFuture::from(promise).await.ok().and_then(|v| v.as_string()).unwrap_or_default();
             this.permission.set(permission_now());
-            this.settings.update(|s| {
-                s.notify = if answer == "granted" {
-                    NotifyChoice::On
-                } else {
-                    NotifyChoice::Off
-                }
-            });
+            this.settings.update(|s| s.notify = if answer == "granted" { NotifyChoice::On } else { NotifyChoice::Off });
             this.save();
         });
     }
@@ -201,9 +169,7 @@ impl Attention {
 
 fn shown_record() -> serde_json::Map<String, Value> {
     let now = browser::now_ms();
-    let mut shown: serde_json::Map<String, Value> = browser::local_get(SHOWN_KEY)
-        .and_then(|s| crate::json::decode(&s))
-        .unwrap_or_default();
+    let mut shown: serde_json::Map<String, Value> = browser::local_get(SHOWN_KEY).and_then(|s| crate::json::decode(&s)).unwrap_or_default();
     shown.retain(|_, at| at.as_f64().is_some_and(|t| now - t < SHOWN_TTL_MS));
     shown
 }
@@ -251,9 +217,7 @@ fn show(notice: Notice, dock: DockController) {
 
 /// The icon as it was in `index.html`, with a count in a red badge while questions wait.
 fn set_badge(doc: &web_sys::Document, text: Option<&str>) {
-    let Ok(Some(link)) = doc.query_selector("link[rel~='icon']") else {
-        return;
-    };
+    let Ok(Some(link)) = doc.query_selector("link[rel~='icon']") else { return };
     let original = match link.get_attribute("data-ocui-icon") {
         Some(o) => o,
         None => {
@@ -271,10 +235,7 @@ fn set_badge(doc: &web_sys::Document, text: Option<&str>) {
                  <circle cx='23' cy='9' r='9' fill='#dc2626'/><text x='23' y='13' font-family='sans-serif' font-size='{}' font-weight='700' text-anchor='middle' fill='#fff'>{t}</text></svg>",
                 if t.len() > 1 { 10 } else { 12 }
             );
-            format!(
-                "data:image/svg+xml,{}",
-                String::from(js_sys::encode_uri_component(&svg))
-            )
+            format!("data:image/svg+xml,{}", String::from(js_sys::encode_uri_component(&svg)))
         }
     };
     let _ = link.set_attribute("href", &href);

@@ -50,18 +50,12 @@ pub fn location() -> Option<web_sys::Location> {
 /// The base path the real gateway serves the UI under (`data-openclaw-control-ui-base-path`
 /// on `<html>`; empty at the root).
 pub fn base_path() -> String {
-    window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.document_element())
-        .and_then(|e| e.get_attribute("data-openclaw-control-ui-base-path"))
-        .unwrap_or_default()
+    window().and_then(|w| w.document()).and_then(|d| d.document_element()).and_then(|e| e.get_attribute("data-openclaw-control-ui-base-path")).unwrap_or_default()
 }
 
 /// The page's path inside the app, without the base path (`/ask/<id>`, never `/ui/ask/<id>`).
 pub fn app_path() -> String {
-    let path = location()
-        .and_then(|l| l.pathname().ok())
-        .unwrap_or_default();
+    let path = location().and_then(|l| l.pathname().ok()).unwrap_or_default();
     model::fragment::app_path(&path, &base_path()).to_string()
 }
 
@@ -71,10 +65,7 @@ pub fn page_origin() -> String {
 }
 
 pub fn platform() -> String {
-    window()
-        .and_then(|w| w.navigator().platform().ok())
-        .filter(|p| !p.is_empty())
-        .unwrap_or_else(|| "web".into())
+    window().and_then(|w| w.navigator().platform().ok()).filter(|p| !p.is_empty()).unwrap_or_else(|| "web".into())
 }
 
 /// Replaces the address bar's URL without navigating (used to drop `#token=`).
@@ -92,11 +83,7 @@ pub fn log_warn(msg: &str) {
 pub fn js_error_text(e: &wasm_bindgen::JsValue) -> String {
     use wasm_bindgen::JsCast;
     match e.dyn_ref::<js_sys::Error>() {
-        Some(err) => format!(
-            "{}: {}",
-            String::from(err.name()),
-            String::from(err.message())
-        ),
+        Some(err) => format!("{}: {}", String::from(err.name()), String::from(err.message())),
         None => e.as_string().unwrap_or_else(|| "an unknown error".into()),
     }
 }

@@ -39,49 +39,20 @@ pub struct TranscriptRow {
 impl TranscriptRow {
     pub fn from_message(m: &Value) -> TranscriptRow {
         let meta = m.get("__openclaw");
-        let seq = meta
-            .and_then(|o| o.get("seq"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let key = meta
-            .and_then(|o| o.get("id"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("seq-{seq}-{}", protocol::frame::compact(m).len()));
-        let role = m
-            .get("role")
-            .and_then(Value::as_str)
-            .unwrap_or("custom")
-            .to_string();
-        let note = m
-            .get("stopReason")
-            .or_else(|| m.get("customType"))
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let timestamp = m
-            .get("timestamp")
-            .and_then(Value::as_f64)
-            .or_else(|| {
-                meta.and_then(|o| o.get("recordTimestampMs"))
-                    .and_then(Value::as_f64)
-            })
-            .unwrap_or(0.0);
+        let seq = meta.and_then(|o| o.get("seq")).and_then(Value::as_u64).unwrap_or(0);
+        let key = meta.and_then(|o| o.get("id")).and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("seq-{seq}-{}", protocol::frame::compact(m).len()));
+        let role = m.get("role").and_then(Value::as_str).unwrap_or("custom").to_string();
+        let note = m.get("stopReason").or_else(|| m.get("customType")).and_then(Value::as_str).map(str::to_string);
+        let timestamp = m.get("timestamp").and_then(Value::as_f64).or_else(|| meta.and_then(|o| o.get("recordTimestampMs")).and_then(Value::as_f64)).unwrap_or(0.0);
         let text = match model::offline::withheld(m) {
-            Some(reason) => format!(
-                "Not kept in this browser's saved copy: {reason}. It shows again when the gateway is back."
-            ),
+            Some(reason) => format!("Not kept in this browser's saved copy: {reason}. It shows again when the gateway is back."),
             None => model::message_text(m),
         };
         // Worked out once per row, so the transcript does not parse every row again whenever
         // one arrives.
         let (mut tool_calls, mut asks) = (Vec::new(), Vec::new());
         for part in model::parts::parts(m) {
-            if let model::parts::Part::ToolCall {
-                id,
-                name,
-                arguments,
-            } = part
-            {
+            if let model::parts::Part::ToolCall { id, name, arguments } = part {
                 if name == "ask_user"
                     && let Some(q) = model::parts::ask_questions(&arguments).into_iter().next()
                 {
@@ -93,19 +64,7 @@ impl TranscriptRow {
             }
         }
         let tool_result = model::parts::tool_result(m).filter(|r| !r.call_id.is_empty());
-        TranscriptRow {
-            key,
-            role,
-            text,
-            seq,
-            timestamp,
-            note,
-            tool_calls,
-            tool_result,
-            asks,
-            from_saved_copy: false,
-            raw: m.clone(),
-        }
+        TranscriptRow { key, role, text, seq, timestamp, note, tool_calls, tool_result, asks, from_saved_copy: false, raw: m.clone() }
     }
 }
 
@@ -162,10 +121,7 @@ pub fn route_from_url() -> Option<ChatRoute> {
     let search = browser::location()?.search().ok()?;
     let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
     // Canonical, so live events (which name the canonical key) match a hand-typed `?session=x`.
-    let from_query = params
-        .get("session")
-        .filter(|s| !s.is_empty())
-        .map(|s| ChatRoute::Key(protocol::chat::canonical_session_key(&s)));
+    let from_query = params.get("session").filter(|s| !s.is_empty()).map(|s| ChatRoute::Key(protocol::chat::canonical_session_key(&s)));
     from_query.or_else(|| model::route::parse_chat_path(&browser::app_path()))
 }
 
@@ -220,11 +176,10 @@ impl ChatController {
                 return;
             }
             if c.session.get_untracked().is_empty() {
-                let default = client
-                    .hello
-                    .with_untracked(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
-                c.session
-                    .set(default.unwrap_or_else(|| "agent:main:main".into()));
+                let default = client.hello.with_untracked(|h| {
+                    h.as_ref().and_then(|h| h.main_session_key.clone())
+                });
+                c.session.set(default.unwrap_or_else(|| "agent:main:main".into()));
             }
             spawn_local(async move {
                 c.load_sessions().await;
@@ -268,41 +223,22 @@ impl ChatController {
 
     /// Opens the session a short `/chat/…` link names, or says that it names none.
     fn resolve_short_link(&self) {
-        let Some((agent, prefix)) = self.short_link.get_value() else {
-            return;
-        };
-        let keys: Vec<String> = self.sessions.with_untracked(|rows| {
-            rows.iter()
-                .filter_map(|r| r.get("key").and_then(Value::as_str).map(str::to_string))
-                .collect()
-        });
+        let Some((agent, prefix)) = self.short_link.get_value() else { return };
+        let keys: Vec<String> = self.sessions.with_untracked(|rows| rows.iter().filter_map(|r| r.get("key").and_then(Value::as_str).map(str::to_string)).collect());
         self.short_link.set_value(None);
         match model::route::resolve_short_id(&agent, &prefix, keys.iter().map(String::as_str)) {
             Some(key) => self.session.set(key.to_string()),
             None => {
                 self.link_error.set(Some(format!("No single conversation of agent {agent} matches this link (…{prefix}): it may have been deleted. Pick one above.")));
-                let default = self
-                    .client
-                    .hello
-                    .with_untracked(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
-                self.session
-                    .set(default.unwrap_or_else(|| format!("agent:{agent}:main")));
+                let default = self.client.hello.with_untracked(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
+                self.session.set(default.unwrap_or_else(|| format!("agent:{agent}:main")));
             }
         }
     }
 
     async fn load_sessions(self) {
-        if let Ok(v) = self
-            .client
-            .request("sessions.list", json!({"limit": 100}))
-            .await
-        {
-            self.sessions.set(
-                v.get("sessions")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default(),
-            );
+        if let Ok(v) = self.client.request("sessions.list", json!({"limit": 100})).await {
+            self.sessions.set(v.get("sessions").and_then(Value::as_array).cloned().unwrap_or_default());
         }
     }
 
@@ -312,48 +248,25 @@ impl ChatController {
         if session.is_empty() {
             return;
         }
-        let _ = self
-            .client
-            .request("sessions.messages.subscribe", json!({"key": session}))
-            .await;
+        let _ = self.client.request("sessions.messages.subscribe", json!({"key": session})).await;
         self.loading.set(true);
-        let result = self
-            .client
-            .request("chat.history", json!({"sessionKey": session, "limit": 100}))
-            .await;
+        let result = self.client.request("chat.history", json!({"sessionKey": session, "limit": 100})).await;
         self.loading.set(false);
         if self.session.get_untracked() != session {
             return;
         }
         match result {
             Ok(v) => {
-                let rows: Vec<TranscriptRow> = v
-                    .get("messages")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().map(TranscriptRow::from_message).collect())
-                    .unwrap_or_default();
-                self.has_more
-                    .set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
-                self.run_active.set(
-                    v.get("sessionInfo")
-                        .and_then(|i| i.get("hasActiveRun"))
-                        .and_then(Value::as_bool)
-                        .unwrap_or(false),
-                );
+                let rows: Vec<TranscriptRow> = v.get("messages").and_then(Value::as_array).map(|a| a.iter().map(TranscriptRow::from_message).collect()).unwrap_or_default();
+                self.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
+                self.run_active.set(v.get("sessionInfo").and_then(|i| i.get("hasActiveRun")).and_then(Value::as_bool).unwrap_or(false));
                 self.history_error.set(None);
                 // Rows that arrived as events while the page loaded stay (newer than the page).
                 let newest = rows.iter().map(|r| r.seq).max().unwrap_or(0);
                 // Rows of the saved copy all go (they may be older than the page, or from a
                 // transcript the gateway no longer has); rows that arrived live meanwhile stay.
                 self.messages.update(|m| {
-                    let extra: Vec<TranscriptRow> = m
-                        .drain(..)
-                        .filter(|r| {
-                            !r.from_saved_copy
-                                && r.seq > newest
-                                && !rows.iter().any(|x| x.key == r.key)
-                        })
-                        .collect();
+                    let extra: Vec<TranscriptRow> = m.drain(..).filter(|r| !r.from_saved_copy && r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
                     *m = rows;
                     m.extend(extra);
                 });
@@ -361,9 +274,7 @@ impl ChatController {
                 self.saved_copy.set(None);
                 self.schedule_save();
             }
-            Err(e) => self
-                .history_error
-                .set(Some(format!("The conversation could not be loaded: {e}"))),
+            Err(e) => self.history_error.set(Some(format!("The conversation could not be loaded: {e}"))),
         }
     }
 
@@ -374,27 +285,13 @@ impl ChatController {
             let session = this.session.get_untracked();
             let offset = this.messages.with_untracked(Vec::len);
             this.loading.set(true);
-            let result = this
-                .client
-                .request(
-                    "chat.history",
-                    json!({"sessionKey": session, "limit": 100, "offset": offset}),
-                )
-                .await;
+            let result = this.client.request("chat.history", json!({"sessionKey": session, "limit": 100, "offset": offset})).await;
             this.loading.set(false);
             if let Ok(v) = result {
-                let older: Vec<TranscriptRow> = v
-                    .get("messages")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().map(TranscriptRow::from_message).collect())
-                    .unwrap_or_default();
-                this.has_more
-                    .set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
+                let older: Vec<TranscriptRow> = v.get("messages").and_then(Value::as_array).map(|a| a.iter().map(TranscriptRow::from_message).collect()).unwrap_or_default();
+                this.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
                 this.messages.update(|m| {
-                    let mut merged: Vec<TranscriptRow> = older
-                        .into_iter()
-                        .filter(|o| !m.iter().any(|x| x.key == o.key))
-                        .collect();
+                    let mut merged: Vec<TranscriptRow> = older.into_iter().filter(|o| !m.iter().any(|x| x.key == o.key)).collect();
                     merged.append(m);
                     *m = merged;
                 });
@@ -403,20 +300,13 @@ impl ChatController {
     }
 
     fn on_session_message(&self, p: &Value) {
-        let session = p
-            .get("sessionKey")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let session = p.get("sessionKey").and_then(Value::as_str).unwrap_or_default();
         if session != self.session.get_untracked() {
             return;
         }
         let Some(m) = p.get("message") else { return };
         let row = TranscriptRow::from_message(m);
-        if let Some(run) = m
-            .get("__openclaw")
-            .and_then(|o| o.get("runId"))
-            .and_then(Value::as_str)
-        {
+        if let Some(run) = m.get("__openclaw").and_then(|o| o.get("runId")).and_then(Value::as_str) {
             if row.role == "assistant" || row.role == "custom" {
                 // The saved reply replaces its stream.
                 self.streams.update(|s| {
@@ -424,10 +314,7 @@ impl ChatController {
                 });
             }
         }
-        let run = m
-            .get("__openclaw")
-            .and_then(|o| o.get("runId"))
-            .and_then(Value::as_str);
+        let run = m.get("__openclaw").and_then(|o| o.get("runId")).and_then(Value::as_str);
         self.messages.update(|rows| {
             if rows.iter().any(|r| r.key == row.key) {
                 return;
@@ -435,19 +322,13 @@ impl ChatController {
             // A reply shown from its run's `final` event before it was saved: the saved row
             // takes its place (same run, or the same words from the same role).
             let provisional = rows.iter().position(|r| {
-                r.key.starts_with(LIVE_PREFIX)
-                    && r.role == row.role
-                    && (run.is_some_and(|run| r.key[LIVE_PREFIX.len()..] == *run)
-                        || r.text == row.text)
+                r.key.starts_with(LIVE_PREFIX) && r.role == row.role && (run.is_some_and(|run| r.key[LIVE_PREFIX.len()..] == *run) || r.text == row.text)
             });
             match provisional {
                 Some(i) if !row.key.starts_with(LIVE_PREFIX) => rows[i] = row,
                 Some(_) => {}
                 None => {
-                    let at = rows
-                        .iter()
-                        .position(|r| r.seq > row.seq && row.seq > 0)
-                        .unwrap_or(rows.len());
+                    let at = rows.iter().position(|r| r.seq > row.seq && row.seq > 0).unwrap_or(rows.len());
                     rows.insert(at, row);
                 }
             }
@@ -462,17 +343,8 @@ impl ChatController {
     async fn show_saved_copy(self) {
         let store = self.db.store();
         if self.session.get_untracked().is_empty() && self.short_link.with_value(Option::is_none) {
-            let index: Option<model::offline::SavedIndex> = store
-                .get(TRANSCRIPTS, SAVED_INDEX_KEY)
-                .await
-                .ok()
-                .flatten()
-                .and_then(|v| crate::json::decode(&v));
-            if let Some(latest) = index
-                .as_ref()
-                .and_then(|i| i.latest())
-                .filter(|_| self.session.get_untracked().is_empty())
-            {
+            let index: Option<model::offline::SavedIndex> = store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await.ok().flatten().and_then(|v| crate::json::decode(&v));
+            if let Some(latest) = index.as_ref().and_then(|i| i.latest()).filter(|_| self.session.get_untracked().is_empty()) {
                 // Setting the session runs this again for it.
                 self.session.set(latest.to_string());
                 return;
@@ -490,20 +362,14 @@ impl ChatController {
             }
         };
         let Some(saved) = saved else { return };
-        if self.fresh.get_value()
-            || self.session.get_untracked() != session
-            || !self.messages.with_untracked(Vec::is_empty)
-        {
+        if self.fresh.get_value() || self.session.get_untracked() != session || !self.messages.with_untracked(Vec::is_empty) {
             return;
         }
         self.messages.set(
             saved
                 .messages
                 .iter()
-                .map(|m| TranscriptRow {
-                    from_saved_copy: true,
-                    ..TranscriptRow::from_message(m)
-                })
+                .map(|m| TranscriptRow { from_saved_copy: true, ..TranscriptRow::from_message(m) })
                 .collect(),
         );
         self.saved_copy.set(Some(saved.confirmed_ms));
@@ -535,35 +401,18 @@ impl ChatController {
             self.saved_copy_error.set(Some("Browser storage is not available, so this conversation is not saved for reading offline.".into()));
             return;
         }
-        let messages: Vec<serde_json::Value> = self.messages.with_untracked(|rows| {
-            rows.iter()
-                .filter(|r| !r.key.starts_with(LIVE_PREFIX))
-                .map(|r| r.raw.clone())
-                .collect()
-        });
-        let saved = model::offline::SavedConversation {
-            session_key: session.clone(),
-            confirmed_ms: browser::now_ms(),
-            messages: model::offline::saved_page(&messages),
-        };
+        let messages: Vec<serde_json::Value> = self.messages.with_untracked(|rows| rows.iter().filter(|r| !r.key.starts_with(LIVE_PREFIX)).map(|r| r.raw.clone()).collect());
+        let saved = model::offline::SavedConversation { session_key: session.clone(), confirmed_ms: browser::now_ms(), messages: model::offline::saved_page(&messages) };
         // The saved copy writes to storage directly: a failure here (a full disk) costs only
         // the copy, never the outbox or the drafts, which keep using storage as before.
         let store = self.db.store();
         let result = async {
-            store
-                .put(TRANSCRIPTS, &session, &crate::json::encode(&saved))
-                .await?;
-            let mut index: model::offline::SavedIndex = store
-                .get(TRANSCRIPTS, SAVED_INDEX_KEY)
-                .await?
-                .and_then(|v| crate::json::decode(&v))
-                .unwrap_or_default();
+            store.put(TRANSCRIPTS, &session, &crate::json::encode(&saved)).await?;
+            let mut index: model::offline::SavedIndex = store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await?.and_then(|v| crate::json::decode(&v)).unwrap_or_default();
             for old in index.touch(&session, browser::now_ms()) {
                 store.delete(TRANSCRIPTS, &old).await?;
             }
-            store
-                .put(TRANSCRIPTS, SAVED_INDEX_KEY, &crate::json::encode(&index))
-                .await
+            store.put(TRANSCRIPTS, SAVED_INDEX_KEY, &crate::json::encode(&index)).await
         }
         .await;
         match result {
@@ -573,32 +422,19 @@ impl ChatController {
     }
 
     fn on_chat(&self, p: &Value) {
-        let session = p
-            .get("sessionKey")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
+        let session = p.get("sessionKey").and_then(Value::as_str).unwrap_or_default();
         if session != self.session.get_untracked() {
             return;
         }
-        let Some(run) = p.get("runId").and_then(Value::as_str).map(str::to_string) else {
-            return;
-        };
+        let Some(run) = p.get("runId").and_then(Value::as_str).map(str::to_string) else { return };
         let state = p.get("state").and_then(Value::as_str).unwrap_or_default();
         match state {
             "delta" => {
                 self.run_active.set(true);
-                let text = p
-                    .get("deltaText")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_string();
+                let text = p.get("deltaText").and_then(Value::as_str).unwrap_or_default().to_string();
                 let replace = p.get("replace").and_then(Value::as_bool) == Some(true);
                 self.streams.update(|s| {
-                    let e = s.entry(run).or_insert(RunStream {
-                        text: String::new(),
-                        state: "streaming".into(),
-                        error: None,
-                    });
+                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: "streaming".into(), error: None });
                     if replace {
                         e.text = text;
                     } else {
@@ -615,13 +451,8 @@ impl ChatController {
                     wrapped["message"]["__openclaw"]["runId"] = json!(run);
                     // Without its saved id the row is provisional: its `session.message` (or
                     // the next history page) replaces it instead of showing it twice.
-                    if m.get("__openclaw")
-                        .and_then(|o| o.get("id"))
-                        .and_then(Value::as_str)
-                        .is_none()
-                    {
-                        wrapped["message"]["__openclaw"]["id"] =
-                            json!(format!("{LIVE_PREFIX}{run}"));
+                    if m.get("__openclaw").and_then(|o| o.get("id")).and_then(Value::as_str).is_none() {
+                        wrapped["message"]["__openclaw"]["id"] = json!(format!("{LIVE_PREFIX}{run}"));
                     }
                     self.on_session_message(&wrapped);
                 }
@@ -639,17 +470,9 @@ impl ChatController {
             }
             "error" => {
                 self.run_active.set(false);
-                let msg = p
-                    .get("errorMessage")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the run failed")
-                    .to_string();
+                let msg = p.get("errorMessage").and_then(Value::as_str).unwrap_or("the run failed").to_string();
                 self.streams.update(|s| {
-                    let e = s.entry(run).or_insert(RunStream {
-                        text: String::new(),
-                        state: "error".into(),
-                        error: None,
-                    });
+                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: "error".into(), error: None });
                     e.state = "error".into();
                     e.error = Some(msg);
                 });
@@ -663,10 +486,7 @@ impl ChatController {
         let client = self.client;
         let session = self.session.get_untracked();
         spawn_local(async move {
-            if let Err(e) = client
-                .request("chat.abort", json!({"sessionKey": session}))
-                .await
-            {
+            if let Err(e) = client.request("chat.abort", json!({"sessionKey": session})).await {
                 browser::log_warn(&format!("chat.abort failed: {e}"));
             }
         });
@@ -674,13 +494,7 @@ impl ChatController {
 
     async fn load_draft(self) {
         let session = self.session.get_untracked();
-        let saved = self
-            .db
-            .get_all(COMPOSER)
-            .await
-            .into_iter()
-            .find(|(k, _)| *k == session)
-            .and_then(|(_, v)| crate::json::decode::<String>(&v));
+        let saved = self.db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| crate::json::decode::<String>(&v));
         if self.session.get_untracked() == session && self.draft.get_untracked().is_empty() {
             self.draft.set(saved.unwrap_or_default());
         }
@@ -709,9 +523,7 @@ impl ChatController {
                     if text.is_empty() || model::credential::detect(&text).is_some() {
                         this.db.delete(COMPOSER, &session).await;
                     } else {
-                        this.db
-                            .put(COMPOSER, &session, &crate::json::encode(&text))
-                            .await;
+                        this.db.put(COMPOSER, &session, &crate::json::encode(&text)).await;
                     }
                 });
             },
@@ -746,20 +558,9 @@ impl ChatController {
             let db = self.db;
             let (session, text) = (session.to_string(), text.to_string());
             spawn_local(async move {
-                let current = db
-                    .get_all(COMPOSER)
-                    .await
-                    .into_iter()
-                    .find(|(k, _)| *k == session)
-                    .and_then(|(_, v)| crate::json::decode::<String>(&v))
-                    .unwrap_or_default();
-                let merged = if current.is_empty() {
-                    text
-                } else {
-                    format!("{current}\n{text}")
-                };
-                db.put(COMPOSER, &session, &crate::json::encode(&merged))
-                    .await;
+                let current = db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| crate::json::decode::<String>(&v)).unwrap_or_default();
+                let merged = if current.is_empty() { text } else { format!("{current}\n{text}") };
+                db.put(COMPOSER, &session, &crate::json::encode(&merged)).await;
             });
             return;
         }
@@ -767,11 +568,7 @@ impl ChatController {
         if current.contains(text) {
             return;
         }
-        let merged = if current.is_empty() {
-            text.to_string()
-        } else {
-            format!("{current}\n{text}")
-        };
+        let merged = if current.is_empty() { text.to_string() } else { format!("{current}\n{text}") };
         self.set_draft(merged);
     }
 }

@@ -11,16 +11,12 @@ use wasm_bindgen::prelude::*;
 /// of its life (another tab takes over when this one closes). Without Web Locks (very old
 /// browsers, some embedded views) the tab leads on its own.
 pub fn lead(name: &str, on_leader: impl FnOnce() + 'static) {
-    let locks = web_sys::window()
-        .and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok())
-        .filter(|l| !l.is_undefined() && !l.is_null());
+    let locks = web_sys::window().and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok()).filter(|l| !l.is_undefined() && !l.is_null());
     let Some(locks) = locks else {
         on_leader();
         return;
     };
-    let request: Function = match Reflect::get(&locks, &"request".into())
-        .and_then(|f| f.dyn_into::<Function>().map_err(JsValue::from))
-    {
+    let request: Function = match Reflect::get(&locks, &"request".into()).and_then(|f| f.dyn_into::<Function>().map_err(JsValue::from)) {
         Ok(f) => f,
         Err(_) => {
             on_leader();
@@ -32,10 +28,7 @@ pub fn lead(name: &str, on_leader: impl FnOnce() + 'static) {
         // Never resolves: the lock is held until the page goes away.
         Promise::new(&mut |_resolve, _reject| {})
     });
-    if request
-        .call2(&locks, &JsValue::from_str(name), &callback)
-        .is_err()
-    {
+    if request.call2(&locks, &JsValue::from_str(name), &callback).is_err() {
         crate::browser::log_warn("Web Locks request failed; this tab drains the outbox on its own");
     }
 }
@@ -45,13 +38,8 @@ pub fn lead(name: &str, on_leader: impl FnOnce() + 'static) {
 /// manager is shared by all tabs of the browser at once (unlike localStorage, whose writes reach
 /// other tabs a moment later). Without Web Locks, `on_won` runs.
 pub fn claim(name: &str, hold_ms: u32, on_won: impl FnOnce() + 'static) {
-    let locks = web_sys::window()
-        .and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok())
-        .filter(|l| !l.is_undefined() && !l.is_null());
-    let request = locks
-        .as_ref()
-        .and_then(|l| Reflect::get(l, &"request".into()).ok())
-        .and_then(|f| f.dyn_into::<Function>().ok());
+    let locks = web_sys::window().and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok()).filter(|l| !l.is_undefined() && !l.is_null());
+    let request = locks.as_ref().and_then(|l| Reflect::get(l, &"request".into()).ok()).and_then(|f| f.dyn_into::<Function>().ok());
     let (Some(locks), Some(request)) = (locks, request) else {
         on_won();
         return;
@@ -65,18 +53,12 @@ pub fn claim(name: &str, hold_ms: u32, on_won: impl FnOnce() + 'static) {
         on_won();
         Promise::new(&mut |resolve, _| {
             if let Some(w) = web_sys::window() {
-                let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(
-                    &resolve,
-                    hold_ms as i32,
-                );
+                let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, hold_ms as i32);
             }
         })
         .into()
     });
-    if request
-        .call3(&locks, &JsValue::from_str(name), &options, &callback)
-        .is_err()
-    {
+    if request.call3(&locks, &JsValue::from_str(name), &options, &callback).is_err() {
         crate::browser::log_warn("Web Locks request failed");
     }
 }
@@ -89,20 +71,15 @@ pub struct Channel {
 
 impl Channel {
     pub fn open(name: &str, on_message: impl Fn(serde_json::Value) + 'static) -> Channel {
-        let Ok(ch) = web_sys::BroadcastChannel::new(name) else {
-            return Channel { inner: None };
-        };
-        let cb =
-            Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
-                if let Some(v) = ev.data().as_string().and_then(|s| crate::json::decode(&s)) {
-                    on_message(v);
-                }
-            });
+        let Ok(ch) = web_sys::BroadcastChannel::new(name) else { return Channel { inner: None } };
+        let cb = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+            if let Some(v) = ev.data().as_string().and_then(|s| crate::json::decode(&s)) {
+                on_message(v);
+            }
+        });
         ch.set_onmessage(Some(cb.as_ref().unchecked_ref()));
         cb.forget();
-        Channel {
-            inner: Some(Rc::new(ch)),
-        }
+        Channel { inner: Some(Rc::new(ch)) }
     }
 
     pub fn post(&self, message: &serde_json::Value) {
@@ -114,8 +91,5 @@ impl Channel {
 
 /// A random UUID from the browser.
 pub fn uuid() -> String {
-    web_sys::window()
-        .and_then(|w| w.crypto().ok())
-        .map(|c| c.random_uuid())
-        .unwrap_or_else(|| format!("{}-{}", js_sys::Date::now(), js_sys::Math::random()))
+    web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| format!("{}-{}", js_sys::Date::now(), js_sys::Math::random()))
 }

@@ -20,20 +20,11 @@ fn is_trap(error: &wasm_bindgen::JsValue) -> bool {
 
 /// Shows the banner once (later traps change nothing).
 pub fn show_banner() {
-    let Some(doc) = web_sys::window().and_then(|w| w.document()) else {
-        return;
-    };
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
     if doc.get_element_by_id(BANNER_ID).is_some() {
         return;
     }
-    let (Ok(banner), Ok(text), Ok(button), Some(body)) = (
-        doc.create_element("div"),
-        doc.create_element("p"),
-        doc.create_element("button"),
-        doc.body(),
-    ) else {
-        return;
-    };
+    let (Ok(banner), Ok(text), Ok(button), Some(body)) = (doc.create_element("div"), doc.create_element("p"), doc.create_element("button"), doc.body()) else { return };
     banner.set_id(BANNER_ID);
     banner.set_class_name("banner banner--error crash");
     let _ = banner.set_attribute("role", "alert");
@@ -60,23 +51,16 @@ pub fn install() {
         console_error_panic_hook::hook(info);
         show_banner();
     }));
-    let Some(window) = web_sys::window() else {
-        return;
-    };
+    let Some(window) = web_sys::window() else { return };
     // One handler for both: an `ErrorEvent` carries the thrown value in `error`, a
     // `PromiseRejectionEvent` in `reason`.
     let on_error = Closure::<dyn Fn(Event)>::new(|ev: Event| {
-        let field = if ev.type_() == "error" {
-            "error"
-        } else {
-            "reason"
-        };
+        let field = if ev.type_() == "error" { "error" } else { "reason" };
         if js_sys::Reflect::get(&ev, &field.into()).is_ok_and(|thrown| is_trap(&thrown)) {
             show_banner();
         }
     });
     let _ = window.add_event_listener_with_callback("error", on_error.as_ref().unchecked_ref());
-    let _ = window
-        .add_event_listener_with_callback("unhandledrejection", on_error.as_ref().unchecked_ref());
+    let _ = window.add_event_listener_with_callback("unhandledrejection", on_error.as_ref().unchecked_ref());
     on_error.forget();
 }

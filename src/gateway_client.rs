@@ -16,13 +16,8 @@ use futures_util::{SinkExt, StreamExt};
 use gloo_net::websocket::futures::WebSocket;
 use gloo_net::websocket::{Message, WebSocketError};
 use leptos::prelude::*;
-use model::connection::{
-    ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token,
-    classify_connect_error, describe_close, watchdog_deadline_ms,
-};
-use protocol::connect::{
-    AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloSummary,
-};
+use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
+use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloSummary};
 use protocol::error::ErrorShape;
 use protocol::frame::{Frame, RequestFrame};
 use serde_json::Value;
@@ -39,20 +34,11 @@ pub enum Status {
     Connecting,
     Connected,
     /// Waiting to try again; `next_at_ms` is when.
-    Reconnecting {
-        attempt: u32,
-        next_at_ms: f64,
-        reason: String,
-    },
+    Reconnecting { attempt: u32, next_at_ms: f64, reason: String },
     /// The token was rejected or is missing.
-    NeedsToken {
-        message: String,
-    },
+    NeedsToken { message: String },
     /// Retrying will not help until something changes.
-    Failed {
-        message: String,
-        reload: bool,
-    },
+    Failed { message: String, reload: bool },
 }
 
 /// Why a request did not get a payload.
@@ -67,9 +53,7 @@ pub enum RequestError {
 impl std::fmt::Display for RequestError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            RequestError::Disconnected => {
-                f.write_str("Not connected to the gateway. Try again after reconnecting.")
-            }
+            RequestError::Disconnected => f.write_str("Not connected to the gateway. Try again after reconnecting."),
             RequestError::Gateway(e) => f.write_str(&e.message),
         }
     }
@@ -93,9 +77,7 @@ struct Socket {
 impl Socket {
     /// False when the socket task has ended (the socket closed).
     fn send(&self, text: String) -> bool {
-        self.commands
-            .unbounded_send(SocketCommand::Send(text))
-            .is_ok()
+        self.commands.unbounded_send(SocketCommand::Send(text)).is_ok()
     }
 }
 
@@ -184,9 +166,7 @@ impl GatewayClient {
                     Err(e) => {
                         // The gateway decides whether it accepts a connect without a device;
                         // if it refuses, the status says why there was none.
-                        browser::log_warn(&format!(
-                            "no device identity, connecting without one: {e}"
-                        ));
+                        browser::log_warn(&format!("no device identity, connecting without one: {e}"));
                         i.identity_error = Some(e);
                     }
                 }
@@ -203,11 +183,7 @@ impl GatewayClient {
 
     /// The device id shown in the status area.
     pub fn device_id(&self) -> Option<String> {
-        self.inner()
-            .borrow()
-            .identity
-            .as_ref()
-            .map(|i| i.device_id())
+        self.inner().borrow().identity.as_ref().map(|i| i.device_id())
     }
 
     /// Granted scopes of the current connection; before this page first connects, those the
@@ -216,28 +192,20 @@ impl GatewayClient {
     pub fn scopes(&self) -> Vec<String> {
         // Only while the page has not been refused: after a refused token (or any refusal) it
         // knows nothing about what it may do.
-        let waiting = matches!(
-            self.status.get(),
-            Status::Connecting | Status::Reconnecting { .. }
-        );
+        let waiting = matches!(self.status.get(), Status::Connecting | Status::Reconnecting { .. });
         self.hello.with(|h| match h {
             Some(h) => h.scopes.clone(),
             None if !waiting => Vec::new(),
             None => {
                 let url = self.url.get_untracked();
-                browser::local_get(&format!("{LAST_SCOPES_KEY}{url}"))
-                    .and_then(|v| serde_json::from_str(&v).ok())
-                    .unwrap_or_default()
+                browser::local_get(&format!("{LAST_SCOPES_KEY}{url}")).and_then(|v| serde_json::from_str(&v).ok()).unwrap_or_default()
             }
         })
     }
 
     /// Calls `handler` with the payload of every `event` frame named `event`.
     pub fn on_event(&self, event: &str, handler: impl Fn(&Value) + 'static) {
-        self.inner()
-            .borrow_mut()
-            .handlers
-            .push((event.to_string(), Rc::new(handler)));
+        self.inner().borrow_mut().handlers.push((event.to_string(), Rc::new(handler)));
     }
 
     /// Uses a new shared token (from the connection form) and reconnects now.
@@ -276,9 +244,7 @@ impl GatewayClient {
             i.next_id += 1;
             let id = format!("{}:{}", i.next_id, i.generation);
             let text = Frame::Req(RequestFrame::new(id.clone(), method, params)).to_json();
-            let Some(sock) = &i.socket else {
-                return Err(RequestError::Disconnected);
-            };
+            let Some(sock) = &i.socket else { return Err(RequestError::Disconnected) };
             if !sock.send(text) {
                 return Err(RequestError::Disconnected);
             }
@@ -309,10 +275,7 @@ impl GatewayClient {
         let generation = i.generation;
         if let Err(e) = model::fragment::check_gateway_url(&i.url) {
             drop(i);
-            self.status.set(Status::Failed {
-                message: e,
-                reload: false,
-            });
+            self.status.set(Status::Failed { message: e, reload: false });
             return;
         }
         if i.identity_loading {
@@ -321,15 +284,9 @@ impl GatewayClient {
         let ws = match WebSocket::open(&i.url) {
             Ok(ws) => ws,
             Err(_) => {
-                let message = format!(
-                    "Cannot open a connection to {}: the browser refused the address.",
-                    i.url
-                );
+                let message = format!("Cannot open a connection to {}: the browser refused the address.", i.url);
                 drop(i);
-                self.status.set(Status::Failed {
-                    message,
-                    reload: false,
-                });
+                self.status.set(Status::Failed { message, reload: false });
                 return;
             }
         };
@@ -356,22 +313,16 @@ impl GatewayClient {
             Ok(f) => f,
             Err(e) => {
                 // A malformed frame is reported and skipped; the connection goes on.
-                browser::log_warn(&format!(
-                    "ignored a malformed frame from the gateway: {e} ({})",
-                    protocol::frame::truncate(text, 120)
-                ));
+                browser::log_warn(&format!("ignored a malformed frame from the gateway: {e} ({})", protocol::frame::truncate(text, 120)));
                 return;
             }
         };
         match frame {
             Frame::Event(ev) if ev.event == "connect.challenge" => {
-                let challenge: Result<ConnectChallenge, _> =
-                    serde_json::from_value(ev.payload.unwrap_or_default());
+                let challenge: Result<ConnectChallenge, _> = serde_json::from_value(ev.payload.unwrap_or_default());
                 match challenge {
                     Ok(c) => self.send_connect(&c),
-                    Err(e) => browser::log_warn(&format!(
-                        "ignored a connect.challenge without a nonce: {e}"
-                    )),
+                    Err(e) => browser::log_warn(&format!("ignored a connect.challenge without a nonce: {e}")),
                 }
             }
             Frame::Event(ev) => {
@@ -385,38 +336,21 @@ impl GatewayClient {
                 match check {
                     SeqCheck::Duplicate => return,
                     SeqCheck::Gap { expected, got } => {
-                        browser::log_warn(&format!(
-                            "missed events {expected}..{}; resyncing",
-                            got - 1
-                        ));
+                        browser::log_warn(&format!("missed events {expected}..{}; resyncing", got - 1));
                         self.resync_epoch.update(|n| *n += 1);
                     }
                     SeqCheck::OutOfOrder { last, got } => {
-                        browser::log_warn(&format!(
-                            "event seq went back from {last} to {got}; resyncing"
-                        ));
+                        browser::log_warn(&format!("event seq went back from {last} to {got}; resyncing"));
                         self.resync_epoch.update(|n| *n += 1);
                     }
                     SeqCheck::InOrder | SeqCheck::Unnumbered => {}
                 }
                 if ev.event == "shutdown" {
-                    let reason = ev
-                        .payload
-                        .as_ref()
-                        .and_then(|p| p.get("reason"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("stopping")
-                        .to_string();
+                    let reason = ev.payload.as_ref().and_then(|p| p.get("reason")).and_then(Value::as_str).unwrap_or("stopping").to_string();
                     browser::log_warn(&format!("gateway is shutting down: {reason}"));
                 }
                 let payload = ev.payload.unwrap_or(Value::Null);
-                let handlers: Vec<Handler> = inner
-                    .borrow()
-                    .handlers
-                    .iter()
-                    .filter(|(n, _)| *n == ev.event)
-                    .map(|(_, h)| h.clone())
-                    .collect();
+                let handlers: Vec<Handler> = inner.borrow().handlers.iter().filter(|(n, _)| *n == ev.event).map(|(_, h)| h.clone()).collect();
                 for h in handlers {
                     h(&payload);
                 }
@@ -434,25 +368,14 @@ impl GatewayClient {
                         let result = if res.ok {
                             Ok(res.payload.unwrap_or(Value::Null))
                         } else {
-                            Err(RequestError::Gateway(res.error.unwrap_or_else(|| {
-                                ErrorShape::new(
-                                    "UNKNOWN",
-                                    "the gateway reported an error without details",
-                                )
-                            })))
+                            Err(RequestError::Gateway(res.error.unwrap_or_else(|| ErrorShape::new("UNKNOWN", "the gateway reported an error without details"))))
                         };
                         let _ = tx.send(result);
                     }
-                    None => browser::log_warn(&format!(
-                        "ignored a response to an unknown request `{}`",
-                        protocol::frame::truncate(&res.id, 40)
-                    )),
+                    None => browser::log_warn(&format!("ignored a response to an unknown request `{}`", protocol::frame::truncate(&res.id, 40))),
                 }
             }
-            Frame::Req(req) => browser::log_warn(&format!(
-                "ignored a request frame from the gateway (`{}`)",
-                protocol::frame::truncate(&req.method, 40)
-            )),
+            Frame::Req(req) => browser::log_warn(&format!("ignored a request frame from the gateway (`{}`)", protocol::frame::truncate(&req.method, 40))),
         }
     }
 
@@ -463,35 +386,18 @@ impl GatewayClient {
             if i.connected || i.connect_id.is_some() {
                 return;
             }
-            let scopes: Vec<String> = protocol::methods::UI_SCOPES
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
+            let scopes: Vec<String> = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
             let platform = browser::platform();
-            let stored_device_token = i
-                .identity
-                .as_ref()
-                .and_then(|id| identity::device_token(&id.device_id(), &i.url));
+            let stored_device_token = i.identity.as_ref().and_then(|id| identity::device_token(&id.device_id(), &i.url));
             let shared = identity::session_token(&i.url);
             // The shared token when we have one; the device token when it is all we have, or
             // once after the gateway said the shared token is wrong but the device is known.
             let auth = if i.using_device_token || shared.is_none() {
-                AuthParams {
-                    device_token: stored_device_token,
-                    ..Default::default()
-                }
+                AuthParams { device_token: stored_device_token, ..Default::default() }
             } else {
-                AuthParams {
-                    token: shared,
-                    ..Default::default()
-                }
+                AuthParams { token: shared, ..Default::default() }
             };
-            let client = ClientInfo::new(
-                protocol::connect::CONTROL_UI_CLIENT_ID,
-                env!("CARGO_PKG_VERSION"),
-                &platform,
-                "webchat",
-            );
+            let client = ClientInfo::new(protocol::connect::CONTROL_UI_CLIENT_ID, env!("CARGO_PKG_VERSION"), &platform, "webchat");
             let id = format!("connect:{}", i.generation);
             // Claimed now, so a repeated challenge while WebCrypto signs sends nothing twice.
             i.connect_id = Some(id.clone());
@@ -502,24 +408,11 @@ impl GatewayClient {
         wasm_bindgen_futures::spawn_local(async move {
             let device = match device {
                 Some(d) => {
-                    let payload = ConnectParams::operator_payload(
-                        &client,
-                        &scopes,
-                        &auth,
-                        &d.device_id(),
-                        &challenge,
-                    );
+                    let payload = ConnectParams::operator_payload(&client, &scopes, &auth, &d.device_id(), &challenge);
                     match d.sign_b64(&payload).await {
-                        Ok(signature) => Some(DeviceAuth::signed(
-                            d.device_id(),
-                            d.public_key_b64(),
-                            signature,
-                            &challenge,
-                        )),
+                        Ok(signature) => Some(DeviceAuth::signed(d.device_id(), d.public_key_b64(), signature, &challenge)),
                         Err(e) => {
-                            browser::log_warn(&format!(
-                                "connecting without a device signature: {e}"
-                            ));
+                            browser::log_warn(&format!("connecting without a device signature: {e}"));
                             None
                         }
                     }
@@ -527,12 +420,7 @@ impl GatewayClient {
                 None => None,
             };
             let params = ConnectParams::operator_signed(client, scopes, auth, device);
-            let text = Frame::Req(RequestFrame::new(
-                id.clone(),
-                "connect",
-                serde_json::to_value(params).unwrap_or_default(),
-            ))
-            .to_json();
+            let text = Frame::Req(RequestFrame::new(id.clone(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json();
             let inner = this.inner();
             let mut i = inner.borrow_mut();
             if i.generation != generation || i.connect_id.as_deref() != Some(id.as_str()) {
@@ -564,32 +452,22 @@ impl GatewayClient {
                 i.attempt = 0;
                 i.using_device_token = false;
                 i.tick_interval_ms = hello.tick_interval_ms;
-                if let (Some(token), Some(id)) = (
-                    &hello.device_token,
-                    i.identity.as_ref().map(|x| x.device_id()),
-                ) {
+                if let (Some(token), Some(id)) = (&hello.device_token, i.identity.as_ref().map(|x| x.device_id())) {
                     identity::store_device_token(&id, &i.url, token);
                 }
             }
             self.start_watchdog();
             let url = self.url.get_untracked();
-            browser::local_set(
-                &format!("{LAST_SCOPES_KEY}{url}"),
-                &serde_json::to_string(&hello.scopes).unwrap_or_default(),
-            );
+            browser::local_set(&format!("{LAST_SCOPES_KEY}{url}"), &serde_json::to_string(&hello.scopes).unwrap_or_default());
             self.hello.set(Some(hello));
             self.status.set(Status::Connected);
             self.connected_epoch.update(|n| *n += 1);
             return;
         }
-        let e =
-            error.unwrap_or_else(|| ErrorShape::new("UNKNOWN", "connect failed without details"));
+        let e = error.unwrap_or_else(|| ErrorShape::new("UNKNOWN", "connect failed without details"));
         let (has_device_token, tried) = {
             let i = inner.borrow();
-            let has = i
-                .identity
-                .as_ref()
-                .is_some_and(|id| identity::device_token(&id.device_id(), &i.url).is_some());
+            let has = i.identity.as_ref().is_some_and(|id| identity::device_token(&id.device_id(), &i.url).is_some());
             (has, i.using_device_token)
         };
         if can_retry_with_device_token(&e) && has_device_token && !tried {
@@ -598,8 +476,7 @@ impl GatewayClient {
             self.open();
             return;
         }
-        let failure =
-            classify_connect_error(&e, protocol::PROTOCOL_VERSION, &browser::page_origin());
+        let failure = classify_connect_error(&e, protocol::PROTOCOL_VERSION, &browser::page_origin());
         match failure {
             ConnectFailure::NeedsToken { message } => {
                 let url = inner.borrow().url.clone();
@@ -607,23 +484,12 @@ impl GatewayClient {
                 self.refuse(Status::NeedsToken { message });
             }
             ConnectFailure::Fatal { mut message } => {
-                if let Some(why) = inner.borrow().identity_error.as_deref().filter(|_| {
-                    e.detail_code()
-                        == Some(protocol::error::detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED)
-                }) {
-                    message = format!(
-                        "The gateway needs a device identity, and this browser could not create one ({why}). Use a current browser with WebCrypto Ed25519 (Chrome or Edge 137+, Firefox 129+, Safari 17+)."
-                    );
+                if let Some(why) = inner.borrow().identity_error.as_deref().filter(|_| e.detail_code() == Some(protocol::error::detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED)) {
+                    message = format!("The gateway needs a device identity, and this browser could not create one ({why}). Use a current browser with WebCrypto Ed25519 (Chrome or Edge 137+, Firefox 129+, Safari 17+).");
                 }
-                self.refuse(Status::Failed {
-                    message,
-                    reload: false,
-                })
+                self.refuse(Status::Failed { message, reload: false })
             }
-            ConnectFailure::ReloadRequired { message } => self.refuse(Status::Failed {
-                message,
-                reload: true,
-            }),
+            ConnectFailure::ReloadRequired { message } => self.refuse(Status::Failed { message, reload: true }),
             ConnectFailure::Retry { after_ms, message } => {
                 inner.borrow_mut().refused = true;
                 self.schedule_reconnect(after_ms, message);
@@ -676,14 +542,9 @@ impl GatewayClient {
         if let Some(t) = i.reconnect_timer.take() {
             t.clear();
         }
-        i.reconnect_timer =
-            set_timeout_with_handle(move || this.open(), Duration::from_millis(delay)).ok();
+        i.reconnect_timer = set_timeout_with_handle(move || this.open(), Duration::from_millis(delay)).ok();
         drop(i);
-        self.status.set(Status::Reconnecting {
-            attempt,
-            next_at_ms: browser::now_ms() + delay as f64,
-            reason,
-        });
+        self.status.set(Status::Reconnecting { attempt, next_at_ms: browser::now_ms() + delay as f64, reason });
     }
 
     fn start_watchdog(&self) {
@@ -703,9 +564,7 @@ impl GatewayClient {
                 if browser::now_ms() - i.last_inbound_ms > deadline {
                     if let Some(s) = &i.socket {
                         // Our own close code; `handle_close` then reconnects.
-                        let _ = s
-                            .commands
-                            .unbounded_send(SocketCommand::Close(4000, "tick timeout"));
+                        let _ = s.commands.unbounded_send(SocketCommand::Close(4000, "tick timeout"));
                     }
                 }
             },
@@ -725,12 +584,7 @@ fn fail_pending(i: &mut Inner) {
 /// the page go out, and the close (the gateway's, the network's or our own watchdog's) is
 /// reported once to [`GatewayClient::handle_close`]. When the page drops the [`Socket`], the
 /// task ends and dropping `ws` closes the connection, with no report.
-async fn run_socket(
-    client: GatewayClient,
-    generation: u64,
-    mut ws: WebSocket,
-    mut commands: mpsc::UnboundedReceiver<SocketCommand>,
-) {
+async fn run_socket(client: GatewayClient, generation: u64, mut ws: WebSocket, mut commands: mpsc::UnboundedReceiver<SocketCommand>) {
     loop {
         let step = match select(ws.next(), commands.next()).await {
             Either::Left((incoming, _)) => Either::Left(incoming),
@@ -738,9 +592,7 @@ async fn run_socket(
         };
         match step {
             Either::Left(Some(Ok(Message::Text(text)))) => client.handle_text(generation, &text),
-            Either::Left(Some(Ok(Message::Bytes(_)))) => {
-                browser::log_warn("ignored a binary frame from the gateway")
-            }
+            Either::Left(Some(Ok(Message::Bytes(_)))) => browser::log_warn("ignored a binary frame from the gateway"),
             // The `error` event carries no detail; the close event that follows says why.
             Either::Left(Some(Err(WebSocketError::ConnectionError))) => {}
             Either::Left(Some(Err(WebSocketError::ConnectionClose(close)))) => {

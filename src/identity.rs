@@ -17,9 +17,7 @@ use crate::browser;
 const IDENTITY_KEY: &str = "ocui.device.v1";
 const ED25519: &str = "Ed25519";
 /// PKCS #8 wrapping of a raw 32-byte Ed25519 seed (RFC 8410): this prefix, then the seed.
-const PKCS8_SEED_PREFIX: [u8; 16] = [
-    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
-];
+const PKCS8_SEED_PREFIX: [u8; 16] = [0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20];
 
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -39,26 +37,17 @@ pub struct DeviceIdentity {
 }
 
 fn subtle() -> Result<SubtleCrypto, String> {
-    let crypto = web_sys::window()
-        .ok_or("no window")?
-        .crypto()
-        .map_err(|_| "this browser has no WebCrypto".to_string())?;
+    let crypto = web_sys::window().ok_or("no window")?.crypto().map_err(|_| "this browser has no WebCrypto".to_string())?;
     Ok(crypto.subtle())
 }
 
 fn js_error(what: &str, e: JsValue) -> String {
-    let why = e
-        .dyn_ref::<js_sys::Error>()
-        .map(|e| String::from(e.message()))
-        .or_else(|| e.as_string())
-        .unwrap_or_default();
+    let why = e.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).or_else(|| e.as_string()).unwrap_or_default();
     format!("{what} failed in WebCrypto: {why}")
 }
 
 async fn settle(what: &str, promise: Result<js_sys::Promise, JsValue>) -> Result<JsValue, String> {
-    JsFuture::from(promise.map_err(|e| js_error(what, e))?)
-        .await
-        .map_err(|e| js_error(what, e))
+    JsFuture::from(promise.map_err(|e| js_error(what, e))?).await.map_err(|e| js_error(what, e))
 }
 
 fn bytes(buffer: &JsValue) -> Vec<u8> {
@@ -66,10 +55,7 @@ fn bytes(buffer: &JsValue) -> Vec<u8> {
 }
 
 fn usages(list: &[&str]) -> JsValue {
-    list.iter()
-        .map(|u| JsValue::from_str(u))
-        .collect::<Array>()
-        .into()
+    list.iter().map(|u| JsValue::from_str(u)).collect::<Array>().into()
 }
 
 impl DeviceIdentity {
@@ -81,54 +67,20 @@ impl DeviceIdentity {
         let data: Object = Uint8Array::from(pkcs8.as_slice()).into();
         // Extractable only so the JWK export below can read the public key (`x`) WebCrypto
         // derived; the seed itself is already in our storage.
-        let key: CryptoKey = settle(
-            "importing the device key",
-            subtle.import_key_with_str("pkcs8", &data, ED25519, true, &usages(&["sign"])),
-        )
-        .await?
-        .unchecked_into();
-        let jwk = settle(
-            "reading the device public key",
-            subtle.export_key("jwk", &key),
-        )
-        .await?;
-        let public_key_b64 = Reflect::get(&jwk, &JsValue::from_str("x"))
-            .ok()
-            .and_then(|x| x.as_string())
-            .ok_or("WebCrypto gave no Ed25519 public key")?;
-        let public_key = protocol::device::decode_b64url(&public_key_b64)
-            .filter(|k| k.len() == 32)
-            .ok_or("WebCrypto gave a malformed Ed25519 public key")?;
-        let digest = settle(
-            "hashing the device public key",
-            subtle.digest_with_str_and_u8_array("SHA-256", &public_key),
-        )
-        .await?;
-        Ok(DeviceIdentity {
-            key,
-            device_id: protocol::device::device_id_from_digest(&bytes(&digest)),
-            public_key_b64,
-        })
+        let key: CryptoKey = settle("importing the device key", subtle.import_key_with_str("pkcs8", &data, ED25519, true, &usages(&["sign"]))).await?.unchecked_into();
+        let jwk = settle("reading the device public key", subtle.export_key("jwk", &key)).await?;
+        let public_key_b64 = Reflect::get(&jwk, &JsValue::from_str("x")).ok().and_then(|x| x.as_string()).ok_or("WebCrypto gave no Ed25519 public key")?;
+        let public_key = protocol::device::decode_b64url(&public_key_b64).filter(|k| k.len() == 32).ok_or("WebCrypto gave a malformed Ed25519 public key")?;
+        let digest = settle("hashing the device public key", subtle.digest_with_str_and_u8_array("SHA-256", &public_key)).await?;
+        Ok(DeviceIdentity { key, device_id: protocol::device::device_id_from_digest(&bytes(&digest)), public_key_b64 })
     }
 
     /// A new random identity; returns it with its seed (for storage).
     async fn generate() -> Result<(DeviceIdentity, [u8; 32]), String> {
         let subtle = subtle()?;
-        let pair = settle(
-            "creating a device key",
-            subtle.generate_key_with_str(ED25519, true, &usages(&["sign", "verify"])),
-        )
-        .await?;
-        let private: CryptoKey = Reflect::get(&pair, &JsValue::from_str("privateKey"))
-            .map_err(|e| js_error("creating a device key", e))?
-            .unchecked_into();
-        let pkcs8 = bytes(
-            &settle(
-                "exporting the device key",
-                subtle.export_key("pkcs8", &private),
-            )
-            .await?,
-        );
+        let pair = settle("creating a device key", subtle.generate_key_with_str(ED25519, true, &usages(&["sign", "verify"]))).await?;
+        let private: CryptoKey = Reflect::get(&pair, &JsValue::from_str("privateKey")).map_err(|e| js_error("creating a device key", e))?.unchecked_into();
+        let pkcs8 = bytes(&settle("exporting the device key", subtle.export_key("pkcs8", &private)).await?);
         let seed: [u8; 32] = pkcs8
             .strip_prefix(&PKCS8_SEED_PREFIX[..])
             .and_then(|s| <[u8; 32]>::try_from(s).ok())
@@ -146,11 +98,7 @@ impl DeviceIdentity {
 
     /// The Ed25519 signature of `payload`, base64url.
     pub async fn sign_b64(&self, payload: &str) -> Result<String, String> {
-        let sig = settle(
-            "signing the connect request",
-            subtle()?.sign_with_str_and_u8_array(ED25519, &self.key, payload.as_bytes()),
-        )
-        .await?;
+        let sig = settle("signing the connect request", subtle()?.sign_with_str_and_u8_array(ED25519, &self.key, payload.as_bytes())).await?;
         Ok(protocol::device::encode_b64url(&bytes(&sig)))
     }
 }
@@ -158,12 +106,8 @@ impl DeviceIdentity {
 /// Loads the identity, or creates and stores one. If storage is unavailable the identity
 /// lives for this page only (the gateway then sees a new device after a reload).
 pub async fn load_or_create() -> Result<DeviceIdentity, String> {
-    if let Some(stored) =
-        browser::local_get(IDENTITY_KEY).and_then(|s| crate::json::decode::<StoredIdentity>(&s))
-    {
-        if let Some(seed) =
-            protocol::device::decode_b64url(&stored.seed).and_then(|b| <[u8; 32]>::try_from(b).ok())
-        {
+    if let Some(stored) = browser::local_get(IDENTITY_KEY).and_then(|s| crate::json::decode::<StoredIdentity>(&s)) {
+        if let Some(seed) = protocol::device::decode_b64url(&stored.seed).and_then(|b| <[u8; 32]>::try_from(b).ok()) {
             let id = DeviceIdentity::from_seed(&seed).await?;
             if id.device_id == stored.device_id {
                 return Ok(id);
@@ -172,12 +116,7 @@ pub async fn load_or_create() -> Result<DeviceIdentity, String> {
         browser::log_warn("stored device identity was damaged; creating a new one");
     }
     let (id, seed) = DeviceIdentity::generate().await?;
-    let stored = StoredIdentity {
-        version: 1,
-        seed: protocol::device::encode_b64url(&seed),
-        device_id: id.device_id(),
-        created_at_ms: browser::now_ms(),
-    };
+    let stored = StoredIdentity { version: 1, seed: protocol::device::encode_b64url(&seed), device_id: id.device_id(), created_at_ms: browser::now_ms() };
     if !browser::local_set(IDENTITY_KEY, &crate::json::encode(&stored)) {
         browser::log_warn("could not store the device identity; it lasts for this page only");
     }

@@ -12,7 +12,5 @@ pub fn decode<T: DeserializeOwned>(text: &str) -> Option<T> {
 
 /// JSON text of `value` (empty when it cannot be represented, which our types never hit).
 pub fn encode<T: Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_value(value)
-        .map(|v| protocol::frame::compact(&v))
-        .unwrap_or_default()
+    serde_json::to_value(value).map(|v| protocol::frame::compact(&v)).unwrap_or_default()
 }

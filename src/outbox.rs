@@ -7,10 +7,7 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use model::outbox::{
-    DEFAULT_STALE_MS, OutboxRow, SendResult, SendState, confirm_from_history, next_to_send,
-    read_send_response,
-};
+use model::outbox::{DEFAULT_STALE_MS, OutboxRow, SendResult, SendState, confirm_from_history, next_to_send, read_send_response};
 use protocol::chat::ChatSendParams;
 use serde_json::{Value, json};
 
@@ -51,9 +48,7 @@ pub struct OutboxController {
 /// Rows older than this wait for an explicit Retry. `localStorage["ocui.outbox.staleMs"]`
 /// overrides the 24 h default.
 pub fn stale_ms() -> f64 {
-    browser::local_get("ocui.outbox.staleMs")
-        .and_then(|v| v.parse::<u64>().ok())
-        .map_or(DEFAULT_STALE_MS, |ms| ms as f64)
+    browser::local_get("ocui.outbox.staleMs").and_then(|v| v.parse::<u64>().ok()).map_or(DEFAULT_STALE_MS, |ms| ms as f64)
 }
 
 impl OutboxController {
@@ -61,23 +56,14 @@ impl OutboxController {
         let rows = RwSignal::new(Vec::<OutboxRow>::new());
         let restored = RwSignal::new(None);
         let reload = RwSignal::new(0u64);
-        let channel = Channel::open("ocui-outbox", move |msg| {
-            match msg.get("type").and_then(Value::as_str) {
-                Some("changed") => reload.update(|n| *n += 1),
-                Some("restore") => {
-                    if let (Some(s), Some(t)) = (
-                        msg.get("session").and_then(Value::as_str),
-                        msg.get("text").and_then(Value::as_str),
-                    ) {
-                        restored.set(Some((
-                            s.to_string(),
-                            t.to_string(),
-                            browser::now_ms() as u64,
-                        )));
-                    }
+        let channel = Channel::open("ocui-outbox", move |msg| match msg.get("type").and_then(Value::as_str) {
+            Some("changed") => reload.update(|n| *n += 1),
+            Some("restore") => {
+                if let (Some(s), Some(t)) = (msg.get("session").and_then(Value::as_str), msg.get("text").and_then(Value::as_str)) {
+                    restored.set(Some((s.to_string(), t.to_string(), browser::now_ms() as u64)));
                 }
-                _ => {}
             }
+            _ => {}
         });
         let c = OutboxController {
             rows,
@@ -119,10 +105,7 @@ impl OutboxController {
             }
         });
         client.on_event("chat", move |p| {
-            let terminal = matches!(
-                p.get("state").and_then(Value::as_str),
-                Some("final" | "error" | "aborted")
-            );
+            let terminal = matches!(p.get("state").and_then(Value::as_str), Some("final" | "error" | "aborted"));
             if let (true, Some(s)) = (terminal, p.get("sessionKey").and_then(Value::as_str)) {
                 c.recheck_after_run(s.to_string());
             }
@@ -161,24 +144,13 @@ impl OutboxController {
     async fn load_once(self, recovered: &mut bool) -> bool {
         let edits = self.edits.get_value();
         let edits_at_start = edits.get();
-        let mut stored: Vec<OutboxRow> = self
-            .db
-            .get_all(OUTBOX)
-            .await
-            .iter()
-            .filter_map(|(_, v)| crate::json::decode(v))
-            .collect();
+        let mut stored: Vec<OutboxRow> = self.db.get_all(OUTBOX).await.iter().filter_map(|(_, v)| crate::json::decode(v)).collect();
         if !self.db.is_healthy() {
             return true;
         }
         let leader = self.leader.get_untracked();
         // Rows only this tab has (written while storage was failing) go back to storage.
-        let memory_only: Vec<OutboxRow> = self.rows.with_untracked(|mine| {
-            mine.iter()
-                .filter(|r| !stored.iter().any(|s| s.id == r.id))
-                .cloned()
-                .collect()
-        });
+        let memory_only: Vec<OutboxRow> = self.rows.with_untracked(|mine| mine.iter().filter(|r| !stored.iter().any(|s| s.id == r.id)).cloned().collect());
         for r in memory_only {
             self.persist(&r).await;
             stored.push(r);
@@ -198,10 +170,7 @@ impl OutboxController {
             let now = browser::now_ms();
             let old: Vec<String> = stored
                 .iter()
-                .filter(|r| {
-                    (r.state == SendState::Confirmed && now - r.created_ms > 3_600_000.0)
-                        || (r.discarded && now - r.created_ms > 86_400_000.0)
-                })
+                .filter(|r| (r.state == SendState::Confirmed && now - r.created_ms > 3_600_000.0) || (r.discarded && now - r.created_ms > 86_400_000.0))
                 .map(|r| r.id.clone())
                 .collect();
             for id in &old {
@@ -227,37 +196,26 @@ impl OutboxController {
     }
 
     async fn persist(&self, row: &OutboxRow) -> bool {
-        self.db
-            .put(OUTBOX, &row.id, &crate::json::encode(row))
-            .await
+        self.db.put(OUTBOX, &row.id, &crate::json::encode(row)).await
     }
 
     fn announce_change(&self) {
-        self.channel
-            .with_value(|c| c.post(&json!({"type": "changed"})));
+        self.channel.with_value(|c| c.post(&json!({"type": "changed"})));
     }
 
     fn set_row(&self, row: OutboxRow) {
         self.edits.with_value(|e| e.set(e.get() + 1));
-        self.rows
-            .update(|rows| match rows.iter_mut().find(|r| r.id == row.id) {
-                Some(r) => *r = row,
-                None => {
-                    rows.push(row);
-                    rows.sort_by_key(|r| r.order);
-                }
-            });
+        self.rows.update(|rows| match rows.iter_mut().find(|r| r.id == row.id) {
+            Some(r) => *r = row,
+            None => {
+                rows.push(row);
+                rows.sort_by_key(|r| r.order);
+            }
+        });
     }
 
     /// Adds a message to the outbox. It is stored before anything is sent.
-    pub fn enqueue(
-        &self,
-        session: &str,
-        text: &str,
-        reply_to_id: Option<String>,
-        queue_mode: Option<String>,
-        async_item_id: Option<String>,
-    ) -> String {
+    pub fn enqueue(&self, session: &str, text: &str, reply_to_id: Option<String>, queue_mode: Option<String>, async_item_id: Option<String>) -> String {
         let now = browser::now_ms();
         // Orders by time, with a random tail so two tabs never collide.
         let order = (now as u64) * 1000 + (js_sys::Math::random() * 999.0) as u64;
@@ -277,11 +235,7 @@ impl OutboxController {
     }
 
     /// Applies `change` to a row in storage and in memory, atomically across tabs.
-    async fn change(
-        &self,
-        id: &str,
-        change: impl FnOnce(&mut OutboxRow) -> bool + 'static,
-    ) -> Option<OutboxRow> {
+    async fn change(&self, id: &str, change: impl FnOnce(&mut OutboxRow) -> bool + 'static) -> Option<OutboxRow> {
         if self.db.is_healthy() {
             let changed = Rc::new(Cell::new(false));
             let flag = changed.clone();
@@ -317,9 +271,7 @@ impl OutboxController {
             };
         }
         // Storage is failing: the rows in memory are the truth for this tab.
-        let mut row = self
-            .rows
-            .with_untracked(|rows| rows.iter().find(|r| r.id == id).cloned())?;
+        let mut row = self.rows.with_untracked(|rows| rows.iter().find(|r| r.id == id).cloned())?;
         if !change(&mut row) {
             return None;
         }
@@ -329,10 +281,7 @@ impl OutboxController {
 
     /// Sends whatever is due, one row at a time, if this tab leads and is connected.
     pub fn kick(&self) {
-        if !self.leader.get_untracked()
-            || self.reconciling.get_untracked()
-            || self.client.status.get_untracked() != Status::Connected
-        {
+        if !self.leader.get_untracked() || self.reconciling.get_untracked() || self.client.status.get_untracked() != Status::Connected {
             return;
         }
         let flag = self.draining.get_value();
@@ -354,28 +303,16 @@ impl OutboxController {
                 return;
             }
             let now = browser::now_ms();
-            let Some(next) = self
-                .rows
-                .with_untracked(|rows| next_to_send(rows, now, stale).cloned())
-            else {
-                return;
-            };
+            let Some(next) = self.rows.with_untracked(|rows| next_to_send(rows, now, stale).cloned()) else { return };
             if self.editing.with_value(|e| e.contains(&next.id)) {
                 // Being edited here: neither it nor what is queued behind it goes meanwhile.
                 return;
             }
             // Storage records Sending first, so a reload can never send it blindly again,
             // and a row discarded in another tab is never picked up.
-            let Some(row) = self
-                .change(&next.id, move |r| r.begin_send(now, stale))
-                .await
-            else {
+            let Some(row) = self.change(&next.id, move |r| r.begin_send(now, stale)).await else {
                 // Someone else changed it; look again with fresh rows.
-                let fresh = self.rows.with_untracked(|rows| {
-                    rows.iter()
-                        .find(|r| r.id == next.id)
-                        .map(|r| r.state == SendState::Queued && !r.discarded)
-                });
+                let fresh = self.rows.with_untracked(|rows| rows.iter().find(|r| r.id == next.id).map(|r| r.state == SendState::Queued && !r.discarded));
                 if fresh == Some(true) {
                     // Storage refused the change but memory still says Queued: storage is
                     // behind (another tab); reload and stop this round.
@@ -397,9 +334,7 @@ impl OutboxController {
             .unwrap_or_default();
             let result = match self.client.request("chat.send", params).await {
                 Ok(v) => read_send_response(true, Some(&v), None, None),
-                Err(RequestError::Gateway(e)) => {
-                    read_send_response(false, None, Some(&e.message), Some(&e.code))
-                }
+                Err(RequestError::Gateway(e)) => read_send_response(false, None, Some(&e.message), Some(&e.code)),
                 Err(RequestError::Disconnected) => SendResult::Unknown,
             };
             let refused = matches!(result, SendResult::Refused(_));
@@ -463,31 +398,18 @@ impl OutboxController {
     /// After a reconnect: history first, then requeue what history does not have.
     async fn reconcile(self) {
         let sessions: Vec<String> = self.rows.with_untracked(|rows| {
-            let mut s: Vec<String> = rows
-                .iter()
-                .filter(|r| r.is_unsent())
-                .map(|r| r.session_key.clone())
-                .collect();
+            let mut s: Vec<String> = rows.iter().filter(|r| r.is_unsent()).map(|r| r.session_key.clone()).collect();
             s.sort();
             s.dedup();
             s
         });
         for session in sessions {
-            let Ok(h) = self
-                .client
-                .request("chat.history", json!({"sessionKey": session, "limit": 200}))
-                .await
-            else {
+            let Ok(h) = self.client.request("chat.history", json!({"sessionKey": session, "limit": 200})).await else {
                 self.reconciling.set(false);
                 return;
             };
             let held = self.apply_history(&session, &h).await;
-            let ids: Vec<String> = self.rows.with_untracked(|rows| {
-                rows.iter()
-                    .filter(|r| r.session_key == session && r.is_unsent() && !held.contains(&r.id))
-                    .map(|r| r.id.clone())
-                    .collect()
-            });
+            let ids: Vec<String> = self.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent() && !held.contains(&r.id)).map(|r| r.id.clone()).collect());
             for id in ids {
                 self.change(&id, |r| {
                     let before = r.state.clone();
@@ -505,32 +427,13 @@ impl OutboxController {
     /// gateway still holds for an active run is accepted (not lost); one whose run ended
     /// before handling it was not delivered, and says so. Returns the ids the gateway holds.
     async fn apply_history(&self, session: &str, h: &Value) -> Vec<String> {
-        let messages: Vec<Value> = h
-            .get("messages")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let messages: Vec<Value> = h.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
         self.confirm(&messages);
-        let items: Vec<Value> = h
-            .get("pendingInputs")
-            .and_then(|p| p.get("items"))
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default();
+        let items: Vec<Value> = h.get("pendingInputs").and_then(|p| p.get("items")).and_then(Value::as_array).cloned().unwrap_or_default();
         let mut held = Vec::new();
-        let rows: Vec<OutboxRow> = self.rows.with_untracked(|rows| {
-            rows.iter()
-                .filter(|r| r.session_key == session && r.is_unsent())
-                .cloned()
-                .collect()
-        });
+        let rows: Vec<OutboxRow> = self.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent()).cloned().collect());
         for row in rows {
-            let Some(item) = items.iter().find(|i| {
-                i.get("runId").and_then(Value::as_str) == Some(row.idempotency_key.as_str())
-                    || protocol::frame::compact(i).contains(&row.idempotency_key)
-            }) else {
-                continue;
-            };
+            let Some(item) = items.iter().find(|i| i.get("runId").and_then(Value::as_str) == Some(row.idempotency_key.as_str()) || protocol::frame::compact(i).contains(&row.idempotency_key)) else { continue };
             held.push(row.id.clone());
             if item.get("state").and_then(Value::as_str) == Some("interrupted") {
                 self.change(&row.id, |r| {
@@ -559,10 +462,7 @@ impl OutboxController {
 
     /// When a run of a session ends, rows awaiting confirmation there are checked again.
     fn recheck_after_run(&self, session: String) {
-        let waiting = self.rows.with_untracked(|rows| {
-            rows.iter()
-                .any(|r| r.session_key == session && r.state == SendState::AwaitingConfirmation)
-        });
+        let waiting = self.rows.with_untracked(|rows| rows.iter().any(|r| r.session_key == session && r.state == SendState::AwaitingConfirmation));
         if !waiting || !self.leader.get_untracked() {
             return;
         }
@@ -570,11 +470,7 @@ impl OutboxController {
         set_timeout(
             move || {
                 spawn_local(async move {
-                    if let Ok(h) = this
-                        .client
-                        .request("chat.history", json!({"sessionKey": session, "limit": 200}))
-                        .await
-                    {
+                    if let Ok(h) = this.client.request("chat.history", json!({"sessionKey": session, "limit": 200})).await {
                         this.apply_history(&session, &h).await;
                     }
                 })
@@ -600,10 +496,7 @@ impl OutboxController {
     pub async fn edit(&self, id: &str, text: String) -> bool {
         let now = browser::now_ms();
         let key = uuid();
-        let applied = self
-            .change(id, move |r| r.edit(&text, &key, now))
-            .await
-            .is_some();
+        let applied = self.change(id, move |r| r.edit(&text, &key, now)).await.is_some();
         if applied {
             self.end_editing(id);
         }
@@ -641,40 +534,21 @@ impl OutboxController {
                 })
                 .await;
             // An async answer reopens its question (its draft is kept) instead.
-            if let (Some(row), Some(t)) = (
-                changed.filter(|r| r.async_item_id.is_none()),
-                text.borrow_mut().take(),
-            ) {
-                this.restored.set(Some((
-                    row.session_key.clone(),
-                    t.clone(),
-                    browser::now_ms() as u64,
-                )));
-                this.channel.with_value(|c| {
-                    c.post(&json!({"type": "restore", "session": row.session_key, "text": t}))
-                });
+            if let (Some(row), Some(t)) = (changed.filter(|r| r.async_item_id.is_none()), text.borrow_mut().take()) {
+                this.restored.set(Some((row.session_key.clone(), t.clone(), browser::now_ms() as u64)));
+                this.channel.with_value(|c| c.post(&json!({"type": "restore", "session": row.session_key, "text": t})));
             }
         });
     }
 
     pub fn retry_all(&self) {
-        for id in self.rows.with_untracked(|rows| {
-            rows.iter()
-                .filter(|r| r.can_retry())
-                .map(|r| r.id.clone())
-                .collect::<Vec<_>>()
-        }) {
+        for id in self.rows.with_untracked(|rows| rows.iter().filter(|r| r.can_retry()).map(|r| r.id.clone()).collect::<Vec<_>>()) {
             self.retry(&id);
         }
     }
 
     pub fn discard_all(&self) {
-        for id in self.rows.with_untracked(|rows| {
-            rows.iter()
-                .filter(|r| r.can_discard())
-                .map(|r| r.id.clone())
-                .collect::<Vec<_>>()
-        }) {
+        for id in self.rows.with_untracked(|rows| rows.iter().filter(|r| r.can_discard()).map(|r| r.id.clone()).collect::<Vec<_>>()) {
             self.discard(&id);
         }
     }

@@ -58,8 +58,7 @@ pub struct DockController {
     db: LocalDb,
     /// Where Submit and Skip of async questions go (they are answered by chat, not by
     /// `question.resolve`).
-    async_handler:
-        StoredValue<Option<std::rc::Rc<dyn Fn(crate::async_questions::AsyncAction)>>, LocalStorage>,
+    async_handler: StoredValue<Option<std::rc::Rc<dyn Fn(crate::async_questions::AsyncAction)>>, LocalStorage>,
     /// The controller's reactive owner: drafts live as long as the app, not as long as the
     /// component that first touched them (a collapsed panel must not take drafts with it).
     owner: StoredValue<Owner, LocalStorage>,
@@ -106,41 +105,23 @@ impl DockController {
     }
 
     pub fn access(&self) -> QuestionAccess {
-        if protocol::methods::can_answer_questions(&self.client.scopes()) {
-            QuestionAccess::Answer
-        } else {
-            QuestionAccess::None
-        }
+        if protocol::methods::can_answer_questions(&self.client.scopes()) { QuestionAccess::Answer } else { QuestionAccess::None }
     }
 
     /// The scopes allow answering secret questions only with admin.
     pub fn can_answer_secrets(&self) -> bool {
-        self.client
-            .scopes()
-            .iter()
-            .any(|s| s == protocol::methods::scope::ADMIN)
+        self.client.scopes().iter().any(|s| s == protocol::methods::scope::ADMIN)
     }
 
     async fn load(self) {
-        let receipts: Vec<Receipt> = self
-            .db
-            .get_all(RECEIPTS)
-            .await
-            .iter()
-            .filter_map(|(_, v)| crate::json::decode(v))
-            .collect();
+        let receipts: Vec<Receipt> = self.db.get_all(RECEIPTS).await.iter().filter_map(|(_, v)| crate::json::decode(v)).collect();
         self.dock.update(|d| d.restore_receipts(receipts));
         for (_, v) in self.db.get_all(DRAFTS).await {
-            let Some(saved) = crate::json::decode::<QuestionDraft>(&v) else {
-                continue;
-            };
+            let Some(saved) = crate::json::decode::<QuestionDraft>(&v) else { continue };
             // A draft typed before the stored copy loaded wins if it is newer.
-            let existing = self
-                .drafts
-                .with_untracked(|m| m.get(&saved.request_id).copied());
+            let existing = self.drafts.with_untracked(|m| m.get(&saved.request_id).copied());
             match existing {
-                Some(sig)
-                    if sig.with_untracked(|d| d.revision >= saved.revision && d.is_touched()) => {}
+                Some(sig) if sig.with_untracked(|d| d.revision >= saved.revision && d.is_touched()) => {}
                 Some(sig) => sig.set(saved),
                 None => {
                     self.insert_draft(saved);
@@ -151,9 +132,7 @@ impl DockController {
 
     fn insert_draft(&self, draft: QuestionDraft) -> RwSignal<QuestionDraft> {
         let this = *self;
-        self.owner
-            .get_value()
-            .with(move || this.insert_draft_owned(draft))
+        self.owner.get_value().with(move || this.insert_draft_owned(draft))
     }
 
     fn insert_draft_owned(&self, draft: QuestionDraft) -> RwSignal<QuestionDraft> {
@@ -194,12 +173,8 @@ impl DockController {
     fn wire_events(&self) {
         let this = *self;
         self.client.on_event("question.requested", move |p| {
-            let typing =
-                this.typing_in_dock.get_untracked() || this.typing_in_composer.get_untracked();
-            let fx = this
-                .dock
-                .try_update(|d| d.requested(p, typing))
-                .unwrap_or_default();
+            let typing = this.typing_in_dock.get_untracked() || this.typing_in_composer.get_untracked();
+            let fx = this.dock.try_update(|d| d.requested(p, typing)).unwrap_or_default();
             this.fit_draft_to(p);
             this.run(fx);
         });
@@ -218,10 +193,7 @@ impl DockController {
     }
 
     fn fit_draft_to(&self, payload: &Value) {
-        if let (Some(id), Ok(record)) = (
-            payload.get("id").and_then(Value::as_str),
-            serde_json::from_value::<QuestionRecord>(payload.clone()),
-        ) {
+        if let (Some(id), Ok(record)) = (payload.get("id").and_then(Value::as_str), serde_json::from_value::<QuestionRecord>(payload.clone())) {
             if let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) {
                 sig.update(|d| d.fit(&record));
             }
@@ -235,23 +207,17 @@ impl DockController {
         let mark = self.dock.with_untracked(Dock::list_mark);
         match self.client.request("question.list", json!({})).await {
             Ok(v) => {
-                let records: Vec<Value> = v
-                    .get("questions")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
+                let records: Vec<Value> = v.get("questions").and_then(Value::as_array).cloned().unwrap_or_default();
                 let shown_before_reload = browser::session_get("ocui.dock.current");
-                let fx = self
-                    .dock
-                    .try_update(|d| {
-                        let first_load = d.is_empty();
-                        let fx = d.listed_since(&records, mark);
-                        if let (true, Some(id)) = (first_load, shown_before_reload) {
-                            d.select(&id);
-                        }
-                        fx
-                    })
-                    .unwrap_or_default();
+                let fx = self.dock.try_update(|d| {
+                    let first_load = d.is_empty();
+                    let fx = d.listed_since(&records, mark);
+                    if let (true, Some(id)) = (first_load, shown_before_reload) {
+                        d.select(&id);
+                    }
+                    fx
+                })
+                .unwrap_or_default();
                 for r in &records {
                     self.fit_draft_to(r);
                 }
@@ -260,9 +226,7 @@ impl DockController {
             Err(e) => browser::log_warn(&format!("question.list failed: {e}")),
         }
         if let Some(id) = self.deep_link.get_untracked() {
-            let known = self.dock.with_untracked(|d| {
-                d.entry(&id).is_some() || d.receipts.iter().any(|r| r.id == id)
-            });
+            let known = self.dock.with_untracked(|d| d.entry(&id).is_some() || d.receipts.iter().any(|r| r.id == id));
             if !known {
                 self.fetch(id).await;
             }
@@ -271,27 +235,15 @@ impl DockController {
 
     /// `question.get` for recovery and deep links.
     async fn fetch(self, id: String) {
-        let result = self
-            .client
-            .request("question.get", json!({ "id": id }))
-            .await;
+        let result = self.client.request("question.get", json!({ "id": id })).await;
         let fx = match &result {
-            Ok(v) => self
-                .dock
-                .try_update(|d| d.got(&id, Ok(v)))
-                .unwrap_or_default(),
-            Err(RequestError::Gateway(e))
-                if e.detail_reason() == Some(protocol::error::reason::QUESTION_NOT_FOUND) =>
-            {
-                self.dock
-                    .try_update(|d| d.got(&id, Err(None)))
-                    .unwrap_or_default()
+            Ok(v) => self.dock.try_update(|d| d.got(&id, Ok(v))).unwrap_or_default(),
+            Err(RequestError::Gateway(e)) if e.detail_reason() == Some(protocol::error::reason::QUESTION_NOT_FOUND) => {
+                self.dock.try_update(|d| d.got(&id, Err(None))).unwrap_or_default()
             }
             Err(e) => {
                 let msg = e.to_string();
-                self.dock
-                    .try_update(|d| d.got(&id, Err(Some(&msg))))
-                    .unwrap_or_default()
+                self.dock.try_update(|d| d.got(&id, Err(Some(&msg)))).unwrap_or_default()
             }
         };
         self.run(fx);
@@ -306,10 +258,7 @@ impl DockController {
                 }
                 DockEffect::GetAfter(id, ms) => {
                     let this = *self;
-                    set_timeout(
-                        move || spawn_local(async move { this.fetch(id).await }),
-                        Duration::from_millis(ms),
-                    );
+                    set_timeout(move || spawn_local(async move { this.fetch(id).await }), Duration::from_millis(ms));
                 }
                 DockEffect::Announce(text) => self.announce.set(text),
                 DockEffect::DropDraft(id) => self.drop_draft(&id),
@@ -371,22 +320,11 @@ impl DockController {
     /// Keeps what the person typed copyable in the request's receipt; the draft stays (a
     /// listing may yet bring the request back). False when there is no draft here.
     fn park_draft(&self, id: &str) -> bool {
-        let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) else {
-            return false;
-        };
-        let questions = self.dock.with_untracked(|d| {
-            d.receipts
-                .iter()
-                .find(|r| r.id == id)
-                .map(|r| r.questions.clone())
-        });
+        let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) else { return false };
+        let questions = self.dock.with_untracked(|d| d.receipts.iter().find(|r| r.id == id).map(|r| r.questions.clone()));
         if let Some(questions) = questions {
             let text = sig.with_untracked(|d| d.typed_text(&questions));
-            if let Some(r) = self
-                .dock
-                .try_update(|d| d.keep_unsent_text(id, text))
-                .flatten()
-            {
+            if let Some(r) = self.dock.try_update(|d| d.keep_unsent_text(id, text)).flatten() {
                 self.save_receipt(r);
             }
         }
@@ -417,10 +355,7 @@ impl DockController {
 
     pub fn set_expanded(&self, expanded: bool) {
         self.dock.update(|d| d.expanded = expanded);
-        browser::local_set(
-            "ocui.dock.expanded",
-            if expanded { "true" } else { "false" },
-        );
+        browser::local_set("ocui.dock.expanded", if expanded { "true" } else { "false" });
     }
 
     pub fn set_async_handler(&self, f: impl Fn(crate::async_questions::AsyncAction) + 'static) {
@@ -449,23 +384,12 @@ impl DockController {
         let draft = self.draft(id).get_untracked();
         if let Some(found) = draft.credential() {
             if self.send_anyway.get_value() != Some((id.to_string(), draft.revision)) {
-                self.announce.set(format!(
-                    "Not sent: the answer looks like {}.",
-                    found.kind.describe()
-                ));
-                self.held.set(Some(HeldAnswer {
-                    request_id: id.to_string(),
-                    found,
-                    revision: draft.revision,
-                    confirming: false,
-                }));
+                self.announce.set(format!("Not sent: the answer looks like {}.", found.kind.describe()));
+                self.held.set(Some(HeldAnswer { request_id: id.to_string(), found, revision: draft.revision, confirming: false }));
                 return;
             }
         }
-        if self
-            .held
-            .with_untracked(|h| h.as_ref().is_some_and(|h| h.request_id == id))
-        {
+        if self.held.with_untracked(|h| h.as_ref().is_some_and(|h| h.request_id == id)) {
             self.held.set(None);
         }
         if id.starts_with(model::dock::ASYNC_PREFIX) {
@@ -474,21 +398,14 @@ impl DockController {
         }
         let started = self.dock.try_update(|d| d.submit(id, &draft));
         match started {
-            Some(Ok(params)) => self.send_resolve(
-                id.to_string(),
-                serde_json::to_value(params).unwrap_or_default(),
-            ),
+            Some(Ok(params)) => self.send_resolve(id.to_string(), serde_json::to_value(params).unwrap_or_default()),
             Some(Err(incomplete)) => {
                 self.draft(id).update(|d| d.set_step(incomplete.step));
                 self.announce.set(incomplete.message.clone());
                 self.dock.update(|d| {
-                    if let Some(model::dock::Entry::Valid { state, .. }) =
-                        d.entries.iter_mut().find(|e| e.id() == id)
-                    {
+                    if let Some(model::dock::Entry::Valid { state, .. }) = d.entries.iter_mut().find(|e| e.id() == id) {
                         if !matches!(state, LocalState::Submitting { .. }) {
-                            *state = LocalState::Failed {
-                                message: incomplete.message,
-                            };
+                            *state = LocalState::Failed { message: incomplete.message };
                         }
                     }
                 });
@@ -509,24 +426,14 @@ impl DockController {
     /// The second, deliberate action: sends the held text as it is (once; an edit since the
     /// hold is checked again).
     pub fn confirm_send_anyway(&self, id: &str) {
-        let Some(h) = self
-            .held
-            .get_untracked()
-            .filter(|h| h.request_id == id && h.confirming)
-        else {
-            return;
-        };
-        self.send_anyway
-            .set_value(Some((id.to_string(), h.revision)));
+        let Some(h) = self.held.get_untracked().filter(|h| h.request_id == id && h.confirming) else { return };
+        self.send_anyway.set_value(Some((id.to_string(), h.revision)));
         self.submit(id);
     }
 
     /// Edit: the notice goes, the text stays for the person to change.
     pub fn edit_held(&self, id: &str) {
-        if self
-            .held
-            .with_untracked(|h| h.as_ref().is_some_and(|h| h.request_id == id))
-        {
+        if self.held.with_untracked(|h| h.as_ref().is_some_and(|h| h.request_id == id)) {
             self.held.set(None);
         }
     }
@@ -538,10 +445,7 @@ impl DockController {
             return;
         }
         if let Some(Some(params)) = self.dock.try_update(|d| d.skip(id)) {
-            self.send_resolve(
-                id.to_string(),
-                serde_json::to_value(params).unwrap_or_default(),
-            );
+            self.send_resolve(id.to_string(), serde_json::to_value(params).unwrap_or_default());
         }
     }
 
@@ -551,18 +455,9 @@ impl DockController {
         spawn_local(async move {
             let result = this.client.request("question.resolve", params).await;
             let fx = match result {
-                Ok(v) => this
-                    .dock
-                    .try_update(|d| d.submit_ok(&id, &v))
-                    .unwrap_or_default(),
-                Err(RequestError::Gateway(e)) => this
-                    .dock
-                    .try_update(|d| d.submit_failed(&id, Some(&e), true))
-                    .unwrap_or_default(),
-                Err(RequestError::Disconnected) => this
-                    .dock
-                    .try_update(|d| d.submit_failed(&id, None, connected))
-                    .unwrap_or_default(),
+                Ok(v) => this.dock.try_update(|d| d.submit_ok(&id, &v)).unwrap_or_default(),
+                Err(RequestError::Gateway(e)) => this.dock.try_update(|d| d.submit_failed(&id, Some(&e), true)).unwrap_or_default(),
+                Err(RequestError::Disconnected) => this.dock.try_update(|d| d.submit_failed(&id, None, connected)).unwrap_or_default(),
             };
             this.run(fx);
         });
@@ -573,12 +468,7 @@ impl DockController {
 fn deep_link_from_path() -> Option<String> {
     let path = browser::app_path();
     let id = path.strip_prefix("/ask/")?.trim_end_matches('/');
-    (!id.is_empty()).then(|| {
-        js_sys::decode_uri_component(id)
-            .ok()
-            .and_then(|s| s.as_string())
-            .unwrap_or_else(|| id.to_string())
-    })
+    (!id.is_empty()).then(|| js_sys::decode_uri_component(id).ok().and_then(|s| s.as_string()).unwrap_or_else(|| id.to_string()))
 }
 
 /// One pane's view of the dock (`model::panes`): the requests of its conversation, and the
@@ -672,9 +562,7 @@ impl DockView {
         let Some(cur) = self.current.get() else {
             return false;
         };
-        self.ctl
-            .dock
-            .with(|d| d.entry(&cur).is_some_and(|e| !e.is_async()))
+        self.ctl.dock.with(|d| d.blocks(&cur))
     }
 
     /// Whether a blocking request of this pane waits.

@@ -16,10 +16,7 @@ pub struct ShellUpdate {
 impl ShellUpdate {
     pub fn new(client: GatewayClient) -> ShellUpdate {
         let ready = RwSignal::new(false);
-        let Some(container) = web_sys::window()
-            .map(|w| w.navigator().service_worker())
-            .filter(|c| !JsValue::from(c).is_undefined())
-        else {
+        let Some(container) = web_sys::window().map(|w| w.navigator().service_worker()).filter(|c| !JsValue::from(c).is_undefined()) else {
             return ShellUpdate { ready };
         };
         // Registration waits for the page to have loaded: nothing on the way to the first paint.
@@ -31,10 +28,7 @@ impl ShellUpdate {
             let promise = container.register_with_options(&format!("{base}/sw.js"), &options);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Err(e) = wasm_bindgen_futures::JsFuture::from(promise).await {
-                    crate::browser::log_warn(&format!(
-                        "the page will not open offline: its service worker could not be registered ({})",
-                        crate::browser::js_error_text(&e)
-                    ));
+                    crate::browser::log_warn(&format!("the page will not open offline: its service worker could not be registered ({})", crate::browser::js_error_text(&e)));
                 }
             });
         });
@@ -45,12 +39,11 @@ impl ShellUpdate {
                 let _ = w.add_event_listener_with_callback("load", register.unchecked_ref());
             }
         }
-        let on_message =
-            Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
-                if e.data().as_string().as_deref() == Some("ocui-update-ready") {
-                    ready.set(true);
-                }
-            });
+        let on_message = Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |e: web_sys::MessageEvent| {
+            if e.data().as_string().as_deref() == Some("ocui-update-ready") {
+                ready.set(true);
+            }
+        });
         if let Some(c) = web_sys::window().map(|w| w.navigator().service_worker()) {
             c.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         }
@@ -65,21 +58,11 @@ impl ShellUpdate {
             }
             let running = web_sys::window()
                 .and_then(|w| w.document())
-                .and_then(|d| {
-                    d.query_selector("link[rel=preload][href*='.wasm']")
-                        .ok()
-                        .flatten()
-                })
+                .and_then(|d| d.query_selector("link[rel=preload][href*='.wasm']").ok().flatten())
                 .and_then(|l| l.get_attribute("href"))
-                .and_then(|href| {
-                    web_sys::Url::new_with_base(&href, &crate::browser::location()?.href().ok()?)
-                        .ok()
-                })
+                .and_then(|href| web_sys::Url::new_with_base(&href, &crate::browser::location()?.href().ok()?).ok())
                 .map(|u| u.href());
-            if let (Some(running), Some(worker)) = (
-                running,
-                web_sys::window().and_then(|w| w.navigator().service_worker().controller()),
-            ) {
+            if let (Some(running), Some(worker)) = (running, web_sys::window().and_then(|w| w.navigator().service_worker().controller())) {
                 let message = js_sys::Object::new();
                 let _ = js_sys::Reflect::set(&message, &"type".into(), &"ocui-check-update".into());
                 let _ = js_sys::Reflect::set(&message, &"running".into(), &running.into());

@@ -23,14 +23,7 @@ pub const DB_NAME: &str = "ocui";
 pub const DB_VERSION: u32 = 3;
 /// Version 2 added `async` (dismissed and reopened async questions); version 3 added
 /// `transcripts` (the saved copies of recent conversations, `model::offline`).
-pub const STORES: &[&str] = &[
-    "drafts",
-    "receipts",
-    "outbox",
-    "composer",
-    "async",
-    "transcripts",
-];
+pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async", "transcripts"];
 
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + 'a>>;
 
@@ -42,12 +35,7 @@ pub trait KvStore {
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()>;
     /// Reads, changes and writes one value in a single transaction, so no other tab can
     /// act in between. `change` returns the new value, or `None` to leave it as it was.
-    fn update<'a>(
-        &'a self,
-        store: &'a str,
-        key: &'a str,
-        change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>,
-    ) -> Fut<'a, Option<String>>;
+    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>>;
 }
 
 /// In-memory fallback (and a test double for pure logic).
@@ -58,41 +46,22 @@ pub struct MemoryStore {
 
 impl KvStore for MemoryStore {
     fn get<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, Option<String>> {
-        let v = self
-            .data
-            .borrow()
-            .get(&(store.to_string(), key.to_string()))
-            .cloned();
+        let v = self.data.borrow().get(&(store.to_string(), key.to_string())).cloned();
         Box::pin(async move { Ok(v) })
     }
     fn get_all<'a>(&'a self, store: &'a str) -> Fut<'a, Vec<(String, String)>> {
-        let rows = self
-            .data
-            .borrow()
-            .iter()
-            .filter(|((s, _), _)| s == store)
-            .map(|((_, k), v)| (k.clone(), v.clone()))
-            .collect();
+        let rows = self.data.borrow().iter().filter(|((s, _), _)| s == store).map(|((_, k), v)| (k.clone(), v.clone())).collect();
         Box::pin(async move { Ok(rows) })
     }
     fn put<'a>(&'a self, store: &'a str, key: &'a str, json: &'a str) -> Fut<'a, ()> {
-        self.data
-            .borrow_mut()
-            .insert((store.into(), key.into()), json.into());
+        self.data.borrow_mut().insert((store.into(), key.into()), json.into());
         Box::pin(async { Ok(()) })
     }
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()> {
-        self.data
-            .borrow_mut()
-            .remove(&(store.to_string(), key.to_string()));
+        self.data.borrow_mut().remove(&(store.to_string(), key.to_string()));
         Box::pin(async { Ok(()) })
     }
-    fn update<'a>(
-        &'a self,
-        store: &'a str,
-        key: &'a str,
-        change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>,
-    ) -> Fut<'a, Option<String>> {
+    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>> {
         let k = (store.to_string(), key.to_string());
         let cur = self.data.borrow().get(&k).cloned();
         let new = change(cur);
@@ -164,13 +133,7 @@ impl KvStore for IdbStore {
     fn get<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, Option<String>> {
         Box::pin(async move {
             let tx = self.db.transaction(store).build().map_err(idb_error)?;
-            tx.object_store(store)
-                .map_err(idb_error)?
-                .get(key)
-                .primitive()
-                .map_err(idb_error)?
-                .await
-                .map_err(idb_error)
+            tx.object_store(store).map_err(idb_error)?.get(key).primitive().map_err(idb_error)?.await.map_err(idb_error)
         })
     }
     fn get_all<'a>(&'a self, store: &'a str) -> Fut<'a, Vec<(String, String)>> {
@@ -184,79 +147,33 @@ impl KvStore for IdbStore {
             let values = values.await.map_err(idb_error)?;
             // Keys and values come in the same (key) order; a row that is not a string under a
             // string key was not written by this app and is skipped.
-            Ok(keys
-                .zip(values)
-                .filter_map(|(k, v)| Some((k.ok()?, v.ok()?)))
-                .collect())
+            Ok(keys.zip(values).filter_map(|(k, v)| Some((k.ok()?, v.ok()?))).collect())
         })
     }
     fn put<'a>(&'a self, store: &'a str, key: &'a str, json: &'a str) -> Fut<'a, ()> {
         Box::pin(async move {
-            let tx = self
-                .db
-                .transaction(store)
-                .with_mode(TransactionMode::Readwrite)
-                .build()
-                .map_err(idb_error)?;
-            tx.object_store(store)
-                .map_err(idb_error)?
-                .put(json)
-                .with_key(key)
-                .primitive()
-                .map_err(idb_error)?
-                .await
-                .map_err(idb_error)?;
+            let tx = self.db.transaction(store).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
+            tx.object_store(store).map_err(idb_error)?.put(json).with_key(key).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
             tx.commit().await.map_err(idb_error)
         })
     }
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()> {
         Box::pin(async move {
-            let tx = self
-                .db
-                .transaction(store)
-                .with_mode(TransactionMode::Readwrite)
-                .build()
-                .map_err(idb_error)?;
-            tx.object_store(store)
-                .map_err(idb_error)?
-                .delete(key)
-                .primitive()
-                .map_err(idb_error)?
-                .await
-                .map_err(idb_error)?;
+            let tx = self.db.transaction(store).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
+            tx.object_store(store).map_err(idb_error)?.delete(key).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
             tx.commit().await.map_err(idb_error)
         })
     }
-    fn update<'a>(
-        &'a self,
-        store: &'a str,
-        key: &'a str,
-        change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>,
-    ) -> Fut<'a, Option<String>> {
+    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>> {
         Box::pin(async move {
-            let tx = self
-                .db
-                .transaction(store)
-                .with_mode(TransactionMode::Readwrite)
-                .build()
-                .map_err(idb_error)?;
+            let tx = self.db.transaction(store).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
             let os = tx.object_store(store).map_err(idb_error)?;
             // The continuation runs in the microtask after the read's success event, while the
             // transaction is still active, so the write joins the same transaction.
-            let current: Option<String> = os
-                .get(key)
-                .primitive()
-                .map_err(idb_error)?
-                .await
-                .map_err(idb_error)?;
+            let current: Option<String> = os.get(key).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
             let new = change(current);
             if let Some(v) = &new {
-                os.put(v.as_str())
-                    .with_key(key)
-                    .primitive()
-                    .map_err(idb_error)?
-                    .await
-                    .map_err(idb_error)?;
+                os.put(v.as_str()).with_key(key).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
             }
             tx.commit().await.map_err(idb_error)?;
             Ok(new)
@@ -315,10 +232,7 @@ impl LocalDb {
                             }
                         });
                     }
-                    Err(e) => crate::browser::log_warn(&format!(
-                        "cannot watch the database for closing: {}",
-                        idb_error(e)
-                    )),
+                    Err(e) => crate::browser::log_warn(&format!("cannot watch the database for closing: {}", idb_error(e))),
                 }
                 self.store.set_value(Rc::new(idb));
                 self.health.set(StorageHealth::Ok);
@@ -331,15 +245,11 @@ impl LocalDb {
     /// Marks storage as failing and tries to reopen it a little later.
     pub fn fail(&self, e: String) {
         use leptos::prelude::*;
-        let was_ok = self.health.get_untracked() != StorageHealth::Opening
-            && !matches!(self.health.get_untracked(), StorageHealth::Degraded(_));
+        let was_ok = self.health.get_untracked() != StorageHealth::Opening && !matches!(self.health.get_untracked(), StorageHealth::Degraded(_));
         self.health.set(StorageHealth::Degraded(e));
         if was_ok || self.opened.get_untracked() == 0 {
             let this = *self;
-            set_timeout(
-                move || leptos::task::spawn_local(async move { this.open().await }),
-                std::time::Duration::from_secs(5),
-            );
+            set_timeout(move || leptos::task::spawn_local(async move { this.open().await }), std::time::Duration::from_secs(5));
         }
     }
 

@@ -12,21 +12,13 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 async fn sleep(ms: u64) {
     let (tx, rx) = futures_channel::oneshot::channel::<()>();
-    set_timeout(
-        move || {
-            let _ = tx.send(());
-        },
-        Duration::from_millis(ms),
-    );
+    set_timeout(move || { let _ = tx.send(()); }, Duration::from_millis(ms));
     let _ = rx.await;
 }
 
 fn status_text() -> String {
     let doc = web_sys::window().unwrap().document().unwrap();
-    doc.query_selector("[data-testid=connection-status]")
-        .unwrap()
-        .map(|e| e.text_content().unwrap_or_default())
-        .unwrap_or_default()
+    doc.query_selector("[data-testid=connection-status]").unwrap().map(|e| e.text_content().unwrap_or_default()).unwrap_or_default()
 }
 
 #[wasm_bindgen_test]
@@ -46,10 +38,7 @@ async fn an_unreachable_gateway_shows_reconnecting_with_the_next_attempt() {
         }
     }
     assert!(text.starts_with("Reconnecting — next attempt"), "{text}");
-    assert!(matches!(
-        client.status.get_untracked(),
-        Status::Reconnecting { attempt: 1.., .. }
-    ));
+    assert!(matches!(client.status.get_untracked(), Status::Reconnecting { attempt: 1.., .. }));
     assert!(text.contains("could not be reached"), "{text}");
 }
 
@@ -57,10 +46,7 @@ async fn an_unreachable_gateway_shows_reconnecting_with_the_next_attempt() {
 async fn a_non_websocket_url_fails_with_a_clear_message() {
     let client = GatewayClient::start("http://127.0.0.1:9".into());
     match client.status.get_untracked() {
-        Status::Failed { message, .. } => assert!(
-            message.contains("must start with ws:// or wss://"),
-            "{message}"
-        ),
+        Status::Failed { message, .. } => assert!(message.contains("must start with ws:// or wss://"), "{message}"),
         other => panic!("expected a failure, got {other:?}"),
     }
 }

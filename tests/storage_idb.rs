@@ -11,37 +11,19 @@ async fn put_get_all_and_delete_survive_reopening_the_database() {
     let name = format!("ocui-test-{}", js_sys::Math::random());
     {
         let db = IdbStore::open(&name).await.unwrap();
-        db.put("drafts", "r1", r#"{"requestId":"r1","step":1}"#)
-            .await
-            .unwrap();
-        db.put("drafts", "r2", r#"{"requestId":"r2"}"#)
-            .await
-            .unwrap();
-        db.put("drafts", "r1", r#"{"requestId":"r1","step":2}"#)
-            .await
-            .unwrap();
+        db.put("drafts", "r1", r#"{"requestId":"r1","step":1}"#).await.unwrap();
+        db.put("drafts", "r2", r#"{"requestId":"r2"}"#).await.unwrap();
+        db.put("drafts", "r1", r#"{"requestId":"r1","step":2}"#).await.unwrap();
         db.put("receipts", "x", "{}").await.unwrap();
         db.close();
     }
     let db = IdbStore::open(&name).await.unwrap();
     let rows = db.get_all("drafts").await.unwrap();
-    assert_eq!(
-        rows,
-        vec![
-            (
-                "r1".to_string(),
-                r#"{"requestId":"r1","step":2}"#.to_string()
-            ),
-            ("r2".to_string(), r#"{"requestId":"r2"}"#.to_string())
-        ]
-    );
+    assert_eq!(rows, vec![("r1".to_string(), r#"{"requestId":"r1","step":2}"#.to_string()), ("r2".to_string(), r#"{"requestId":"r2"}"#.to_string())]);
     db.delete("drafts", "r1").await.unwrap();
     assert_eq!(db.get_all("drafts").await.unwrap().len(), 1);
     assert_eq!(db.get_all("receipts").await.unwrap().len(), 1);
-    assert!(
-        db.get_all("no-such-store").await.is_err(),
-        "a missing store is an error, not a panic"
-    );
+    assert!(db.get_all("no-such-store").await.is_err(), "a missing store is an error, not a panic");
 }
 
 #[wasm_bindgen_test]
@@ -54,9 +36,7 @@ async fn a_secret_typed_into_a_draft_never_reaches_indexeddb() {
     d.set_step(0);
     let name = format!("ocui-test-{}", js_sys::Math::random());
     let db = IdbStore::open(&name).await.unwrap();
-    db.put("drafts", "sec", &serde_json::to_string(&d).unwrap())
-        .await
-        .unwrap();
+    db.put("drafts", "sec", &serde_json::to_string(&d).unwrap()).await.unwrap();
     let rows = db.get_all("drafts").await.unwrap();
     assert!(!rows[0].1.contains("hunter2"), "{}", rows[0].1);
 }

@@ -12,16 +12,15 @@ use common::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
+
+
 #[wasm_bindgen_test]
 async fn a_database_closed_under_the_page_is_reported_and_reopened() {
     let _ = any_spawner::Executor::init_wasm_bindgen();
     let owner = Owner::new();
     owner.set();
     let db = LocalDb::new();
-    eventually("the database to open", 5, || {
-        db.health.get_untracked() == StorageHealth::Ok
-    })
-    .await;
+    eventually("the database to open", 5, || db.health.get_untracked() == StorageHealth::Ok).await;
     assert!(db.put("drafts", "before", "\"kept\"").await);
     let opened = db.opened.get_untracked();
 
@@ -31,20 +30,8 @@ async fn a_database_closed_under_the_page_is_reported_and_reopened() {
     eventually("the page to say storage is not working", 5, || matches!(db.health.get_untracked(), StorageHealth::Degraded(ref m) if m.contains("another tab"))).await;
 
     // It comes back by itself (a fresh, empty database: the other tab deleted it), and works.
-    eventually("the database to be reopened", 15, || {
-        db.health.get_untracked() == StorageHealth::Ok && db.opened.get_untracked() > opened
-    })
-    .await;
-    assert!(
-        db.put("drafts", "after", "\"written after reopening\"")
-            .await
-    );
+    eventually("the database to be reopened", 15, || db.health.get_untracked() == StorageHealth::Ok && db.opened.get_untracked() > opened).await;
+    assert!(db.put("drafts", "after", "\"written after reopening\"").await);
     let rows = db.get_all("drafts").await;
-    assert_eq!(
-        rows,
-        vec![(
-            "after".to_string(),
-            "\"written after reopening\"".to_string()
-        )]
-    );
+    assert_eq!(rows, vec![("after".to_string(), "\"written after reopening\"".to_string())]);
 }

@@ -38,9 +38,7 @@ impl Browser {
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .unwrap_or_else(|e| {
-                panic!("cannot start {chromedriver}: {e} (make test installs chromium-driver)")
-            });
+            .unwrap_or_else(|e| panic!("cannot start {chromedriver}: {e} (make test installs chromium-driver)"));
         let profile = tempfile::tempdir().expect("profile dir");
         // Chromium keeps windows at least 500 px wide; narrower layouts use device emulation.
         let emulation = if width < 500 {
@@ -64,25 +62,14 @@ impl Browser {
             caps["goog:chromeOptions"]["mobileEmulation"] = emulation;
         }
         if notifications_granted {
-            caps["goog:chromeOptions"]["prefs"] =
-                json!({"profile.default_content_setting_values.notifications": 1});
+            caps["goog:chromeOptions"]["prefs"] = json!({"profile.default_content_setting_values.notifications": 1});
         }
         let caps = caps.as_object().expect("object").clone();
         let url = format!("http://127.0.0.1:{port}");
         let mut last_err = String::new();
         for _ in 0..100 {
-            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
-                .capabilities(caps.clone())
-                .connect(&url)
-                .await
-            {
-                Ok(client) => {
-                    return Browser {
-                        client,
-                        driver,
-                        _profile: profile,
-                    };
-                }
+            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new()).capabilities(caps.clone()).connect(&url).await {
+                Ok(client) => return Browser { client, driver, _profile: profile },
                 Err(e) => {
                     last_err = e.to_string();
                     tokio::time::sleep(Duration::from_millis(100)).await;
@@ -96,40 +83,23 @@ impl Browser {
     pub async fn open_connected(url: &str) -> Browser {
         let b = Browser::start().await;
         b.goto(url).await;
-        b.wait_text(
-            "[data-testid=connection-status]",
-            Duration::from_secs(20),
-            |t| t == "Connected",
-        )
-        .await;
+        b.wait_text("[data-testid=connection-status]", Duration::from_secs(20), |t| t == "Connected").await;
         b
     }
 
     /// Types `text` into the composer and presses Enter.
     pub async fn send_message(&self, text: &str) {
-        let area = self
-            .find_xpath("//textarea[@name='message']", Duration::from_secs(20))
-            .await;
+        let area = self.find_xpath("//textarea[@name='message']", Duration::from_secs(20)).await;
         area.send_keys(text).await.unwrap();
-        area.send_keys(&fantoccini::key::Key::Enter.to_string())
-            .await
-            .unwrap();
+        area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     }
 
     pub async fn goto(&self, url: &str) {
-        self.client
-            .goto(url)
-            .await
-            .unwrap_or_else(|e| panic!("goto {url}: {e}"));
+        self.client.goto(url).await.unwrap_or_else(|e| panic!("goto {url}: {e}"));
     }
 
     /// Polls until the element matching `css` has text that `accept` takes; returns it.
-    pub async fn wait_text(
-        &self,
-        css: &str,
-        timeout: Duration,
-        accept: impl Fn(&str) -> bool,
-    ) -> String {
+    pub async fn wait_text(&self, css: &str, timeout: Duration, accept: impl Fn(&str) -> bool) -> String {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut last = String::from("<no element>");
         loop {
@@ -150,11 +120,7 @@ impl Browser {
     }
 
     /// Finds an element by XPath, waiting for it to appear.
-    pub async fn find_xpath(
-        &self,
-        xpath: &str,
-        timeout: Duration,
-    ) -> fantoccini::elements::Element {
+    pub async fn find_xpath(&self, xpath: &str, timeout: Duration) -> fantoccini::elements::Element {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             if let Ok(el) = self.client.find(Locator::XPath(xpath)).await {
@@ -170,14 +136,7 @@ impl Browser {
 
     /// Clicks the button whose visible name is `name`.
     pub async fn click_button(&self, name: &str) {
-        self.find_xpath(
-            &format!("//button[normalize-space()='{name}' or @aria-label='{name}']"),
-            Duration::from_secs(10),
-        )
-        .await
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {name}: {e}"));
+        self.find_xpath(&format!("//button[normalize-space()='{name}' or @aria-label='{name}']"), Duration::from_secs(10)).await.click().await.unwrap_or_else(|e| panic!("click {name}: {e}"));
     }
 
     /// The radio or checkbox labelled by `label`.
@@ -206,30 +165,18 @@ impl Browser {
     /// Runs JavaScript in the page and returns its value.
     /// Replaces the value of the field `css` with `text`, as typing would (an `input` event).
     pub async fn set_field(&self, css: &str, text: &str) {
-        let script = format!(
-            "const a = document.querySelector({}); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;",
-            json!(css),
-            json!(text)
-        );
+        let script = format!("const a = document.querySelector({}); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;", json!(css), json!(text));
         self.js(&script).await;
     }
 
     pub async fn js(&self, script: &str) -> serde_json::Value {
-        self.client
-            .execute(script, vec![])
-            .await
-            .unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
+        self.client.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
     }
 
     /// Runs an async script body (it may `await`; its `return` value comes back).
     pub async fn js_async(&self, body: &str) -> serde_json::Value {
-        let script = format!(
-            "const done = arguments[arguments.length - 1]; (async () => {{ {body} }})().then(done, e => done('script error: ' + e));"
-        );
-        self.client
-            .execute_async(&script, vec![])
-            .await
-            .unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
+        let script = format!("const done = arguments[arguments.length - 1]; (async () => {{ {body} }})().then(done, e => done('script error: ' + e));");
+        self.client.execute_async(&script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
     }
 
     /// Everything Chromium logged since the last call (console, network errors and CSP
@@ -238,35 +185,15 @@ impl Browser {
         #[derive(Debug)]
         struct GetLog;
         impl fantoccini::wd::WebDriverCompatibleCommand for GetLog {
-            fn endpoint(
-                &self,
-                base: &url::Url,
-                session: Option<&str>,
-            ) -> Result<url::Url, url::ParseError> {
+            fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
                 base.join(&format!("session/{}/se/log", session.unwrap_or_default()))
             }
             fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
                 (http::Method::POST, Some(r#"{"type":"browser"}"#.into()))
             }
         }
-        let v = self
-            .client
-            .issue_cmd(GetLog)
-            .await
-            .unwrap_or_else(|e| panic!("browser log: {e}"));
-        v.as_array()
-            .map(|a| {
-                a.iter()
-                    .map(|e| {
-                        format!(
-                            "{} {}",
-                            e["level"].as_str().unwrap_or(""),
-                            e["message"].as_str().unwrap_or("")
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        let v = self.client.issue_cmd(GetLog).await.unwrap_or_else(|e| panic!("browser log: {e}"));
+        v.as_array().map(|a| a.iter().map(|e| format!("{} {}", e["level"].as_str().unwrap_or(""), e["message"].as_str().unwrap_or(""))).collect()).unwrap_or_default()
     }
 
     pub async fn current_url(&self) -> String {

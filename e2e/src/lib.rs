@@ -9,36 +9,21 @@ use std::path::PathBuf;
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("e2e lives in the repo")
-        .to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e lives in the repo").to_path_buf()
 }
 
 /// The release UI build. `make test` builds it before the e2e tests run.
 pub fn dist_dir() -> PathBuf {
-    let dist = std::env::var("OCUI_DIST")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join("dist"));
-    assert!(
-        dist.join("index.html").is_file(),
-        "no UI build in {}: run `make build` (or `make test`, which builds it) first",
-        dist.display()
-    );
+    let dist = std::env::var("OCUI_DIST").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("dist"));
+    assert!(dist.join("index.html").is_file(), "no UI build in {}: run `make build` (or `make test`, which builds it) first", dist.display());
     dist
 }
 
 /// The release UI built for a gateway with `controlUi.basePath: "/ui"` (`--public-url /ui/`).
 /// `make test` builds it into `target/dist-ui` before the e2e tests run.
 pub fn dist_dir_ui() -> PathBuf {
-    let dist = std::env::var("OCUI_DIST_UI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| repo_root().join("target").join("dist-ui"));
-    assert!(
-        dist.join("index.html").is_file(),
-        "no /ui/ build in {}: run `make build-ui-base-path` (or `make test`) first",
-        dist.display()
-    );
+    let dist = std::env::var("OCUI_DIST_UI").map(PathBuf::from).unwrap_or_else(|_| repo_root().join("target").join("dist-ui"));
+    assert!(dist.join("index.html").is_file(), "no /ui/ build in {}: run `make build-ui-base-path` (or `make test`) first", dist.display());
     dist
 }
 
@@ -51,11 +36,7 @@ pub fn artifacts_dir() -> PathBuf {
 
 /// A free loopback port.
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("addr")
-        .port()
+    std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
 /// The local gateway, in process, serving the UI build.
@@ -80,14 +61,7 @@ impl LocalGateway {
         let data_dir = tempfile::tempdir().expect("tempdir");
         let token = format!("e2e-{}", free_port());
         let device_scopes = scopes.map(|s| s.iter().map(|x| x.to_string()).collect());
-        let mut g = LocalGateway {
-            running: None,
-            token,
-            port: 0,
-            data_dir,
-            device_scopes,
-            ui_root: dist_dir(),
-        };
+        let mut g = LocalGateway { running: None, token, port: 0, data_dir, device_scopes, ui_root: dist_dir() };
         g.restart_on(0).await;
         g
     }
@@ -107,11 +81,7 @@ impl LocalGateway {
 
     /// Starts (again) on `port` (0 picks one), keeping the data directory.
     pub async fn restart_on(&mut self, port: u16) {
-        let mut cfg = gateway::Config::local(
-            &self.token,
-            self.data_dir.path().to_path_buf(),
-            self.ui_root.clone(),
-        );
+        let mut cfg = gateway::Config::local(&self.token, self.data_dir.path().to_path_buf(), self.ui_root.clone());
         cfg.device_scopes = self.device_scopes.clone();
         cfg.port = port;
         let running = gateway::start(cfg).await.expect("local gateway starts");
@@ -139,13 +109,9 @@ impl LocalGateway {
 
     /// A trusted backend client with every scope, playing the agent.
     pub async fn agent(&self) -> gateway::client::Client {
-        gateway::client::Client::connect(gateway::client::ClientOptions::backend(
-            &self.ws(),
-            &self.token,
-            &[protocol::methods::scope::ADMIN],
-        ))
-        .await
-        .expect("agent connects")
+        gateway::client::Client::connect(gateway::client::ClientOptions::backend(&self.ws(), &self.token, &[protocol::methods::scope::ADMIN]))
+            .await
+            .expect("agent connects")
     }
 
     pub fn hub(&self) -> &gateway::hub::Hub {
@@ -162,10 +128,7 @@ pub async fn db_user_texts(gw: &LocalGateway, session: &str, want: &[&str]) {
         if got == want {
             return;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "database holds {got:?} in {session}, expected {want:?}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "database holds {got:?} in {session}, expected {want:?}");
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }

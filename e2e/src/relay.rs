@@ -35,13 +35,10 @@ impl Relay {
                 let (drop_after, dropped, sent) = (d2.clone(), dropped2.clone(), sent2.clone());
                 tokio::spawn(async move {
                     let mut origin = None;
-                    let Ok(client) = tokio_tungstenite::accept_hdr_async(
-                        tcp,
-                        |req: &Request, resp: Response| {
-                            origin = req.headers().get("origin").cloned();
-                            Ok(resp)
-                        },
-                    )
+                    let Ok(client) = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
+                        origin = req.headers().get("origin").cloned();
+                        Ok(resp)
+                    })
                     .await
                     else {
                         return;
@@ -50,9 +47,7 @@ impl Relay {
                     if let Some(o) = origin {
                         up_req.headers_mut().insert("origin", o);
                     }
-                    let Ok((server, _)) = tokio_tungstenite::connect_async(up_req).await else {
-                        return;
-                    };
+                    let Ok((server, _)) = tokio_tungstenite::connect_async(up_req).await else { return };
                     let (mut c_tx, mut c_rx) = client.split();
                     let (mut s_tx, mut s_rx) = server.split();
                     loop {
@@ -83,12 +78,7 @@ impl Relay {
                 });
             }
         });
-        Relay {
-            port,
-            drop_after,
-            dropped,
-            sent,
-        }
+        Relay { port, drop_after, dropped, sent }
     }
 
     pub fn url(&self) -> String {

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use e2e::browser::Browser;
 use e2e::{LocalGateway, db_user_texts};
+use e2e::browser::Browser;
 use fantoccini::key::Key;
 use serde_json::json;
 
@@ -15,11 +15,7 @@ async fn last_assistant(b: &Browser, accept: impl Fn(&str) -> bool) -> String {
     let deadline = tokio::time::Instant::now() + T;
     loop {
         let texts = b.js("return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].map(e => e.textContent);").await;
-        if let Some(last) = texts
-            .as_array()
-            .and_then(|a| a.last())
-            .and_then(|v| v.as_str())
-        {
+        if let Some(last) = texts.as_array().and_then(|a| a.last()).and_then(|v| v.as_str()) {
             if accept(last) {
                 return last.to_string();
             }
@@ -47,34 +43,22 @@ async fn a_message_streams_a_reply_and_is_confirmed_from_saved_history() {
     // Shift+Enter makes a new line instead of sending.
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys("line one").await.unwrap();
-    area.send_keys(&format!("{}{}", Key::Shift, Key::Enter))
-        .await
-        .unwrap();
+    area.send_keys(&format!("{}{}", Key::Shift, Key::Enter)).await.unwrap();
     area.send_keys("line two").await.unwrap();
     tokio::time::sleep(Duration::from_millis(600)).await;
     db_user_texts(&gw, MAIN, &["hello there"]).await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     let deadline = tokio::time::Instant::now() + T;
     let mut draft = None;
     while tokio::time::Instant::now() < deadline {
-        draft = b
-            .find_xpath("//textarea[@name='message']", T)
-            .await
-            .prop("value")
-            .await
-            .unwrap();
+        draft = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
         if draft.as_deref() == Some("line one\nline two") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(
-        draft.as_deref(),
-        Some("line one\nline two"),
-        "the multi-line draft survived the reload"
-    );
+    assert_eq!(draft.as_deref(), Some("line one\nline two"), "the multi-line draft survived the reload");
     b.screenshot("chat-confirmed").await;
     b.close().await;
 }
@@ -84,23 +68,12 @@ async fn a_plain_reply_answers_the_collapsed_question_and_the_dock_follows() {
     let gw = LocalGateway::start().await;
     let b = Browser::open_connected(&gw.ui_url()).await;
     b.send_message("pick a color").await;
-    b.wait_text("[data-testid=question-panel]", T, |t| {
-        t.contains("Which color")
-    })
-    .await;
+    b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Which color")).await;
     b.click_button("Collapse").await;
-    let hint = b
-        .wait_text("[data-testid=composer-hint]", T, |t| !t.is_empty())
-        .await;
-    assert!(
-        hint.contains("a number, an option label or your own words"),
-        "{hint}"
-    );
+    let hint = b.wait_text("[data-testid=composer-hint]", T, |t| !t.is_empty()).await;
+    assert!(hint.contains("a number, an option label or your own words"), "{hint}");
     b.send_message("2").await;
-    b.wait_text("[data-testid=question-receipt]", T, |t| {
-        t.starts_with("Answered elsewhere") && t.contains("Blue")
-    })
-    .await;
+    b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Answered elsewhere") && t.contains("Blue")).await;
     last_assistant(&b, |t| t == "Blue it is.").await;
     db_user_texts(&gw, MAIN, &["pick a color", "2"]).await;
     b.close().await;
@@ -111,16 +84,10 @@ async fn stop_aborts_the_run_and_cancels_its_question() {
     let gw = LocalGateway::start().await;
     let b = Browser::open_connected(&gw.ui_url()).await;
     b.send_message("deploy the site").await;
-    b.wait_text("[data-testid=question-panel]", T, |t| {
-        t.contains("Where should")
-    })
-    .await;
+    b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Where should")).await;
     b.click_button("Collapse").await;
     b.click_button("Stop").await;
-    b.wait_text("[data-testid=question-receipt]", T, |t| {
-        t.starts_with("Skipped elsewhere")
-    })
-    .await;
+    b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Skipped elsewhere")).await;
     let stopped = b.js("return [...document.querySelectorAll('[data-testid=message][data-role=assistant]')].map(e => e.textContent).join('|');").await;
     let deadline = tokio::time::Instant::now() + T;
     let mut text = stopped.as_str().unwrap_or("").to_string();
@@ -138,10 +105,7 @@ async fn a_dropped_acknowledgement_is_reconciled_without_a_second_message() {
     let b = Browser::open_connected(&gw.ui_url()).await;
     gw.gateway().faults.drop_before_response(Some("chat.send"));
     b.send_message("exactly once please").await;
-    b.wait_text("[data-testid=connection-status]", T, |t| {
-        t.starts_with("Reconnecting")
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     gw.gateway().faults.drop_before_response(None);
     no_unsent(&b).await;
     db_user_texts(&gw, MAIN, &["exactly once please"]).await;
@@ -156,19 +120,10 @@ async fn the_gateway_stopped_and_restarted_mid_send_delivers_once() {
     let b = Browser::open_connected(&gw.ui_url()).await;
     let port = gw.port;
     gw.stop().await;
-    b.wait_text("[data-testid=connection-status]", T, |t| {
-        t.starts_with("Reconnecting")
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     b.send_message("sent while the gateway was down").await;
-    b.wait_text("[data-testid=outbox-status]", T, |t| {
-        t == "Waiting for reconnect"
-    })
-    .await;
-    b.wait_text("[data-testid=outbox-tray]", T, |t| {
-        t.contains("sent while the gateway was down")
-    })
-    .await;
+    b.wait_text("[data-testid=outbox-status]", T, |t| t == "Waiting for reconnect").await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("sent while the gateway was down")).await;
     b.screenshot("chat-waiting-for-reconnect").await;
     gw.restart_on(port).await;
     no_unsent(&b).await;
@@ -184,8 +139,7 @@ async fn a_reload_mid_send_confirms_from_history_before_any_resend() {
     b.send_message("survives a reload").await;
     b.client.refresh().await.unwrap();
     gw.gateway().faults.drop_before_response(None);
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     no_unsent(&b).await;
     db_user_texts(&gw, MAIN, &["survives a reload"]).await;
     b.close().await;
@@ -197,36 +151,15 @@ async fn discard_puts_the_text_back_and_the_row_is_never_sent() {
     let b = Browser::open_connected(&gw.ui_url()).await;
     let port = gw.port;
     gw.stop().await;
-    b.wait_text("[data-testid=connection-status]", T, |t| {
-        t.starts_with("Reconnecting")
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     b.send_message("oops, not this").await;
-    b.wait_text("[data-testid=outbox-status]", T, |t| !t.is_empty())
-        .await;
-    b.find_xpath(
-        "//article[@data-testid='outbox-row']//button[normalize-space()='Discard']",
-        T,
-    )
-    .await
-    .click()
-    .await
-    .unwrap();
+    b.wait_text("[data-testid=outbox-status]", T, |t| !t.is_empty()).await;
+    b.find_xpath("//article[@data-testid='outbox-row']//button[normalize-space()='Discard']", T).await.click().await.unwrap();
     b.wait_gone("[data-testid=outbox-row]", T).await;
-    let draft = b
-        .find_xpath("//textarea[@name='message']", T)
-        .await
-        .prop("value")
-        .await
-        .unwrap();
+    let draft = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
     assert_eq!(draft.as_deref(), Some("oops, not this"));
     gw.restart_on(port).await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(40),
-        |t| t == "Connected",
-    )
-    .await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     db_user_texts(&gw, MAIN, &[]).await;
     b.close().await;
@@ -236,35 +169,17 @@ async fn discard_puts_the_text_back_and_the_row_is_never_sent() {
 async fn a_stale_row_waits_for_an_explicit_retry() {
     let mut gw = LocalGateway::start().await;
     let b = Browser::open_connected(&gw.ui_url()).await;
-    b.js("localStorage.setItem('ocui.outbox.staleMs', '1');")
-        .await;
+    b.js("localStorage.setItem('ocui.outbox.staleMs', '1');").await;
     let port = gw.port;
     gw.stop().await;
-    b.wait_text("[data-testid=connection-status]", T, |t| {
-        t.starts_with("Reconnecting")
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     b.send_message("old news").await;
     gw.restart_on(port).await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(40),
-        |t| t == "Connected",
-    )
-    .await;
-    let status = b
-        .wait_text("[data-testid=outbox-status]", T, |t| t.starts_with("Held"))
-        .await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    let status = b.wait_text("[data-testid=outbox-status]", T, |t| t.starts_with("Held")).await;
     assert!(status.contains("not sent without you"), "{status}");
     db_user_texts(&gw, MAIN, &[]).await;
-    b.find_xpath(
-        "//article[@data-testid='outbox-row']//button[normalize-space()='Retry']",
-        T,
-    )
-    .await
-    .click()
-    .await
-    .unwrap();
+    b.find_xpath("//article[@data-testid='outbox-row']//button[normalize-space()='Retry']", T).await.click().await.unwrap();
     no_unsent(&b).await;
     db_user_texts(&gw, MAIN, &["old news"]).await;
     b.close().await;
@@ -276,13 +191,9 @@ async fn two_tabs_sending_at_once_deliver_each_message_once_and_stay_in_sync() {
     let b = Browser::open_connected(&gw.ui_url()).await;
     let first = b.client.window().await.unwrap();
     let second = b.client.new_window(true).await.unwrap();
-    b.client
-        .switch_to_window(second.handle.clone())
-        .await
-        .unwrap();
+    b.client.switch_to_window(second.handle.clone()).await.unwrap();
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     // Queue one message in each tab without waiting in between.
     b.send_message("from tab two").await;
     b.client.switch_to_window(first.clone()).await.unwrap();
@@ -294,10 +205,7 @@ async fn two_tabs_sending_at_once_deliver_each_message_once_and_stay_in_sync() {
         if got == vec!["from tab one".to_string(), "from tab two".to_string()] {
             break;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "database holds {got:?}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "database holds {got:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Both tabs show both messages.
@@ -322,13 +230,8 @@ async fn failing_indexeddb_writes_are_reported_and_sending_still_works() {
     let b = Browser::open_connected(&gw.ui_url()).await;
     b.js("IDBObjectStore.prototype.put = function () { throw new DOMException('simulated full disk', 'QuotaExceededError'); };").await;
     b.send_message("despite storage").await;
-    let warning = b
-        .wait_text("[data-testid=storage-warning]", T, |t| !t.is_empty())
-        .await;
-    assert!(
-        warning.contains("QuotaExceededError") && warning.contains("Sending still works"),
-        "{warning}"
-    );
+    let warning = b.wait_text("[data-testid=storage-warning]", T, |t| !t.is_empty()).await;
+    assert!(warning.contains("QuotaExceededError") && warning.contains("Sending still works"), "{warning}");
     last_assistant(&b, |t| t == "You said: despite storage").await;
     db_user_texts(&gw, MAIN, &["despite storage"]).await;
     b.screenshot("chat-storage-failing").await;
@@ -343,14 +246,9 @@ async fn a_question_arriving_while_typing_in_the_composer_does_not_take_it_away(
     area.send_keys("half a sentence").await.unwrap();
     let mut agent = gw.agent().await;
     agent.request("question.request", json!({"questions":[{"questionId":"c","header":"C","question":"Continue?","options":[{"label":"Yes"},{"label":"No"}]}],"timeoutMs":60000})).await.unwrap();
-    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending"))
-        .await;
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     let focus = b.js("return [document.activeElement && document.activeElement.name, document.activeElement && document.activeElement.value];").await;
-    assert_eq!(
-        focus,
-        json!(["message", "half a sentence"]),
-        "still typing in the composer"
-    );
+    assert_eq!(focus, json!(["message", "half a sentence"]), "still typing in the composer");
     b.close().await;
 }
 
@@ -359,11 +257,7 @@ async fn a_question_arriving_while_typing_in_the_composer_does_not_take_it_away(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_bare_session_in_the_url_shows_runs_started_elsewhere_live() {
     let gw = LocalGateway::start().await;
-    let url = format!(
-        "{}/?session=bare-live#token={}",
-        gw.base(),
-        gw.ui_url().split("#token=").nth(1).unwrap()
-    );
+    let url = format!("{}/?session=bare-live#token={}", gw.base(), gw.ui_url().split("#token=").nth(1).unwrap());
     let b = Browser::open_connected(&url).await;
     let mut agent = gw.agent().await;
     agent
@@ -371,22 +265,12 @@ async fn a_bare_session_in_the_url_shows_runs_started_elsewhere_live() {
         .await
         .unwrap();
     // The live stream shows while the run is still going (it takes about five seconds).
-    b.wait_text("[data-testid=stream] .msg__text", T, |t| {
-        t.contains("Working on step 1")
-    })
-    .await;
-    assert!(
-        b.current_url()
-            .await
-            .contains("session=agent%3Amain%3Abare-live"),
-        "the URL names the canonical session"
-    );
+    b.wait_text("[data-testid=stream] .msg__text", T, |t| t.contains("Working on step 1")).await;
+    assert!(b.current_url().await.contains("session=agent%3Amain%3Abare-live"), "the URL names the canonical session");
 }
 
 async fn assistant_rows_with(b: &Browser, text: &str) -> u64 {
-    let script = format!(
-        "return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].filter(e => e.textContent === {text:?}).length;"
-    );
+    let script = format!("return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].filter(e => e.textContent === {text:?}).length;");
     b.js(&script).await.as_u64().unwrap()
 }
 
@@ -395,27 +279,15 @@ async fn assistant_rows_with(b: &Browser, text: &str) -> u64 {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_live_reply_without_its_saved_id_is_shown_once_when_its_saved_row_arrives() {
     let gw = LocalGateway::start().await;
-    let b = Browser::open_connected(&format!(
-        "{}/?session=agent%3Amain%3Amain#token={}",
-        gw.base(),
-        gw.token
-    ))
-    .await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    let b = Browser::open_connected(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), gw.token)).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    for (run, text, saved_run) in [
-        ("r-live-1", "Shown once (same run)", true),
-        ("r-live-2", "Shown once (same words)", false),
-    ] {
+    for (run, text, saved_run) in [("r-live-1", "Shown once (same run)", true), ("r-live-2", "Shown once (same words)", false)] {
         let content = json!([{"type": "text", "text": text}]);
         gw.hub().inject_raw(&json!({"type": "event", "event": "chat", "payload": {"runId": run, "sessionKey": MAIN, "state": "final", "message": {"role": "assistant", "content": content}}}).to_string());
         let deadline = tokio::time::Instant::now() + T;
         while assistant_rows_with(&b, text).await == 0 {
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "the live reply shows"
-            );
+            assert!(tokio::time::Instant::now() < deadline, "the live reply shows");
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let mut meta = json!({"id": format!("saved-{run}"), "seq": 900});
@@ -424,11 +296,7 @@ async fn a_live_reply_without_its_saved_id_is_shown_once_when_its_saved_row_arri
         }
         gw.hub().inject_raw(&json!({"type": "event", "event": "session.message", "payload": {"sessionKey": MAIN, "message": {"role": "assistant", "content": content, "__openclaw": meta}}}).to_string());
         tokio::time::sleep(Duration::from_millis(800)).await;
-        assert_eq!(
-            assistant_rows_with(&b, text).await,
-            1,
-            "{text} is shown once"
-        );
+        assert_eq!(assistant_rows_with(&b, text).await, 1, "{text} is shown once");
     }
     b.close().await;
 }
@@ -440,49 +308,22 @@ async fn incumbent_chat_links_open_the_conversation_they_name() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
     let uuid_key = "agent:main:dashboard:6db92d48-1111-4222-8333-444455556666";
-    for (key, text) in [
-        ("agent:main:side", "hello from the side"),
-        (uuid_key, "hello from the dashboard"),
-    ] {
+    for (key, text) in [("agent:main:side", "hello from the side"), (uuid_key, "hello from the dashboard")] {
         agent.request("chat.send", json!({"sessionKey": key, "message": text, "idempotencyKey": format!("link-{text}")})).await.unwrap();
         db_user_texts(&gw, key, &[text]).await;
     }
     let b = Browser::start().await;
-    for (path, key, text) in [
-        ("/chat/main/side", "agent:main:side", "hello from the side"),
-        (
-            "/chat/main/deploy-monitor-6db92d48",
-            uuid_key,
-            "hello from the dashboard",
-        ),
-    ] {
-        b.goto(&format!("{}{path}#token={}", gw.base(), gw.token))
-            .await;
-        b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-            .await;
-        b.wait_text("[data-testid=message][data-role=user] .msg__text", T, |t| {
-            t == text
-        })
-        .await;
-        let selected = b
-            .js("return document.querySelector('.session-picker select').value;")
-            .await;
+    for (path, key, text) in [("/chat/main/side", "agent:main:side", "hello from the side"), ("/chat/main/deploy-monitor-6db92d48", uuid_key, "hello from the dashboard")] {
+        b.goto(&format!("{}{path}#token={}", gw.base(), gw.token)).await;
+        b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+        b.wait_text("[data-testid=message][data-role=user] .msg__text", T, |t| t == text).await;
+        let selected = b.js("return document.querySelector('.session-picker select').value;").await;
         assert_eq!(selected, json!(key), "{path} opens {key}");
     }
     // A short link that names no conversation says so, and opens the main one.
-    b.goto(&format!(
-        "{}/chat/main/gone-0123abcd#token={}",
-        gw.base(),
-        gw.token
-    ))
-    .await;
-    let note = b
-        .wait_text("[data-testid=link-error]", T, |t| !t.is_empty())
-        .await;
-    assert!(
-        note.contains("No single conversation of agent main matches this link"),
-        "{note}"
-    );
+    b.goto(&format!("{}/chat/main/gone-0123abcd#token={}", gw.base(), gw.token)).await;
+    let note = b.wait_text("[data-testid=link-error]", T, |t| !t.is_empty()).await;
+    assert!(note.contains("No single conversation of agent main matches this link"), "{note}");
     b.close().await;
 }
 
@@ -494,50 +335,22 @@ async fn a_queued_message_edited_while_the_gateway_is_down_is_sent_once_with_the
     let b = Browser::open_connected(&gw.ui_url()).await;
     let port = gw.port;
     gw.stop().await;
-    b.wait_text("[data-testid=connection-status]", T, |t| {
-        t.starts_with("Reconnecting")
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     b.send_message("deploy to prodution").await;
-    b.wait_text("[data-testid=outbox-tray]", T, |t| {
-        t.contains("deploy to prodution")
-    })
-    .await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("deploy to prodution")).await;
     b.click_button("Edit").await;
-    let area = b
-        .find_xpath("//div[@data-testid='tray-edit']//textarea", T)
-        .await;
-    assert_eq!(
-        area.prop("value").await.unwrap().as_deref(),
-        Some("deploy to prodution"),
-        "the editor starts from the queued text"
-    );
-    b.set_field(
-        "[data-testid=tray-edit] textarea",
-        "say hello to production",
-    )
-    .await;
+    let area = b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
+    assert_eq!(area.prop("value").await.unwrap().as_deref(), Some("deploy to prodution"), "the editor starts from the queued text");
+    b.set_field("[data-testid=tray-edit] textarea", "say hello to production").await;
     b.click_button("Save").await;
     b.wait_gone("[data-testid=tray-edit]", T).await;
-    b.wait_text("[data-testid=outbox-tray]", T, |t| {
-        t.contains("say hello to production") && !t.contains("prodution")
-    })
-    .await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("say hello to production") && !t.contains("prodution")).await;
     gw.restart_on(port).await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(40),
-        |t| t == "Connected",
-    )
-    .await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
     db_user_texts(&gw, MAIN, &["say hello to production"]).await;
     last_assistant(&b, |t| t == "You said: say hello to production").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        gw.gateway().store.user_texts(MAIN).unwrap(),
-        vec!["say hello to production".to_string()],
-        "only the edited text, once"
-    );
+    assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap(), vec!["say hello to production".to_string()], "only the edited text, once");
     b.close().await;
 }
 
@@ -551,56 +364,33 @@ async fn two_tabs_editing_the_same_queued_row_the_last_save_wins_and_it_is_sent_
     let two = b.client.new_window(true).await.unwrap().handle;
     b.client.switch_to_window(two.clone()).await.unwrap();
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     let port = gw.port;
     gw.stop().await;
     b.client.switch_to_window(one.clone()).await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| {
-        t.starts_with("Reconnecting")
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     b.send_message("words as first typed").await;
     let edit = |text: &'static str| {
         let b = &b;
         async move {
             b.click_button("Edit").await;
-            b.find_xpath("//div[@data-testid='tray-edit']//textarea", T)
-                .await;
+            b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
             b.set_field("[data-testid=tray-edit] textarea", text).await;
             b.click_button("Save").await;
             b.wait_gone("[data-testid=tray-edit]", T).await;
         }
     };
-    b.wait_text("[data-testid=outbox-tray]", T, |t| {
-        t.contains("words as first typed")
-    })
-    .await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("words as first typed")).await;
     edit("words from tab one").await;
     b.client.switch_to_window(two.clone()).await.unwrap();
-    b.wait_text("[data-testid=outbox-tray]", T, |t| {
-        t.contains("words from tab one")
-    })
-    .await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("words from tab one")).await;
     edit("words from tab two").await;
     b.client.switch_to_window(one.clone()).await.unwrap();
-    b.wait_text("[data-testid=outbox-tray]", T, |t| {
-        t.contains("words from tab two") && !t.contains("tab one")
-    })
-    .await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("words from tab two") && !t.contains("tab one")).await;
     gw.restart_on(port).await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(40),
-        |t| t == "Connected",
-    )
-    .await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
     db_user_texts(&gw, MAIN, &["words from tab two"]).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        gw.gateway().store.user_texts(MAIN).unwrap(),
-        vec!["words from tab two".to_string()],
-        "the last save, once"
-    );
+    assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap(), vec!["words from tab two".to_string()], "the last save, once");
     b.close().await;
 }

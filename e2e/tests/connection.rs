@@ -15,33 +15,17 @@ async fn ui_connects_and_shows_server_version_and_granted_scopes() {
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
     b.wait_text(STATUS, T, |t| t == "Connected").await;
-    let scopes = b
-        .wait_text("[data-testid=granted-scopes]", T, |t| {
-            t.contains("operator.questions")
-        })
-        .await;
-    assert_eq!(
-        scopes,
-        "operator.read, operator.write, operator.approvals, operator.questions"
-    );
-    b.wait_text("[data-testid=server-version]", T, |t| {
-        t == env!("CARGO_PKG_VERSION")
-    })
-    .await;
+    let scopes = b.wait_text("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
+    assert_eq!(scopes, "operator.read, operator.write, operator.approvals, operator.questions");
+    b.wait_text("[data-testid=server-version]", T, |t| t == env!("CARGO_PKG_VERSION")).await;
     // The token left the address bar and lives only in this tab's sessionStorage.
     let url = b.current_url().await;
     assert!(!url.contains("token"), "token still in the URL: {url}");
     let stores = b
         .js("return {local: JSON.stringify(Object.entries(localStorage)), session: JSON.stringify(Object.entries(sessionStorage))};")
         .await;
-    assert!(
-        !stores["local"].as_str().unwrap().contains(&gw.token),
-        "token in localStorage"
-    );
-    assert!(
-        stores["session"].as_str().unwrap().contains(&gw.token),
-        "token not kept in sessionStorage"
-    );
+    assert!(!stores["local"].as_str().unwrap().contains(&gw.token), "token in localStorage");
+    assert!(stores["session"].as_str().unwrap().contains(&gw.token), "token not kept in sessionStorage");
     b.screenshot("connected-1280").await;
     b.close().await;
 }
@@ -51,28 +35,13 @@ async fn a_wrong_token_asks_for_the_token_and_the_right_one_connects() {
     let gw = LocalGateway::start().await;
     let b = Browser::start().await;
     b.goto(&format!("{}/#token=not-the-token", gw.base())).await;
-    let problem = b
-        .wait_text("[data-testid=auth-problem]", T, |t| !t.is_empty())
-        .await;
+    let problem = b.wait_text("[data-testid=auth-problem]", T, |t| !t.is_empty()).await;
     assert!(problem.contains("rejected this token"), "{problem}");
-    b.wait_text(STATUS, T, |t| t == "Not connected: token needed")
-        .await;
+    b.wait_text(STATUS, T, |t| t == "Not connected: token needed").await;
     b.screenshot("wrong-token").await;
-    let input = b
-        .client
-        .find(fantoccini::Locator::Css("input[name=token]"))
-        .await
-        .unwrap();
+    let input = b.client.find(fantoccini::Locator::Css("input[name=token]")).await.unwrap();
     input.send_keys(&gw.token).await.unwrap();
-    b.client
-        .find(fantoccini::Locator::XPath(
-            "//button[normalize-space()='Connect']",
-        ))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    b.client.find(fantoccini::Locator::XPath("//button[normalize-space()='Connect']")).await.unwrap().click().await.unwrap();
     b.wait_text(STATUS, T, |t| t == "Connected").await;
     b.close().await;
 }
@@ -85,14 +54,11 @@ async fn a_stopped_gateway_shows_reconnecting_with_the_next_attempt_and_recovers
     b.wait_text(STATUS, T, |t| t == "Connected").await;
     let port = gw.port;
     gw.stop().await;
-    let text = b
-        .wait_text(STATUS, T, |t| t.starts_with("Reconnecting — next attempt"))
-        .await;
+    let text = b.wait_text(STATUS, T, |t| t.starts_with("Reconnecting — next attempt")).await;
     assert!(text.contains("attempt"), "{text}");
     b.screenshot("reconnecting").await;
     gw.restart_on(port).await;
-    b.wait_text(STATUS, Duration::from_secs(40), |t| t == "Connected")
-        .await;
+    b.wait_text(STATUS, Duration::from_secs(40), |t| t == "Connected").await;
     b.close().await;
 }
 
@@ -110,35 +76,15 @@ async fn malformed_and_unknown_frames_are_logged_and_ignored_and_the_connection_
     let deadline = tokio::time::Instant::now() + T;
     let warns = loop {
         let w = b.js("return window.__warns;").await;
-        let list: Vec<String> = w
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap_or("").to_string())
-            .collect();
+        let list: Vec<String> = w.as_array().unwrap().iter().map(|v| v.as_str().unwrap_or("").to_string()).collect();
         if list.len() >= 3 || tokio::time::Instant::now() > deadline {
             break list;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    assert!(
-        warns
-            .iter()
-            .any(|w| w.contains("ignored a malformed frame") && w.contains("not JSON")),
-        "{warns:?}"
-    );
-    assert!(
-        warns
-            .iter()
-            .any(|w| w.contains("unknown frame type `surprise`")),
-        "{warns:?}"
-    );
-    assert!(
-        warns
-            .iter()
-            .any(|w| w.contains("unknown request `nobody-asked`")),
-        "{warns:?}"
-    );
+    assert!(warns.iter().any(|w| w.contains("ignored a malformed frame") && w.contains("not JSON")), "{warns:?}");
+    assert!(warns.iter().any(|w| w.contains("unknown frame type `surprise`")), "{warns:?}");
+    assert!(warns.iter().any(|w| w.contains("unknown request `nobody-asked`")), "{warns:?}");
     tokio::time::sleep(Duration::from_millis(500)).await;
     b.wait_text(STATUS, T, |t| t == "Connected").await;
     assert_eq!(hub.count(), 1, "the UI kept its one connection");
@@ -151,9 +97,7 @@ async fn layout_holds_at_390px() {
     let b = Browser::start_sized(390, 844).await;
     b.goto(&gw.ui_url()).await;
     b.wait_text(STATUS, T, |t| t == "Connected").await;
-    let overflow = b
-        .js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;")
-        .await;
+    let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
     assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at 390 px");
     b.screenshot("connected-390").await;
     b.close().await;

@@ -20,11 +20,7 @@ fn key_question() -> Value {
 }
 
 async fn other_input(b: &Browser) -> fantoccini::elements::Element {
-    b.find_xpath(
-        "//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input",
-        T,
-    )
-    .await
+    b.find_xpath("//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input", T).await
 }
 
 /// Every value stored in one IndexedDB store of the UI, as text.
@@ -46,84 +42,39 @@ async fn stored(b: &Browser, store: &str) -> String {
 }
 
 fn frames_with(relay: &Relay, needle: &str) -> usize {
-    relay
-        .sent
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|f| f.contains(needle))
-        .count()
+    relay.sent.lock().unwrap().iter().filter(|f| f.contains(needle)).count()
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_pasted_key_in_the_dock_is_held_never_reaches_the_gateway_and_send_anyway_sends_it_once()
-{
+async fn a_pasted_key_in_the_dock_is_held_never_reaches_the_gateway_and_send_anyway_sends_it_once() {
     let gw = LocalGateway::start().await;
     let relay = Relay::start(gw.ws()).await;
     let b = Browser::open_connected(&format!("{}&gatewayUrl={}", gw.ui_url(), relay.url())).await;
     let mut agent = gw.agent().await;
-    let id = agent
-        .request("question.request", key_question())
-        .await
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = agent.request("question.request", key_question()).await.unwrap()["id"].as_str().unwrap().to_string();
     other_input(&b).await.send_keys(KEY).await.unwrap();
     b.find_xpath("//p[@data-testid='not-saved-note']", T).await;
     b.click_button("Submit").await;
-    let notice = b
-        .wait_text("[data-testid=credential-held]", T, |t| !t.is_empty())
-        .await;
-    assert!(
-        notice.contains("Not sent: this looks like an OpenAI API key (sk-pro…Ui)"),
-        "{notice}"
-    );
-    assert!(
-        notice.contains("secrets tool") && notice.contains("transcript"),
-        "says why and where credentials go: {notice}"
-    );
+    let notice = b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty()).await;
+    assert!(notice.contains("Not sent: this looks like an OpenAI API key (sk-pro…Ui)"), "{notice}");
+    assert!(notice.contains("secrets tool") && notice.contains("transcript"), "says why and where credentials go: {notice}");
     assert!(!notice.contains(KEY), "the notice does not repeat the key");
     b.screenshot("credential-held-1000").await;
     // Enter does not get around it either.
-    other_input(&b)
-        .await
-        .send_keys(&Key::Enter.to_string())
-        .await
-        .unwrap();
+    other_input(&b).await.send_keys(&Key::Enter.to_string()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    let got = agent
-        .request("question.get", json!({"id": id}))
-        .await
-        .unwrap();
+    let got = agent.request("question.get", json!({"id": id})).await.unwrap();
     assert_eq!(got["question"]["status"], "pending", "{got}");
-    assert_eq!(
-        frames_with(&relay, KEY),
-        0,
-        "no frame with the key reached the gateway"
-    );
-    assert!(
-        !stored(&b, "drafts").await.contains(KEY),
-        "the key is not in IndexedDB"
-    );
+    assert_eq!(frames_with(&relay, KEY), 0, "no frame with the key reached the gateway");
+    assert!(!stored(&b, "drafts").await.contains(KEY), "the key is not in IndexedDB");
 
     // Send anyway, then the deliberate second click: sent, exactly once.
     b.click_button("Send anyway").await;
-    b.wait_text("[data-testid=credential-held]", T, |t| {
-        t.contains("cannot be taken back")
-    })
-    .await;
+    b.wait_text("[data-testid=credential-held]", T, |t| t.contains("cannot be taken back")).await;
     assert_eq!(frames_with(&relay, KEY), 0, "the first click sends nothing");
     b.click_button("Yes, send it").await;
-    let answer = agent
-        .request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000}))
-        .await
-        .unwrap();
-    assert_eq!(
-        answer["answers"]["answers"]["key"],
-        json!([KEY]),
-        "{answer}"
-    );
+    let answer = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(answer["answers"]["answers"]["key"], json!([KEY]), "{answer}");
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(frames_with(&relay, KEY), 1, "one resolve carried it");
     b.close().await;
@@ -134,46 +85,23 @@ async fn a_held_draft_is_kept_in_the_tab_only_and_is_not_in_indexeddb_after_a_re
     let gw = LocalGateway::start().await;
     let b = Browser::open_connected(&gw.ui_url()).await;
     let mut agent = gw.agent().await;
-    agent
-        .request("question.request", key_question())
-        .await
-        .unwrap();
-    other_input(&b)
-        .await
-        .send_keys(&format!("use {KEY} please"))
-        .await
-        .unwrap();
+    agent.request("question.request", key_question()).await.unwrap();
+    other_input(&b).await.send_keys(&format!("use {KEY} please")).await.unwrap();
     b.click_button("Submit").await;
-    b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty())
-        .await;
+    b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty()).await;
     // Drafts are written a moment after typing: give them that moment.
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let drafts = stored(&b, "drafts").await;
-    assert!(
-        drafts.contains("otherActive") && !drafts.contains(KEY),
-        "the draft is stored without the key: {drafts}"
-    );
+    assert!(drafts.contains("otherActive") && !drafts.contains(KEY), "the draft is stored without the key: {drafts}");
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     let input = other_input(&b).await;
-    assert_eq!(
-        input.prop("value").await.unwrap().as_deref(),
-        Some(""),
-        "the key did not survive the reload"
-    );
+    assert_eq!(input.prop("value").await.unwrap().as_deref(), Some(""), "the key did not survive the reload");
     assert!(!stored(&b, "drafts").await.contains(KEY));
     // Ordinary text is kept as before.
-    input
-        .send_keys("the staging one from last week")
-        .await
-        .unwrap();
+    input.send_keys("the staging one from last week").await.unwrap();
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(
-        stored(&b, "drafts")
-            .await
-            .contains("the staging one from last week")
-    );
+    assert!(stored(&b, "drafts").await.contains("the staging one from last week"));
     b.close().await;
 }
 
@@ -182,37 +110,23 @@ async fn a_chat_reply_that_would_answer_a_waiting_question_is_held_too_at_390_px
     let gw = LocalGateway::start().await;
     let b = Browser::start_sized(390, 844).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     let mut agent = gw.agent().await;
-    agent
-        .request("question.request", key_question())
-        .await
-        .unwrap();
+    agent.request("question.request", key_question()).await.unwrap();
     other_input(&b).await.send_keys(KEY).await.unwrap();
     b.click_button("Submit").await;
-    b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty())
-        .await;
+    b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty()).await;
     b.screenshot("credential-held-390").await;
     b.click_button("Edit").await;
     b.wait_gone("[data-testid=credential-held]", T).await;
     b.click_button("Collapse").await;
     b.send_message(&format!("here you go: {KEY}")).await;
-    let notice = b
-        .wait_text("[data-testid=credential-held]", T, |t| !t.is_empty())
-        .await;
+    let notice = b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty()).await;
     assert!(notice.contains("OpenAI API key"), "{notice}");
-    b.find_xpath("//p[@data-testid='composer-not-saved']", T)
-        .await;
+    b.find_xpath("//p[@data-testid='composer-not-saved']", T).await;
     b.screenshot("credential-held-composer-390").await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
-    assert!(
-        gw.gateway().store.user_texts(MAIN).unwrap().is_empty(),
-        "nothing was sent"
-    );
-    assert!(
-        !stored(&b, "outbox").await.contains(KEY) && !stored(&b, "composer").await.contains(KEY),
-        "nor queued, nor kept as a draft"
-    );
+    assert!(gw.gateway().store.user_texts(MAIN).unwrap().is_empty(), "nothing was sent");
+    assert!(!stored(&b, "outbox").await.contains(KEY) && !stored(&b, "composer").await.contains(KEY), "nor queued, nor kept as a draft");
     b.close().await;
 }

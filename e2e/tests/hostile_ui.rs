@@ -49,16 +49,8 @@ async fn watch(b: &Browser) {
 
 /// Nothing ran, nothing was blocked, and no live markup from agent text is on the page.
 async fn assert_inert(b: &Browser, when: &str) {
-    assert_eq!(
-        b.js("return window.__xss;").await,
-        json!(0),
-        "a vector ran ({when})"
-    );
-    assert_eq!(
-        b.js("return window.__csp;").await,
-        json!([]),
-        "CSP violations ({when})"
-    );
+    assert_eq!(b.js("return window.__xss;").await, json!(0), "a vector ran ({when})");
+    assert_eq!(b.js("return window.__csp;").await, json!([]), "CSP violations ({when})");
     let live = b
         .js("return [...document.body.querySelectorAll('*')].filter(e => ['SCRIPT','IMG','SVG','IFRAME','OBJECT','VIDEO','SOURCE','MATH','DETAILS','META','STYLE'].includes(e.tagName.toUpperCase())
                || [...e.attributes].some(a => a.name.startsWith('on') || /^\\s*javascript:/i.test(a.value))).map(e => e.outerHTML.slice(0, 120));")
@@ -78,11 +70,7 @@ async fn wait_body(b: &Browser, needle: &str) {
 }
 
 async fn body_text(b: &Browser) -> String {
-    b.js("return document.body.innerText;")
-        .await
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    b.js("return document.body.innerText;").await.as_str().unwrap_or_default().to_string()
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -99,32 +87,15 @@ async fn an_xss_corpus_through_every_agent_field_runs_nothing_and_stays_readable
         let params = json!({"questions": [{"questionId": "x", "header": HEADERS[i % HEADERS.len()], "question": question,
             "options": [{"label": CORPUS[(i + 1) % n], "description": CORPUS[(i + 2) % n]}, {"label": "Plain"}], "isOther": true}], "timeoutMs": 120000});
         agent.request("question.request", params).await.unwrap();
-        let shown = b
-            .wait_text(".dock__question-text", T, |t| {
-                t.ends_with(&format!("(question {i})"))
-            })
-            .await;
+        let shown = b.wait_text(".dock__question-text", T, |t| t.ends_with(&format!("(question {i})"))).await;
         assert_eq!(shown, question, "the question reads literally");
-        let panel = b
-            .wait_text("[data-testid=question-panel]", T, |_| true)
-            .await;
-        assert!(
-            panel.contains(CORPUS[(i + 1) % n]) && panel.contains(CORPUS[(i + 2) % n]),
-            "label and description read literally: {panel}"
-        );
-        assert!(
-            panel.contains(HEADERS[i % HEADERS.len()]),
-            "header reads literally: {panel}"
-        );
+        let panel = b.wait_text("[data-testid=question-panel]", T, |_| true).await;
+        assert!(panel.contains(CORPUS[(i + 1) % n]) && panel.contains(CORPUS[(i + 2) % n]), "label and description read literally: {panel}");
+        assert!(panel.contains(HEADERS[i % HEADERS.len()]), "header reads literally: {panel}");
         let picked = b
             .js(&format!("const want = {}; const l = [...document.querySelectorAll('[data-testid=question-panel] label.option-item')].find(l => l.querySelector('.option-item__label')?.textContent === want); l?.querySelector('input').click(); return !!l && l.querySelector('input').checked;", json!(CORPUS[(i + 1) % n])))
             .await;
-        assert_eq!(
-            picked,
-            json!(true),
-            "the option labelled {:?} is a radio that can be picked",
-            CORPUS[(i + 1) % n]
-        );
+        assert_eq!(picked, json!(true), "the option labelled {:?} is a radio that can be picked", CORPUS[(i + 1) % n]);
         assert_inert(&b, &format!("dock, vector {i}")).await;
         b.click_button("Skip").await;
         b.wait_gone("[data-testid=question-panel]", T).await;
@@ -132,27 +103,15 @@ async fn an_xss_corpus_through_every_agent_field_runs_nothing_and_stays_readable
 
     // Async questions: titles and options are agent text too (three titles per message).
     for (m, chunk) in CORPUS.chunks(3).enumerate() {
-        let questions: Vec<Value> = chunk
-            .iter()
-            .map(|v| json!({"title": v, "options": [CORPUS[(m + 5) % n], "Plain"]}))
-            .collect();
+        let questions: Vec<Value> = chunk.iter().map(|v| json!({"title": v, "options": [CORPUS[(m + 5) % n], "Plain"]})).collect();
         let frame = json!({"type": "event", "event": "session.message", "payload": {"sessionKey": "agent:main:main", "message": {
             "role": "assistant", "content": [{"type": "text", "text": format!("Async batch {m}: {}", chunk[0])}],
             "openclawAsyncDelivery": {"itemId": format!("xss-{m}"), "questions": questions},
             "__openclaw": {"id": format!("xss-msg-{m}"), "seq": 100 + m}}}});
         gw.hub().inject_raw(&frame.to_string());
-        let card = b
-            .wait_text(
-                &format!("[data-testid=async-question][data-item=xss-{m}]"),
-                T,
-                |t| !t.is_empty(),
-            )
-            .await;
+        let card = b.wait_text(&format!("[data-testid=async-question][data-item=xss-{m}]"), T, |t| !t.is_empty()).await;
         for v in chunk {
-            assert!(
-                card.contains(v),
-                "async title reads literally: {v} in {card}"
-            );
+            assert!(card.contains(v), "async title reads literally: {v} in {card}");
         }
     }
     assert_inert(&b, "async questions").await;
@@ -161,38 +120,21 @@ async fn an_xss_corpus_through_every_agent_field_runs_nothing_and_stays_readable
     let frame = json!({"type": "event", "event": "session.message", "payload": {"sessionKey": "agent:main:main", "message": {
         "role": "assistant", "content": [{"type": "text", "text": CORPUS.join("\n")}], "__openclaw": {"id": "xss-chat", "seq": 200}}}});
     gw.hub().inject_raw(&frame.to_string());
-    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| {
-        t.contains("window.__xss=21")
-    })
-    .await;
+    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| t.contains("window.__xss=21")).await;
     b.send_message(CORPUS[1]).await;
     wait_body(&b, &format!("You said: {}", CORPUS[1])).await;
     let text = body_text(&b).await;
     for v in CORPUS {
-        assert!(
-            text.contains(v.lines().next().unwrap()),
-            "chat text reads literally: {v}"
-        );
+        assert!(text.contains(v.lines().next().unwrap()), "chat text reads literally: {v}");
     }
     assert_inert(&b, "chat").await;
     // Chromium's own log, from page load on: no CSP violation from our code.
-    let csp_lines = |log: Vec<String>| {
-        log.into_iter()
-            .filter(|l| l.contains("Content Security Policy") || l.contains("Refused to"))
-            .collect::<Vec<_>>()
-    };
-    assert_eq!(
-        csp_lines(b.browser_log().await),
-        Vec::<String>::new(),
-        "CSP violations under the local gateway"
-    );
+    let csp_lines = |log: Vec<String>| log.into_iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect::<Vec<_>>();
+    assert_eq!(csp_lines(b.browser_log().await), Vec::<String>::new(), "CSP violations under the local gateway");
     // ...and the log does report one when it happens.
     b.js("const s = document.createElement('script'); s.src = 'http://127.0.0.2:9/x.js'; document.head.appendChild(s);").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(
-        !csp_lines(b.browser_log().await).is_empty(),
-        "a blocked foreign script shows in the log"
-    );
+    assert!(!csp_lines(b.browser_log().await).is_empty(), "a blocked foreign script shows in the log");
     b.close().await;
 }
 
@@ -206,56 +148,28 @@ async fn the_token_never_reaches_local_storage_the_url_or_a_log_line() {
         .await;
     let port = gw.port;
     gw.stop().await;
-    b.wait_text("[data-testid=connection-status]", T, |t| {
-        t.contains("Reconnecting") || t.contains("Disconnected")
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t.contains("Reconnecting") || t.contains("Disconnected")).await;
     gw.restart_on(port).await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(40),
-        |t| t == "Connected",
-    )
-    .await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
     let url = b.current_url().await;
     assert!(!url.contains(&token), "token left in the URL: {url}");
     let local = b.js("return Object.keys(localStorage).map(k => k + '=' + localStorage.getItem(k)).join('\\n');").await;
-    assert!(
-        !local.as_str().unwrap().contains(&token),
-        "token in localStorage: {local}"
-    );
-    let session = b
-        .js("return Object.keys(sessionStorage).map(k => sessionStorage.getItem(k)).join('\\n');")
-        .await;
-    assert!(
-        session.as_str().unwrap().contains(&token),
-        "the tab keeps it in sessionStorage (so the check above could fail)"
-    );
+    assert!(!local.as_str().unwrap().contains(&token), "token in localStorage: {local}");
+    let session = b.js("return Object.keys(sessionStorage).map(k => sessionStorage.getItem(k)).join('\\n');").await;
+    assert!(session.as_str().unwrap().contains(&token), "the tab keeps it in sessionStorage (so the check above could fail)");
     let logs = b.js("return window.__logs;").await;
-    assert!(
-        logs.as_array().is_some_and(|l| !l.is_empty()),
-        "the reconnect logged something: {logs}"
-    );
-    assert!(
-        !logs.to_string().contains(&token),
-        "token in a log line: {logs}"
-    );
+    assert!(logs.as_array().is_some_and(|l| !l.is_empty()), "the reconnect logged something: {logs}");
+    assert!(!logs.to_string().contains(&token), "token in a log line: {logs}");
     // Chromium's own log covers the page load too (before the hook above existed).
     let browser_log = b.browser_log().await;
-    assert!(
-        !browser_log.iter().any(|l| l.contains(&token)),
-        "token in Chromium's log: {browser_log:?}"
-    );
+    assert!(!browser_log.iter().any(|l| l.contains(&token)), "token in Chromium's log: {browser_log:?}");
     let idb = b
         .js_async("const db = await new Promise(r => { const q = indexedDB.open('ocui'); q.onsuccess = () => r(q.result); });
                    const out = [];
                    for (const name of db.objectStoreNames) { const all = await new Promise(r => { const q = db.transaction(name).objectStore(name).getAll(); q.onsuccess = () => r(q.result); }); out.push(JSON.stringify(all)); }
                    return out.join('\\n');")
         .await;
-    assert!(
-        !idb.as_str().unwrap_or_default().contains(&token),
-        "token in IndexedDB"
-    );
+    assert!(!idb.as_str().unwrap_or_default().contains(&token), "token in IndexedDB");
     b.close().await;
 }
 
@@ -271,19 +185,12 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
         .as_str()
         .unwrap()
         .to_string();
-    b.wait_text(".dock__question-text", T, |t| t == "The real question?")
-        .await;
+    b.wait_text(".dock__question-text", T, |t| t == "The real question?").await;
     // The person has started answering.
     b.option("Yes").await.click().await.unwrap();
 
     // Garbage: not JSON, not an object, an unknown frame type, an event without a name.
-    for junk in [
-        "{\"type\":\"event\",",
-        "[1,2,3]",
-        "{\"type\":\"bogus\"}",
-        "{\"type\":\"event\",\"payload\":{}}",
-        "\u{0}\u{1}",
-    ] {
+    for junk in ["{\"type\":\"event\",", "[1,2,3]", "{\"type\":\"bogus\"}", "{\"type\":\"event\",\"payload\":{}}", "\u{0}\u{1}"] {
         gw.hub().inject_raw(junk);
     }
     // A lie with a seq gap: a question the gateway never had.
@@ -300,19 +207,11 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
     let deadline = tokio::time::Instant::now() + T;
     loop {
         let text = body_text(&b).await;
-        let panel = b
-            .js("return document.querySelector('[data-testid=question-panel]')?.innerText ?? '';")
-            .await;
+        let panel = b.js("return document.querySelector('[data-testid=question-panel]')?.innerText ?? '';").await;
         let panel = panel.as_str().unwrap_or_default();
         let ghost = b.js("return [...document.querySelectorAll('[data-testid=question-receipt]')].filter(r => r.innerText.includes('A ghost question?')).map(r => r.dataset.outcome);").await;
-        let ghost_only_unavailable = ghost
-            .as_array()
-            .is_some_and(|a| a.iter().all(|o| o == "unavailable"));
-        if panel.contains("The real question?")
-            && !panel.contains("ghost")
-            && ghost_only_unavailable
-            && !b.exists("[data-outcome=answered-elsewhere]").await
-        {
+        let ghost_only_unavailable = ghost.as_array().is_some_and(|a| a.iter().all(|o| o == "unavailable"));
+        if panel.contains("The real question?") && !panel.contains("ghost") && ghost_only_unavailable && !b.exists("[data-outcome=answered-elsewhere]").await {
             break;
         }
         if tokio::time::Instant::now() > deadline {
@@ -322,27 +221,13 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(b.js("return [...document.querySelectorAll('[data-testid=message]')].filter(e => e.textContent.includes('Said once')).length;").await, json!(1));
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
-    assert!(
-        b.option("Yes").await.is_selected().await.unwrap(),
-        "the draft came back with the question"
-    );
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    assert!(b.option("Yes").await.is_selected().await.unwrap(), "the draft came back with the question");
     b.click_button("Submit").await;
     // (the agent's own connection got the junk too and gave up on it: a new one asks)
     let mut agent = gw.agent().await;
-    let got = agent
-        .request(
-            "question.waitAnswer",
-            json!({"id": real, "timeoutMs": 10000}),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        got["answers"]["answers"]["q"],
-        json!(["Yes"]),
-        "the person's answer, not the injected one: {got}"
-    );
+    let got = agent.request("question.waitAnswer", json!({"id": real, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(got["answers"]["answers"]["q"], json!(["Yes"]), "the person's answer, not the injected one: {got}");
     b.close().await;
 }
 
@@ -357,32 +242,17 @@ async fn a_wasm_trap_puts_up_the_reload_banner_instead_of_a_silent_page() {
     // Phone width: the banner and its button must fit the narrowest supported screen.
     let b = Browser::start_sized(390, 844).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
-    assert!(
-        !b.exists("#ocui-crash").await,
-        "no banner before anything went wrong"
-    );
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    assert!(!b.exists("#ocui-crash").await, "no banner before anything went wrong");
     b.js(
         "const trap = new Uint8Array([0,97,115,109,1,0,0,0, 1,4,1,96,0,0, 3,2,1,0, 7,5,1,1,102,0,0, 10,5,1,3,0,0,11]);
          WebAssembly.instantiate(trap).then(({instance}) => setTimeout(() => instance.exports.f(), 0));
          return null;",
     )
     .await;
-    let text = b
-        .wait_text("#ocui-crash[role=alert]", T, |t| {
-            t.contains("reload the page")
-        })
-        .await;
-    assert!(
-        text.contains("drafts and queued answers are saved"),
-        "{text}"
-    );
-    b.find_xpath(
-        "//*[@id='ocui-crash']//button[normalize-space()='Reload page']",
-        T,
-    )
-    .await;
+    let text = b.wait_text("#ocui-crash[role=alert]", T, |t| t.contains("reload the page")).await;
+    assert!(text.contains("drafts and queued answers are saved"), "{text}");
+    b.find_xpath("//*[@id='ocui-crash']//button[normalize-space()='Reload page']", T).await;
     b.screenshot("crash-banner-390").await;
     b.close().await;
 }

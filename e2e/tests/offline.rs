@@ -11,8 +11,7 @@ use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
-const EXPECTED: &str =
-    "> Which environment should I use?\n\nProduction\n\n> Which checks should run?\n\nunit";
+const EXPECTED: &str = "> Which environment should I use?\n\nProduction\n\n> Which checks should run?\n\nunit";
 
 /// Waits until the service worker controls the page and has stored the page and its files.
 async fn wait_for_shell_cache(b: &Browser) -> Value {
@@ -27,18 +26,12 @@ async fn wait_for_shell_cache(b: &Browser) -> Value {
                  return (await c.keys()).map(r => r.url);",
             )
             .await;
-        if keys.as_array().is_some_and(|k| {
-            k.iter()
-                .any(|u| u.as_str().is_some_and(|u| u.ends_with(".wasm")))
-        }) {
+        if keys.as_array().is_some_and(|k| k.iter().any(|u| u.as_str().is_some_and(|u| u.ends_with(".wasm")))) {
             return keys;
         }
         if tokio::time::Instant::now() >= deadline {
             let regs = b.js_async("const r = await navigator.serviceWorker.getRegistrations(); return {controller: !!navigator.serviceWorker.controller, caches: await caches.keys(), registrations: r.map(x => [x.scope, !!x.active, !!x.installing, !!x.waiting])};").await;
-            panic!(
-                "the service worker never controlled the page with its files cached: {keys}; registrations {regs}; browser log {:#?}",
-                b.browser_log().await
-            );
+            panic!("the service worker never controlled the page with its files cached: {keys}; registrations {regs}; browser log {:#?}", b.browser_log().await);
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -67,10 +60,7 @@ async fn wait_for_saved_copy(b: &Browser, session: &str, text: &str) {
         if saved.as_str().is_some_and(|s| s.contains(text)) {
             return;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no saved copy of {session} with {text:?}: {saved}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "no saved copy of {session} with {text:?}: {saved}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
 }
@@ -87,16 +77,11 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
     let mut gw = LocalGateway::start().await;
     let b = Browser::start_sized(width, 844).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     b.send_message("hello").await;
-    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| {
-        t.contains("You said: hello")
-    })
-    .await;
+    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| t.contains("You said: hello")).await;
     b.send_message("async please").await;
-    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending"))
-        .await;
+    b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     b.wait_gone("[data-testid=stream]", T).await;
     let cached = wait_for_shell_cache(&b).await;
     wait_for_saved_copy(&b, MAIN, "Which checks should run?").await;
@@ -104,97 +89,45 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
     for url in cached.as_array().unwrap() {
         let url = url.as_str().unwrap();
         let path = url.trim_start_matches(&gw.base());
-        assert!(
-            path == "/"
-                || [".js", ".wasm", ".css", ".svg"]
-                    .iter()
-                    .any(|e| path.ends_with(e)),
-            "the cache holds only the app's files: {cached}"
-        );
+        assert!(path == "/" || [".js", ".wasm", ".css", ".svg"].iter().any(|e| path.ends_with(e)), "the cache holds only the app's files: {cached}");
     }
 
     let port = gw.port;
     gw.stop().await;
-    b.client
-        .refresh()
-        .await
-        .expect("the page reloads from its service worker");
+    b.client.refresh().await.expect("the page reloads from its service worker");
     // The app, not the browser's error page: its saved copy, marked as such, and the dock.
-    let banner = b
-        .wait_text("[data-testid=saved-copy]", T, |t| !t.is_empty())
-        .await;
-    assert!(
-        banner.starts_with("Saved copy, last confirmed by the gateway at "),
-        "{banner}"
-    );
-    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| {
-        t.contains("You said: hello")
-    })
-    .await;
+    let banner = b.wait_text("[data-testid=saved-copy]", T, |t| !t.is_empty()).await;
+    assert!(banner.starts_with("Saved copy, last confirmed by the gateway at "), "{banner}");
+    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| t.contains("You said: hello")).await;
     assert_eq!(count_messages(&b, "async please").await, 1);
-    b.wait_text("[data-testid=async-summary]", T, |t| {
-        t.contains("Waiting for your answer")
-    })
-    .await;
-    assert_ne!(
-        b.js("return document.querySelector('[data-testid=connection-status]').textContent;")
-            .await,
-        json!("Connected")
-    );
+    b.wait_text("[data-testid=async-summary]", T, |t| t.contains("Waiting for your answer")).await;
+    assert_ne!(b.js("return document.querySelector('[data-testid=connection-status]').textContent;").await, json!("Connected"));
     b.screenshot(&format!("{shot}-saved-copy")).await;
 
     // An answer given offline goes into the outbox.
     b.click_button("Expand question").await;
     b.option("Production").await.click().await.unwrap();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2")
-        .await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.click_button("Submit").await;
-    b.wait_text("[data-testid=async-summary]", T, |t| {
-        t.contains("queued") || t.contains("Waiting for reconnect")
-    })
-    .await;
+    b.wait_text("[data-testid=async-summary]", T, |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
     assert_eq!(gw.port, port);
 
     // The gateway comes back: the saved copy gives way to fresh history, without duplicates,
     // and the answer is sent exactly once.
     gw.restart_on(port).await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(40),
-        |t| t == "Connected",
-    )
-    .await;
-    b.wait_text("[data-testid=async-summary]", T, |t| {
-        t.starts_with("Answer sent")
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_text("[data-testid=async-summary]", T, |t| t.starts_with("Answer sent")).await;
     b.wait_gone("[data-testid=saved-copy]", T).await;
-    assert_eq!(
-        user_texts(&gw, 3).await,
-        vec![
-            "hello".to_string(),
-            "async please".to_string(),
-            EXPECTED.to_string()
-        ]
-    );
+    assert_eq!(user_texts(&gw, 3).await, vec!["hello".to_string(), "async please".to_string(), EXPECTED.to_string()]);
     tokio::time::sleep(Duration::from_secs(2)).await;
-    assert_eq!(
-        gw.gateway().store.user_texts(MAIN).unwrap().len(),
-        3,
-        "nothing was sent twice"
-    );
-    assert_eq!(
-        count_messages(&b, "async please").await,
-        1,
-        "fresh history replaced the saved copy without duplicates"
-    );
+    assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap().len(), 3, "nothing was sent twice");
+    assert_eq!(count_messages(&b, "async please").await, 1, "fresh history replaced the saved copy without duplicates");
     assert_eq!(count_messages(&b, "You said: hello").await, 1);
     b.close().await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_reload_with_the_gateway_stopped_shows_the_saved_copy_and_the_answer_is_sent_once_it_is_back()
- {
+async fn a_reload_with_the_gateway_stopped_shows_the_saved_copy_and_the_answer_is_sent_once_it_is_back() {
     reload_offline_then_answer_once_back(1000, "offline-1000").await;
 }
 
@@ -221,99 +154,47 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     copy(&old);
     copy(&new);
     // The new build: its wasm under a new name (as every real build has), and a marker.
-    let wasm = std::fs::read_dir(&new)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .find(|n| n.ends_with("_bg.wasm"))
-        .unwrap();
+    let wasm = std::fs::read_dir(&new).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).find(|n| n.ends_with("_bg.wasm")).unwrap();
     let renamed = wasm.replace("_bg.wasm", "-new_bg.wasm");
     std::fs::rename(new.join(&wasm), new.join(&renamed)).unwrap();
     let index = std::fs::read_to_string(new.join("index.html")).unwrap();
-    assert!(
-        index.contains("<title>") && index.contains(&wasm),
-        "{index}"
-    );
-    std::fs::write(
-        new.join("index.html"),
-        index.replace(&wasm, &renamed).replacen(
-            "<title>",
-            "<meta name=e2e-build content=new><title>",
-            1,
-        ),
-    )
-    .unwrap();
+    assert!(index.contains("<title>") && index.contains(&wasm), "{index}");
+    std::fs::write(new.join("index.html"), index.replace(&wasm, &renamed).replacen("<title>", "<meta name=e2e-build content=new><title>", 1)).unwrap();
 
     let mut gw = LocalGateway::start_with_ui_root(&old).await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     wait_for_shell_cache(&b).await;
     let port = gw.port;
     gw.stop().await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| {
-        t != "Connected" && !t.is_empty()
-    })
-    .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t != "Connected" && !t.is_empty()).await;
     assert!(!b.exists("[data-testid=update-ready]").await);
 
     gw.ui_root = new.clone();
     gw.restart_on(port).await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(40),
-        |t| t == "Connected",
-    )
-    .await;
-    let banner = b
-        .wait_text("[data-testid=update-ready]", T, |t| !t.is_empty())
-        .await;
-    assert!(
-        banner.starts_with("A newer version of this page is ready."),
-        "{banner}"
-    );
-    assert_eq!(
-        b.js("return !!document.querySelector('meta[name=e2e-build]');")
-            .await,
-        json!(false),
-        "the old page is still running"
-    );
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    let banner = b.wait_text("[data-testid=update-ready]", T, |t| !t.is_empty()).await;
+    assert!(banner.starts_with("A newer version of this page is ready."), "{banner}");
+    assert_eq!(b.js("return !!document.querySelector('meta[name=e2e-build]');").await, json!(false), "the old page is still running");
     b.click_button("Reload").await;
     let deadline = tokio::time::Instant::now() + T;
-    while b
-        .js("return !!document.querySelector('meta[name=e2e-build]');")
-        .await
-        != json!(true)
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the reload did not open the new build"
-        );
+    while b.js("return !!document.querySelector('meta[name=e2e-build]');").await != json!(true) {
+        assert!(tokio::time::Instant::now() < deadline, "the reload did not open the new build");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     assert!(!b.exists("[data-testid=update-ready]").await);
     // The worker now holds the new build's files and none of the old one's.
     let deadline = tokio::time::Instant::now() + T;
     loop {
         let cached = wait_for_shell_cache(&b).await;
-        let names: Vec<&str> = cached
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|u| u.as_str())
-            .collect();
-        if names.iter().any(|u| u.ends_with(&renamed))
-            && !names.iter().any(|u| u.ends_with(&format!("/{wasm}")))
-        {
+        let names: Vec<&str> = cached.as_array().unwrap().iter().filter_map(|u| u.as_str()).collect();
+        if names.iter().any(|u| u.ends_with(&renamed)) && !names.iter().any(|u| u.ends_with(&format!("/{wasm}"))) {
             break;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the cache should hold the new build's wasm and not the old one's: {cached}"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "the cache should hold the new build's wasm and not the old one's: {cached}");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     b.close().await;

@@ -18,359 +18,150 @@ fn two_questions(timeout_ms: u64) -> Value {
 }
 
 async fn other_input(b: &Browser) -> fantoccini::elements::Element {
-    b.find_xpath(
-        "//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input",
-        T,
-    )
-    .await
+    b.find_xpath("//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input", T).await
 }
 
 async fn receipt_for(b: &Browser, id: &str, accept: impl Fn(&str) -> bool) -> String {
-    b.wait_text(
-        &format!("[data-testid=question-receipt][data-question-id='{id}']"),
-        T,
-        accept,
-    )
-    .await
+    b.wait_text(&format!("[data-testid=question-receipt][data-question-id='{id}']"), T, accept).await
 }
 
 /// Waits until no run is active in the main session.
 async fn wait_idle(agent: &mut gateway::client::Client) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let h = agent
-            .request(
-                "chat.history",
-                json!({"sessionKey": "agent:main:main", "limit": 1}),
-            )
-            .await
-            .unwrap();
+        let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 1})).await.unwrap();
         if h["sessionInfo"]["hasActiveRun"] != json!(true) {
             return;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the real gateway's run did not end"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "the real gateway's run did not end");
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn our_ui_on_the_real_gateway() {
-    let gw = tokio::task::spawn_blocking(RealGateway::start)
-        .await
-        .unwrap();
+    let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
     // The real gateway refuses `connect` for a moment after start (retryable); the UI retries.
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(90),
-        |t| t == "Connected",
-    )
-    .await;
-    b.wait_text(
-        "[data-testid=server-version]",
-        Duration::from_secs(10),
-        |t| t == "2026.9.6",
-    )
-    .await;
-    let scopes = b
-        .wait_text(
-            "[data-testid=granted-scopes]",
-            Duration::from_secs(10),
-            |t| !t.is_empty(),
-        )
-        .await;
-    assert!(
-        scopes.contains("operator.questions") && scopes.contains("operator.read"),
-        "{scopes}"
-    );
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    b.wait_text("[data-testid=server-version]", Duration::from_secs(10), |t| t == "2026.9.6").await;
+    let scopes = b.wait_text("[data-testid=granted-scopes]", Duration::from_secs(10), |t| !t.is_empty()).await;
+    assert!(scopes.contains("operator.questions") && scopes.contains("operator.read"), "{scopes}");
     b.screenshot("real-gateway-connected").await;
     let mut agent = gw.agent().await;
 
     // 1. A two-step answer with multiSelect plus free text. While it waits, the tab's title
     // says so; a pasted key as the free text is held, and the gateway never sees it.
-    let id = agent
-        .request("question.request", two_questions(300_000))
-        .await
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2")
-        .await;
-    assert_eq!(
-        b.client.title().await.unwrap(),
-        "(1) Question waiting · OpenClaw Control"
-    );
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    assert_eq!(b.client.title().await.unwrap(), "(1) Question waiting · OpenClaw Control");
     let key = "ghp_Xy7Qw3Er5Ty9Ui1Op3As5Df7Gh9Jk1Lz3Xc5Vb";
     other_input(&b).await.send_keys(key).await.unwrap();
     b.click_button("Next").await;
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2")
-        .await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.click_button("Submit").await;
-    let held = b
-        .wait_text("[data-testid=credential-held]", T, |t| !t.is_empty())
-        .await;
+    let held = b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty()).await;
     assert!(held.contains("a GitHub token"), "{held}");
     tokio::time::sleep(Duration::from_secs(1)).await;
-    let still = agent
-        .request("question.get", json!({"id": id}))
-        .await
-        .unwrap();
-    assert_eq!(
-        still["question"]["status"], "pending",
-        "the real gateway got nothing: {still}"
-    );
+    let still = agent.request("question.get", json!({"id": id})).await.unwrap();
+    assert_eq!(still["question"]["status"], "pending", "the real gateway got nothing: {still}");
     b.click_button("Edit").await;
     b.click_button("Back").await;
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2")
-        .await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     b.js("const i = document.querySelector('.dock__other input[type=text]'); i.value = ''; i.dispatchEvent(new Event('input', { bubbles: true })); return null;").await;
-    b.option("Staging (Recommended)")
-        .await
-        .click()
-        .await
-        .unwrap();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2")
-        .await;
+    b.option("Staging (Recommended)").await.click().await.unwrap();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.option("Email").await.click().await.unwrap();
     b.option("Slack").await.click().await.unwrap();
-    other_input(&b)
-        .await
-        .send_keys("Only on weekdays")
-        .await
-        .unwrap();
+    other_input(&b).await.send_keys("Only on weekdays").await.unwrap();
     b.click_button("Submit").await;
-    let got = agent
-        .request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000}))
-        .await
-        .unwrap();
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
     assert_eq!(got["status"], "answered", "{got}");
-    assert_eq!(
-        got["answers"]["answers"]["deploy_target"],
-        json!(["Staging (Recommended)"])
-    );
-    assert_eq!(
-        got["answers"]["answers"]["notify"],
-        json!(["Email", "Slack", "Only on weekdays"])
-    );
+    assert_eq!(got["answers"]["answers"]["deploy_target"], json!(["Staging (Recommended)"]));
+    assert_eq!(got["answers"]["answers"]["notify"], json!(["Email", "Slack", "Only on weekdays"]));
     receipt_for(&b, &id, |t| t.starts_with("Answered")).await;
     b.screenshot("real-gateway-answered").await;
 
     // 2. Skip.
-    let id = agent
-        .request("question.request", two_questions(300_000))
-        .await
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2")
-        .await;
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     b.click_button("Skip").await;
-    let got = agent
-        .request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000}))
-        .await
-        .unwrap();
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
     assert_eq!(got["status"], "cancelled", "{got}");
     receipt_for(&b, &id, |t| t.starts_with("Skipped")).await;
 
     // 3. Answered elsewhere.
-    let id = agent
-        .request("question.request", two_questions(300_000))
-        .await
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2")
-        .await;
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     agent.request("question.resolve", json!({"id": id, "answers": {"answers": {"deploy_target": ["Production"], "notify": ["Pager"]}}})).await.unwrap();
     let r = receipt_for(&b, &id, |t| t.starts_with("Answered elsewhere")).await;
     assert!(r.contains("Production") && r.contains("Pager"), "{r}");
 
     // 4. Restore after reload.
-    let id = agent
-        .request("question.request", two_questions(300_000))
-        .await
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2")
-        .await;
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     b.option("Production").await.click().await.unwrap();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2")
-        .await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.option("Pager").await.click().await.unwrap();
-    other_input(&b)
-        .await
-        .send_keys("and the on-call lead")
-        .await
-        .unwrap();
+    other_input(&b).await.send_keys("and the on-call lead").await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     b.client.refresh().await.unwrap();
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(60),
-        |t| t == "Connected",
-    )
-    .await;
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2")
-        .await;
-    assert_eq!(
-        other_input(&b)
-            .await
-            .prop("value")
-            .await
-            .unwrap()
-            .as_deref(),
-        Some("and the on-call lead")
-    );
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
+    assert_eq!(other_input(&b).await.prop("value").await.unwrap().as_deref(), Some("and the on-call lead"));
     b.click_button("Submit").await;
-    let got = agent
-        .request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000}))
-        .await
-        .unwrap();
-    assert_eq!(
-        got["answers"]["answers"]["deploy_target"],
-        json!(["Production"]),
-        "{got}"
-    );
-    assert_eq!(
-        got["answers"]["answers"]["notify"],
-        json!(["Pager", "and the on-call lead"]),
-        "{got}"
-    );
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(got["answers"]["answers"]["deploy_target"], json!(["Production"]), "{got}");
+    assert_eq!(got["answers"]["answers"]["notify"], json!(["Pager", "and the on-call lead"]), "{got}");
 
     // 5. Expiry: nothing is sent on the person's behalf.
-    let id = agent
-        .request("question.request", two_questions(5_000))
-        .await
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2")
-        .await;
-    let got = agent
-        .request("question.waitAnswer", json!({"id": id, "timeoutMs": 20000}))
-        .await
-        .unwrap();
+    let id = agent.request("question.request", two_questions(5_000)).await.unwrap()["id"].as_str().unwrap().to_string();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 20000})).await.unwrap();
     assert_eq!(got["status"], "expired", "{got}");
     receipt_for(&b, &id, |t| t.starts_with("Expired")).await;
 
     // 6. The real ask_user tool over the attach MCP path.
     let child = gw.ask_user_via_mcp();
-    b.wait_text(
-        "[data-testid=step-progress]",
-        Duration::from_secs(60),
-        |t| t == "1/2",
-    )
-    .await;
-    b.option("Staging (Recommended)")
-        .await
-        .click()
-        .await
-        .unwrap();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2")
-        .await;
+    b.wait_text("[data-testid=step-progress]", Duration::from_secs(60), |t| t == "1/2").await;
+    b.option("Staging (Recommended)").await.click().await.unwrap();
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.option("Slack").await.click().await.unwrap();
-    other_input(&b)
-        .await
-        .send_keys("Only on weekdays")
-        .await
-        .unwrap();
+    other_input(&b).await.send_keys("Only on weekdays").await.unwrap();
     b.click_button("Submit").await;
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output())
-        .await
-        .expect("ask_user returns")
-        .unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("ask_user returns").unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("ask_user tool result: "))
-        .unwrap_or_else(|| {
-            panic!(
-                "no tool result in:\n{stdout}\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            )
-        });
-    let result: Value =
-        serde_json::from_str(line.trim_start_matches("ask_user tool result: ")).unwrap();
+    let line = stdout.lines().find(|l| l.starts_with("ask_user tool result: ")).unwrap_or_else(|| panic!("no tool result in:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let result: Value = serde_json::from_str(line.trim_start_matches("ask_user tool result: ")).unwrap();
     assert_eq!(result["status"], "answered", "{result}");
-    assert_eq!(
-        result["answers"]["answers"]["deploy_target"],
-        json!(["Staging (Recommended)"]),
-        "{result}"
-    );
-    assert_eq!(
-        result["answers"]["answers"]["notify"],
-        json!(["Slack", "Only on weekdays"]),
-        "{result}"
-    );
+    assert_eq!(result["answers"]["answers"]["deploy_target"], json!(["Staging (Recommended)"]), "{result}");
+    assert_eq!(result["answers"]["answers"]["notify"], json!(["Slack", "Only on weekdays"]), "{result}");
     b.screenshot("real-gateway-ask-user").await;
     // All of the above ran under the real gateway's own CSP: Chromium reported no violation
     // (from page load on; the hostile-UI test shows this log does catch one).
     let log = b.browser_log().await;
-    let csp: Vec<&String> = log
-        .iter()
-        .filter(|l| l.contains("Content Security Policy") || l.contains("Refused to"))
-        .collect();
-    assert!(
-        csp.is_empty(),
-        "CSP violations under the real gateway: {csp:?}"
-    );
+    let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
+    assert!(csp.is_empty(), "CSP violations under the real gateway: {csp:?}");
     b.close().await;
 
     // 7. Chat through the outbox. Without a model the real gateway saves the user message
     // and then fails the run: confirmation comes from saved history, the failure is shown.
     // The real gateway's state dir is reused between runs: make this run's texts unique.
-    let nonce = format!(
-        "{:x}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    );
+    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
     let hello = format!("hello from the outbox {nonce}");
     let lost = format!("ack lost on the way {nonce}");
     let dedupe = format!("dedupe me {nonce}");
     let relay = e2e::relay::Relay::start(format!("ws://127.0.0.1:{}", gw.port)).await;
     let b = Browser::start().await;
-    b.goto(&format!(
-        "{}/?session=agent%3Amain%3Amain#token={}&gatewayUrl={}",
-        gw.base(),
-        e2e::real::TOKEN,
-        relay.url()
-    ))
-    .await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(60),
-        |t| t == "Connected",
-    )
-    .await;
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}&gatewayUrl={}", gw.base(), e2e::real::TOKEN, relay.url())).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&hello).await.unwrap();
-    area.send_keys(&fantoccini::key::Key::Enter.to_string())
-        .await
-        .unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     b.wait_gone("[data-testid=outbox-row]", T).await;
-    let failure = b
-        .wait_text(
-            "[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]",
-            T,
-            |t| !t.is_empty(),
-        )
-        .await;
-    assert!(
-        failure.contains("Run failed") || failure.contains("failed"),
-        "the failed run is shown: {failure}"
-    );
+    let failure = b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", T, |t| !t.is_empty()).await;
+    assert!(failure.contains("Run failed") || failure.contains("failed"), "the failed run is shown: {failure}");
     b.screenshot("real-gateway-chat-failed-run").await;
 
     // 8. A dropped acknowledgement: the relay forwards chat.send and cuts the socket before
@@ -381,63 +172,23 @@ async fn our_ui_on_the_real_gateway() {
     relay.drop_after("\"method\":\"chat.send\"");
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&lost).await.unwrap();
-    area.send_keys(&fantoccini::key::Key::Enter.to_string())
-        .await
-        .unwrap();
-    b.wait_gone("[data-testid=outbox-row]", Duration::from_secs(60))
-        .await;
-    assert!(
-        relay.dropped.load(std::sync::atomic::Ordering::SeqCst),
-        "the relay cut the connection"
-    );
-    let h = agent
-        .request(
-            "chat.history",
-            json!({"sessionKey": "agent:main:main", "limit": 200}),
-        )
-        .await
-        .unwrap();
-    let count = |text: &str| {
-        h["messages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|m| m["role"] == "user" && e2e::message_text(m) == text)
-            .count()
-    };
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    b.wait_gone("[data-testid=outbox-row]", Duration::from_secs(60)).await;
+    assert!(relay.dropped.load(std::sync::atomic::Ordering::SeqCst), "the relay cut the connection");
+    let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 200})).await.unwrap();
+    let count = |text: &str| h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == text).count();
     assert_eq!(count(&hello), 1, "{h}");
     assert_eq!(count(&lost), 1, "{h}");
 
     // 9. The same key again (what Retry sends) hits the real gateway's dedupe.
     wait_idle(&mut agent).await;
     let key = format!("e2e-dedupe-{nonce}");
-    let first = agent
-        .request(
-            "chat.send",
-            json!({"sessionKey": "agent:main:main", "message": dedupe, "idempotencyKey": key}),
-        )
-        .await;
-    let again = agent
-        .request(
-            "chat.send",
-            json!({"sessionKey": "agent:main:main", "message": dedupe, "idempotencyKey": key}),
-        )
-        .await;
+    let first = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": dedupe, "idempotencyKey": key})).await;
+    let again = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": dedupe, "idempotencyKey": key})).await;
     eprintln!("first send: {first:?}\nsame key again: {again:?}");
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let h = agent
-        .request(
-            "chat.history",
-            json!({"sessionKey": "agent:main:main", "limit": 200}),
-        )
-        .await
-        .unwrap();
-    let n = h["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m["role"] == "user" && e2e::message_text(m) == dedupe)
-        .count();
+    let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 200})).await.unwrap();
+    let n = h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == dedupe).count();
     assert_eq!(n, 1, "one saved message for one key: {h}");
 
     // 10. A message sent while a run is active is held by the gateway as a pending input;
@@ -447,20 +198,10 @@ async fn our_ui_on_the_real_gateway() {
     let behind = format!("second during the run {nonce}");
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&busy).await.unwrap();
-    area.send_keys(&fantoccini::key::Key::Enter.to_string())
-        .await
-        .unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     area.send_keys(&behind).await.unwrap();
-    area.send_keys(&fantoccini::key::Key::Enter.to_string())
-        .await
-        .unwrap();
-    let status = b
-        .wait_text(
-            "[data-testid=outbox-row][data-state=failed] [data-testid=outbox-status]",
-            Duration::from_secs(60),
-            |t| t.contains("interrupted"),
-        )
-        .await;
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    let status = b.wait_text("[data-testid=outbox-row][data-state=failed] [data-testid=outbox-status]", Duration::from_secs(60), |t| t.contains("interrupted")).await;
     assert!(status.starts_with("Not sent"), "{status}");
     b.screenshot("real-gateway-interrupted-input").await;
 
@@ -470,89 +211,34 @@ async fn our_ui_on_the_real_gateway() {
     // 11. Served under `gateway.controlUi.basePath: "/ui"`, from a `--public-url /ui/` build:
     // every file comes from under /ui/, the socket connects, a question is answered, and the
     // gateway's CSP (which hashes trunk's inline loader) is never violated.
-    let gw = tokio::task::spawn_blocking(|| RealGateway::start_serving(&e2e::dist_dir_ui(), "/ui"))
-        .await
-        .unwrap();
+    let gw = tokio::task::spawn_blocking(|| RealGateway::start_serving(&e2e::dist_dir_ui(), "/ui")).await.unwrap();
     let b = Browser::start().await;
-    b.goto(&format!(
-        "{}/ui/ask/pending#token={}",
-        gw.base(),
-        e2e::real::TOKEN
-    ))
-    .await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(90),
-        |t| t == "Connected",
-    )
-    .await;
+    b.goto(&format!("{}/ui/ask/pending#token={}", gw.base(), e2e::real::TOKEN)).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
     let mut agent = gw.agent().await;
     // The link names the older of two pending requests: only `/ui/ask/<id>` read as the app's
     // `/ask/<id>` opens that one (the dock alone would show the newer, a one-step question).
-    let id = agent
-        .request("question.request", two_questions(300_000))
-        .await
-        .unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
     agent
         .request("question.request", json!({"questions":[{"questionId":"other","header":"Other","question":"A newer question?","options":[{"label":"Yes"},{"label":"No"}]}],"timeoutMs":300000}))
         .await
         .unwrap();
-    b.goto(&format!(
-        "{}/ui/ask/{id}#token={}",
-        gw.base(),
-        e2e::real::TOKEN
-    ))
-    .await;
-    b.wait_text(
-        "[data-testid=step-progress]",
-        Duration::from_secs(60),
-        |t| t == "1/2",
-    )
-    .await;
-    assert!(
-        !b.exists(".session-picker").await,
-        "the deep link shows that request alone"
-    );
+    b.goto(&format!("{}/ui/ask/{id}#token={}", gw.base(), e2e::real::TOKEN)).await;
+    b.wait_text("[data-testid=step-progress]", Duration::from_secs(60), |t| t == "1/2").await;
+    assert!(!b.exists(".session-picker").await, "the deep link shows that request alone");
     b.option("Production").await.click().await.unwrap();
-    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2")
-        .await;
+    b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.option("Email").await.click().await.unwrap();
     b.click_button("Submit").await;
-    let got = agent
-        .request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000}))
-        .await
-        .unwrap();
-    assert_eq!(
-        got["answers"]["answers"]["deploy_target"],
-        json!(["Production"]),
-        "{got}"
-    );
-    let files = b
-        .js("return performance.getEntriesByType('resource').map(e => e.name);")
-        .await;
-    let files: Vec<&str> = files
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let got = agent.request("question.waitAnswer", json!({"id": id, "timeoutMs": 10000})).await.unwrap();
+    assert_eq!(got["answers"]["answers"]["deploy_target"], json!(["Production"]), "{got}");
+    let files = b.js("return performance.getEntriesByType('resource').map(e => e.name);").await;
+    let files: Vec<&str> = files.as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert!(files.iter().any(|f| f.ends_with(".wasm")), "{files:?}");
-    let outside: Vec<&&str> = files
-        .iter()
-        .filter(|f| !f.starts_with(&format!("{}/ui/", gw.base())))
-        .collect();
-    assert!(
-        outside.is_empty(),
-        "every file under the base path: {outside:?}"
-    );
+    let outside: Vec<&&str> = files.iter().filter(|f| !f.starts_with(&format!("{}/ui/", gw.base()))).collect();
+    assert!(outside.is_empty(), "every file under the base path: {outside:?}");
     let log = b.browser_log().await;
-    let csp: Vec<&String> = log
-        .iter()
-        .filter(|l| l.contains("Content Security Policy") || l.contains("Refused to"))
-        .collect();
+    let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
     assert!(csp.is_empty(), "CSP violations under /ui: {csp:?}");
     b.screenshot("real-gateway-base-path").await;
     b.close().await;

@@ -41,83 +41,32 @@ fn turn(nonce: &str) -> Vec<Value> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its_base_path() {
-    let gw = tokio::task::spawn_blocking(|| RealGateway::start_serving(&e2e::dist_dir_ui(), "/ui"))
-        .await
-        .unwrap();
+    let gw = tokio::task::spawn_blocking(|| RealGateway::start_serving(&e2e::dist_dir_ui(), "/ui")).await.unwrap();
     let mut agent = gw.agent().await;
-    let nonce = format!(
-        "{:x}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_millis()
-    );
+    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
     let rows = turn(&nonce);
     let mut patches = Vec::new();
     for (i, message) in rows.iter().enumerate() {
         let marker = format!("placeholder {i} of turn {nonce}");
-        agent
-            .request(
-                "chat.inject",
-                json!({"sessionKey": "agent:main:main", "message": marker}),
-            )
-            .await
-            .expect("chat.inject");
+        agent.request("chat.inject", json!({"sessionKey": "agent:main:main", "message": marker})).await.expect("chat.inject");
         patches.push(json!({"marker": marker, "message": message}));
     }
     tokio::task::block_in_place(|| gw.patch_transcript(&Value::Array(patches)));
     // What the gateway now serves (its projection strips the image bytes, for one).
-    let h = agent
-        .request(
-            "chat.history",
-            json!({"sessionKey": "agent:main:main", "limit": 20}),
-        )
-        .await
-        .unwrap();
-    let served: Vec<&Value> = h["messages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|m| m.to_string().contains(&nonce))
-        .collect();
+    let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 20})).await.unwrap();
+    let served: Vec<&Value> = h["messages"].as_array().unwrap().iter().filter(|m| m.to_string().contains(&nonce)).collect();
     assert_eq!(served.len(), 4, "the four rows are served: {h}");
-    eprintln!(
-        "served: {}",
-        Value::Array(served.into_iter().cloned().collect())
-    );
+    eprintln!("served: {}", Value::Array(served.into_iter().cloned().collect()));
 
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(
-        "[data-testid=connection-status]",
-        Duration::from_secs(90),
-        |t| t == "Connected",
-    )
-    .await;
-    let text = b
-        .wait_text("main", T, |t| {
-            t.contains(&format!("Deployed {nonce} to production."))
-        })
-        .await;
-    assert!(
-        text.contains(&format!("Checking the deploy config {nonce}.")),
-        "{text}"
-    );
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    let text = b.wait_text("main", T, |t| t.contains(&format!("Deployed {nonce} to production."))).await;
+    assert!(text.contains(&format!("Checking the deploy config {nonce}.")), "{text}");
     let card = b.js(&format!("const c = document.querySelector('[data-call=call_read_{nonce}]'); return c && [c.dataset.state, c.querySelector('[data-testid=tool-result] pre').textContent];")).await;
-    assert_eq!(
-        card,
-        json!(["done", "[deploy]\ntarget = \"staging\""]),
-        "the read_file card has its result"
-    );
-    let thinking = b
-        .js("return [...document.querySelectorAll('[data-testid=thinking]')].map(d => d.open);")
-        .await;
-    assert!(
-        thinking
-            .as_array()
-            .is_some_and(|t| !t.is_empty() && t.iter().all(|o| o == &json!(false))),
-        "thinking is shown, collapsed: {thinking}"
-    );
+    assert_eq!(card, json!(["done", "[deploy]\ntarget = \"staging\""]), "the read_file card has its result");
+    let thinking = b.js("return [...document.querySelectorAll('[data-testid=thinking]')].map(d => d.open);").await;
+    assert!(thinking.as_array().is_some_and(|t| !t.is_empty() && t.iter().all(|o| o == &json!(false))), "thinking is shown, collapsed: {thinking}");
     // The gateway's state outlives test runs: pick this run's summary among earlier ones.
     let deadline = tokio::time::Instant::now() + T;
     let receipt = loop {
@@ -125,20 +74,11 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
         if let Some(t) = found.as_str() {
             break t.to_string();
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no question summary for this run's ask_user pair"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "no question summary for this run's ask_user pair");
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    assert!(
-        receipt.starts_with("Answered") && receipt.contains("Production"),
-        "the ask_user pair is a question summary: {receipt}"
-    );
-    assert!(
-        !b.exists(&format!("[data-call=call_ask_{nonce}]")).await,
-        "not a tool card"
-    );
+    assert!(receipt.starts_with("Answered") && receipt.contains("Production"), "the ask_user pair is a question summary: {receipt}");
+    assert!(!b.exists(&format!("[data-call=call_ask_{nonce}]")).await, "not a tool card");
     assert!(text.contains("unsupported part: mystery_widget"), "{text}");
     // The agent's markdown is rendered under the real gateway (and its CSP) as well.
     let md = b.js(&format!("const m = [...document.querySelectorAll('.md')].find(e => e.textContent.includes('Deployed {nonce}')); return m && [m.querySelector('strong').textContent, [...m.querySelectorAll('td')].map(c => c.textContent), m.querySelector('pre code').textContent, m.querySelector('a').dataset.host];")).await;
@@ -153,75 +93,33 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
         "{md}"
     );
     // The real gateway leaves image bytes out of history: the image is a note, not dropped.
-    assert!(
-        b.exists("[data-testid=image-omitted], [data-testid=image-part]")
-            .await,
-        "the image has a view"
-    );
-    b.js(&format!(
-        "document.querySelector('[data-call=call_read_{nonce}]').scrollIntoView(); return null;"
-    ))
-    .await;
+    assert!(b.exists("[data-testid=image-omitted], [data-testid=image-part]").await, "the image has a view");
+    b.js(&format!("document.querySelector('[data-call=call_read_{nonce}]').scrollIntoView(); return null;")).await;
     b.screenshot("real-gateway-transcript-parts").await;
     let log = b.browser_log().await;
-    let csp: Vec<&String> = log
-        .iter()
-        .filter(|l| l.contains("Content Security Policy") || l.contains("Refused to"))
-        .collect();
-    assert!(
-        csp.is_empty(),
-        "CSP violations under the real gateway: {csp:?}"
-    );
+    let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
+    assert!(csp.is_empty(), "CSP violations under the real gateway: {csp:?}");
 
     // The service worker, registered under the base path, has the page and its files.
     let deadline = tokio::time::Instant::now() + T;
     let cached = loop {
         let keys = b.js_async("if (!navigator.serviceWorker.controller) return null; const c = await caches.open('ocui-shell-v1'); return (await c.keys()).map(r => new URL(r.url).pathname);").await;
-        if keys.as_array().is_some_and(|k| {
-            k.iter()
-                .any(|p| p.as_str().is_some_and(|p| p.ends_with(".wasm")))
-        }) {
+        if keys.as_array().is_some_and(|k| k.iter().any(|p| p.as_str().is_some_and(|p| p.ends_with(".wasm")))) {
             break keys;
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no service worker cache under /ui: {keys}; log {:#?}",
-            b.browser_log().await
-        );
+        assert!(tokio::time::Instant::now() < deadline, "no service worker cache under /ui: {keys}; log {:#?}", b.browser_log().await);
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
-    assert!(
-        cached
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|p| p.as_str().unwrap().starts_with("/ui/")),
-        "everything under the base path: {cached}"
-    );
-    let scope = b
-        .js_async("return (await navigator.serviceWorker.getRegistration()).scope;")
-        .await;
+    assert!(cached.as_array().unwrap().iter().all(|p| p.as_str().unwrap().starts_with("/ui/")), "everything under the base path: {cached}");
+    let scope = b.js_async("return (await navigator.serviceWorker.getRegistration()).scope;").await;
     assert_eq!(scope, json!(format!("{}/ui/", gw.base())));
     // Give the saved copy its moment to be written, then take the gateway away and reload.
     tokio::time::sleep(Duration::from_secs(2)).await;
     tokio::task::block_in_place(|| gw.stop());
-    b.client
-        .refresh()
-        .await
-        .expect("the page reloads from its service worker");
-    b.wait_text("[data-testid=saved-copy]", T, |t| {
-        t.starts_with("Saved copy")
-    })
-    .await;
-    let text = b
-        .wait_text("main", T, |t| {
-            t.contains(&format!("Deployed {nonce} to production."))
-        })
-        .await;
-    assert!(
-        text.contains(&format!("Where should change {nonce} be deployed?")),
-        "{text}"
-    );
+    b.client.refresh().await.expect("the page reloads from its service worker");
+    b.wait_text("[data-testid=saved-copy]", T, |t| t.starts_with("Saved copy")).await;
+    let text = b.wait_text("main", T, |t| t.contains(&format!("Deployed {nonce} to production."))).await;
+    assert!(text.contains(&format!("Where should change {nonce} be deployed?")), "{text}");
     b.screenshot("real-gateway-offline-saved-copy").await;
     b.close().await;
 }

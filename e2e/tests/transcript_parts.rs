@@ -14,18 +14,12 @@ const MAIN: &str = "agent:main:main";
 const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 fn save(gw: &LocalGateway, message: Value) {
-    gw.gateway()
-        .store
-        .save_message(MAIN, message, json!({"id": uuid(), "runId": "run-parts"}))
-        .expect("saved");
+    gw.gateway().store.save_message(MAIN, message, json!({"id": uuid(), "runId": "run-parts"})).expect("saved");
 }
 
 fn uuid() -> String {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    format!(
-        "row-{}",
-        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-    )
+    format!("row-{}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
 }
 
 /// An agent's answer in markdown: a heading, emphasis, a task list, a table, a code block with a
@@ -84,72 +78,27 @@ fn seed_every_part(gw: &LocalGateway) {
 }
 
 async fn check_every_part(b: &Browser) {
-    let text = b
-        .wait_text("main", T, |t| t.contains("Here is the chart"))
-        .await;
-    for readable in [
-        "Reading the entry point.",
-        "read_file",
-        "run_build",
-        "Tool result",
-        "grep",
-        "3 matches",
-        "unsupported part: canvas",
-        "System note",
-        "The model was switched",
-    ] {
+    let text = b.wait_text("main", T, |t| t.contains("Here is the chart")).await;
+    for readable in ["Reading the entry point.", "read_file", "run_build", "Tool result", "grep", "3 matches", "unsupported part: canvas", "System note", "The model was switched"] {
         assert!(text.contains(readable), "{readable:?} in: {text}");
     }
-    assert!(
-        !text.contains("Gateway"),
-        "no row is called Gateway: {text}"
-    );
+    assert!(!text.contains("Gateway"), "no row is called Gateway: {text}");
     // Thinking is collapsed and labelled; the redacted one says so.
     let thinking = b.js("return [...document.querySelectorAll('[data-testid=thinking]')].map(d => [d.open, d.querySelector('summary').textContent]);").await;
-    assert_eq!(
-        thinking,
-        json!([
-            [false, "Thinking"],
-            [false, "Thinking (hidden by the model's provider)"]
-        ])
-    );
+    assert_eq!(thinking, json!([[false, "Thinking"], [false, "Thinking (hidden by the model's provider)"]]));
     // Each tool call is a card with its result beside it; a failed one says so.
     let cards = b.js("return [...document.querySelectorAll('[data-testid=tool-call]')].map(c => [c.dataset.call, c.dataset.state, c.open, c.querySelector('[data-testid=tool-result] pre').textContent]);").await;
-    assert_eq!(
-        cards,
-        json!([
-            [
-                "call_read",
-                "done",
-                false,
-                "fn main() {\n    println!(\"hi\");\n}"
-            ],
-            [
-                "call_build",
-                "failed",
-                false,
-                "error[E0425]: cannot find value `x`"
-            ]
-        ])
-    );
+    assert_eq!(cards, json!([["call_read", "done", false, "fn main() {\n    println!(\"hi\");\n}"], ["call_build", "failed", false, "error[E0425]: cannot find value `x`"]]));
     assert_eq!(b.js("return document.querySelectorAll('[data-testid=message][data-role=toolResult]').length;").await, json!(1), "only the result without its call stands alone");
     // Images: inline bytes at once, the gateway's omitted one as a note, another site's on request.
     let images = b.js("return [...document.querySelectorAll('[data-testid=image-part]')].map(i => i.getAttribute('src').slice(0, 22));").await;
     assert_eq!(images, json!(["data:image/png;base64,"]));
-    let omitted = b
-        .wait_text("[data-testid=image-omitted]", T, |t| !t.is_empty())
-        .await;
+    let omitted = b.wait_text("[data-testid=image-omitted]", T, |t| !t.is_empty()).await;
     assert_eq!(omitted, "Image (not sent with the transcript, 48 KB)");
     let fetched = b.js("return performance.getEntriesByType('resource').some(e => e.name.includes('cdn.example.net'));").await;
-    assert_eq!(
-        fetched,
-        json!(false),
-        "another site's image is not fetched by itself"
-    );
+    assert_eq!(fetched, json!(false), "another site's image is not fetched by itself");
     // The unknown part is kept, raw, behind its toggle, and inert.
-    let raw = b
-        .js("return document.querySelector('[data-testid=unsupported-part] pre').textContent;")
-        .await;
+    let raw = b.js("return document.querySelector('[data-testid=unsupported-part] pre').textContent;").await;
     assert!(raw.as_str().unwrap().contains("window.__xss=1"), "{raw}");
     assert_eq!(
         b.js("return document.querySelectorAll('main b').length + (window.__xss || 0);")
@@ -220,8 +169,7 @@ async fn every_part_type_has_a_view_and_nothing_is_dropped() {
         for theme in ["light", "dark"] {
             let b = Browser::start_sized(width, 900).await;
             b.goto(&gw.ui_url()).await;
-            b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-                .await;
+            b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
             check_every_part(&b).await;
             b.js(&format!("document.documentElement.dataset.theme = '{theme}'; document.querySelectorAll('[data-testid=tool-call], [data-testid=thinking]').forEach(d => d.open = true);")).await;
             let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
@@ -245,49 +193,20 @@ async fn a_question_answered_in_one_browser_shows_its_summary_in_a_second_fresh_
     let gw = LocalGateway::start().await;
     let first = Browser::open_connected(&gw.ui_url()).await;
     first.send_message("pick a color").await;
-    first
-        .wait_text("[data-testid=question-panel]", T, |t| {
-            t.contains("Which color")
-        })
-        .await;
+    first.wait_text("[data-testid=question-panel]", T, |t| t.contains("Which color")).await;
     first.option("Blue").await.click().await.unwrap();
     first.click_button("Submit").await;
-    first
-        .wait_text("[data-testid=question-receipt]", T, |t| {
-            t.starts_with("Answered") && t.contains("Blue")
-        })
-        .await;
-    first
-        .wait_text("main", T, |t| t.contains("Blue it is."))
-        .await;
+    first.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Answered") && t.contains("Blue")).await;
+    first.wait_text("main", T, |t| t.contains("Blue it is.")).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(
-        first
-            .js("return document.querySelectorAll('[data-testid=question-receipt]').length;")
-            .await,
-        json!(1),
-        "one summary, not this browser's and the transcript's"
-    );
+    assert_eq!(first.js("return document.querySelectorAll('[data-testid=question-receipt]').length;").await, json!(1), "one summary, not this browser's and the transcript's");
     first.close().await;
 
     let second = Browser::open_connected(&gw.ui_url()).await;
-    let receipt = second
-        .wait_text("[data-testid=question-receipt]", T, |t| !t.is_empty())
-        .await;
+    let receipt = second.wait_text("[data-testid=question-receipt]", T, |t| !t.is_empty()).await;
     assert!(receipt.starts_with("Answered"), "{receipt}");
-    assert!(
-        receipt.contains("Which color should the new theme use?") && receipt.contains("Blue"),
-        "{receipt}"
-    );
-    assert_eq!(
-        second
-            .js("return document.querySelectorAll('[data-testid=question-receipt]').length;")
-            .await,
-        json!(1)
-    );
-    assert!(
-        !second.exists("[data-testid=tool-call]").await,
-        "an ask_user call is a question summary, not a tool card"
-    );
+    assert!(receipt.contains("Which color should the new theme use?") && receipt.contains("Blue"), "{receipt}");
+    assert_eq!(second.js("return document.querySelectorAll('[data-testid=question-receipt]').length;").await, json!(1));
+    assert!(!second.exists("[data-testid=tool-call]").await, "an ask_user call is a question summary, not a tool card");
     second.close().await;
 }

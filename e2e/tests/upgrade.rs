@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use e2e::browser::Browser;
 use e2e::{LocalGateway, db_user_texts};
+use e2e::browser::Browser;
 use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(20);
@@ -14,8 +14,7 @@ const MAIN: &str = "agent:main:main";
 const SIDE: &str = "agent:main:side";
 
 fn fixture() -> Value {
-    let text = std::fs::read_to_string(e2e::repo_root().join("tests/fixtures/ocui-v2/rows.json"))
-        .expect("the fixture");
+    let text = std::fs::read_to_string(e2e::repo_root().join("tests/fixtures/ocui-v2/rows.json")).expect("the fixture");
     serde_json::from_str(&text).unwrap()
 }
 
@@ -27,12 +26,7 @@ fn outbox_rows(f: &Value) -> Vec<(String, String, String, bool)> {
         .iter()
         .map(|r| {
             let row: Value = serde_json::from_str(r[1].as_str().unwrap()).unwrap();
-            (
-                row["text"].as_str().unwrap().to_string(),
-                row["state"].as_str().unwrap().to_string(),
-                row["sessionKey"].as_str().unwrap().to_string(),
-                row["discarded"] == json!(true),
-            )
+            (row["text"].as_str().unwrap().to_string(), row["state"].as_str().unwrap().to_string(), row["sessionKey"].as_str().unwrap().to_string(), row["discarded"] == json!(true))
         })
         .collect()
 }
@@ -71,28 +65,13 @@ async fn rows_left_by_the_previous_build_are_kept_and_each_unsent_message_is_sen
         .await;
     assert_eq!(seeded, json!("ok"));
 
-    let url = format!(
-        "{}/?session=agent%3Amain%3Amain#token={}",
-        gw.base(),
-        gw.token
-    );
+    let url = format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), gw.token);
     b.goto(&url).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
 
     // Every unsent row of the main conversation is sent once; the discarded one never.
-    let main_unsent: Vec<&str> = rows
-        .iter()
-        .filter(|(_, state, s, discarded)| {
-            s == MAIN && !discarded && (state == "queued" || state == "waitingReconnect")
-        })
-        .map(|(t, ..)| t.as_str())
-        .collect();
-    assert_eq!(
-        main_unsent.len(),
-        3,
-        "the fixture has a queued message, a lost acknowledgement and an async answer: {rows:?}"
-    );
+    let main_unsent: Vec<&str> = rows.iter().filter(|(_, state, s, discarded)| s == MAIN && !discarded && (state == "queued" || state == "waitingReconnect")).map(|(t, ..)| t.as_str()).collect();
+    assert_eq!(main_unsent.len(), 3, "the fixture has a queued message, a lost acknowledgement and an async answer: {rows:?}");
     let want = main_unsent.clone();
     let deadline = tokio::time::Instant::now() + T;
     loop {
@@ -109,68 +88,33 @@ async fn rows_left_by_the_previous_build_are_kept_and_each_unsent_message_is_sen
             let tray = b.js("return (document.querySelector('[data-testid=outbox-tray]')||{}).innerText||'none'").await;
             let log = b.browser_log().await;
             let idb = b.js_async("return await new Promise(r=>{const o=indexedDB.open('ocui');o.onsuccess=()=>{const t=o.result.transaction('outbox').objectStore('outbox').getAll();t.onsuccess=()=>r(t.result)}})").await;
-            panic!(
-                "database holds {got:?}, expected each of {w:?} once\nthe tray shows: {tray}\nbrowser log: {log:#?}\nthe outbox store holds: {idb:#}"
-            );
+            panic!("database holds {got:?}, expected each of {w:?} once\nthe tray shows: {tray}\nbrowser log: {log:#?}\nthe outbox store holds: {idb:#}");
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let composer: String = serde_json::from_str(
-        f["stores"]["composer"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r[0] == MAIN)
-            .unwrap()[1]
-            .as_str()
-            .unwrap(),
-    )
-    .unwrap();
+    let composer: String = serde_json::from_str(f["stores"]["composer"].as_array().unwrap().iter().find(|r| r[0] == MAIN).unwrap()[1].as_str().unwrap()).unwrap();
     let area = b.find_xpath("//textarea[@name='message']", T).await;
-    assert_eq!(
-        area.prop("value").await.unwrap().as_deref(),
-        Some(composer.as_str()),
-        "the composer draft is back"
-    );
+    assert_eq!(area.prop("value").await.unwrap().as_deref(), Some(composer.as_str()), "the composer draft is back");
 
     // The refused row waits, listed by name with Retry, and goes once when asked.
-    let failed = rows
-        .iter()
-        .find(|(_, state, ..)| state == "failed")
-        .map(|(t, ..)| t.clone())
-        .unwrap();
-    let tray = b
-        .wait_text("[data-testid=outbox-tray]", T, |t| t.contains(&failed))
-        .await;
-    assert!(
-        tray.contains("1 unsent message"),
-        "only the refused row is left: {tray}"
-    );
-    assert!(
-        gw.gateway().store.user_texts(SIDE).unwrap().is_empty(),
-        "a refused row is not sent again by itself"
-    );
+    let failed = rows.iter().find(|(_, state, ..)| state == "failed").map(|(t, ..)| t.clone()).unwrap();
+    let tray = b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains(&failed)).await;
+    assert!(tray.contains("1 unsent message"), "only the refused row is left: {tray}");
+    assert!(gw.gateway().store.user_texts(SIDE).unwrap().is_empty(), "a refused row is not sent again by itself");
     b.click_button("Retry").await;
     db_user_texts(&gw, SIDE, &[failed.as_str()]).await;
     b.wait_gone("[data-testid=tray-row]", T).await;
 
     // After a reload nothing goes a second time.
     b.goto(&url).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected")
-        .await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let mut got = gw.gateway().store.user_texts(MAIN).unwrap();
     got.sort();
     let mut w: Vec<String> = want.iter().map(|s| s.to_string()).collect();
     w.sort();
     assert_eq!(got, w, "each message exactly once after a reload");
-    assert_eq!(
-        gw.gateway().store.user_texts(SIDE).unwrap(),
-        vec![failed.clone()]
-    );
-    assert!(
-        !got.iter().any(|t| t == "discard me"),
-        "the discarded row never went"
-    );
+    assert_eq!(gw.gateway().store.user_texts(SIDE).unwrap(), vec![failed.clone()]);
+    assert!(!got.iter().any(|t| t == "discard me"), "the discarded row never went");
     b.close().await;
 }

@@ -109,12 +109,7 @@ impl Stream<'_> {
         chunk.is_empty() || self.delta(chunk, pace_ms, abort).await
     }
 
-    async fn delta(
-        &mut self,
-        piece: String,
-        pace_ms: u64,
-        abort: &mut watch::Receiver<bool>,
-    ) -> bool {
+    async fn delta(&mut self, piece: String, pace_ms: u64, abort: &mut watch::Receiver<bool>) -> bool {
         if *abort.borrow() {
             return false;
         }
@@ -143,13 +138,7 @@ impl Stream<'_> {
     }
 }
 
-async fn ask(
-    gw: &Arc<Gateway>,
-    session: &str,
-    run_id: &str,
-    questions: Value,
-    abort: &mut watch::Receiver<bool>,
-) -> Option<QuestionRecord> {
+async fn ask(gw: &Arc<Gateway>, session: &str, run_id: &str, questions: Value, abort: &mut watch::Receiver<bool>) -> Option<QuestionRecord> {
     let params = QuestionRequestParams {
         id: None,
         questions: serde_json::from_value(questions).ok()?,
@@ -188,15 +177,10 @@ fn as_tool_arguments(questions: &Value) -> Value {
 /// The `ask_user` tool's result text as the real gateway writes it: a line per question, a
 /// blank line, then the outcome as indented JSON.
 fn ask_result_text(questions: &Value, record: Option<&QuestionRecord>) -> (String, bool) {
-    let no_answer =
-        serde_json::to_string_pretty(&json!({"status": "no_answer"})).unwrap_or_default();
+    let no_answer = serde_json::to_string_pretty(&json!({"status": "no_answer"})).unwrap_or_default();
     match record {
         Some(r) if r.status == QuestionStatus::Answered => {
-            let answers = r
-                .answers
-                .as_ref()
-                .map(|a| a.answers.clone())
-                .unwrap_or_default();
+            let answers = r.answers.as_ref().map(|a| a.answers.clone()).unwrap_or_default();
             let lines: Vec<String> = questions
                 .as_array()
                 .into_iter()
@@ -204,28 +188,15 @@ fn ask_result_text(questions: &Value, record: Option<&QuestionRecord>) -> (Strin
                 .map(|q| {
                     let id = q.get("questionId").and_then(Value::as_str).unwrap_or("");
                     let header = q.get("header").and_then(Value::as_str).unwrap_or(id);
-                    let values = answers
-                        .get(id)
-                        .map(|v| v.join(", "))
-                        .filter(|v| !v.is_empty())
-                        .unwrap_or_else(|| "(no answer)".into());
+                    let values = answers.get(id).map(|v| v.join(", ")).filter(|v| !v.is_empty()).unwrap_or_else(|| "(no answer)".into());
                     format!("{header}: {values}")
                 })
                 .collect();
-            let outcome = serde_json::to_string_pretty(
-                &json!({"status": "answered", "answers": {"answers": answers}}),
-            )
-            .unwrap_or_default();
+            let outcome = serde_json::to_string_pretty(&json!({"status": "answered", "answers": {"answers": answers}})).unwrap_or_default();
             (format!("{}\n\n{outcome}", lines.join("\n")), false)
         }
-        Some(r) if r.status == QuestionStatus::Expired => (
-            format!("No answer arrived; proceed with best judgment.\n\n{no_answer}"),
-            false,
-        ),
-        Some(_) => (
-            format!("The question was cancelled; proceed with best judgment.\n\n{no_answer}"),
-            false,
-        ),
+        Some(r) if r.status == QuestionStatus::Expired => (format!("No answer arrived; proceed with best judgment.\n\n{no_answer}"), false),
+        Some(_) => (format!("The question was cancelled; proceed with best judgment.\n\n{no_answer}"), false),
         None => ("Operation aborted".into(), true),
     }
 }
@@ -233,12 +204,7 @@ fn ask_result_text(questions: &Value, record: Option<&QuestionRecord>) -> (Strin
 /// Asks through `ask_user` the way a real agent's turn is saved: the text so far and the tool
 /// call in one assistant row, then, once the question ends, the tool's result in a row of its
 /// own. Any browser can then show the question and its outcome from the transcript alone.
-async fn ask_user(
-    s: &mut Stream<'_>,
-    gw: &Arc<Gateway>,
-    questions: Value,
-    abort: &mut watch::Receiver<bool>,
-) -> Option<QuestionRecord> {
+async fn ask_user(s: &mut Stream<'_>, gw: &Arc<Gateway>, questions: Value, abort: &mut watch::Receiver<bool>) -> Option<QuestionRecord> {
     let call_id = format!("call_{}", uuid_v4().replace('-', ""));
     let mut content = Vec::new();
     if !s.text.is_empty() {
@@ -246,138 +212,71 @@ async fn ask_user(
     }
     content.push(json!({"type": "toolCall", "id": call_id, "name": "ask_user", "arguments": as_tool_arguments(&questions)}));
     let call = json!({"role": "assistant", "content": content, "stopReason": "toolUse", "timestamp": now_ms(), "provider": "demo", "model": "demo-agent"});
-    match gw.store.save_message(
-        s.session,
-        call,
-        json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false}),
-    ) {
+    match gw.store.save_message(s.session, call, json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false})) {
         Ok(saved) => broadcast_message(gw, s.session, &saved),
-        Err(e) => log::error(&format!(
-            "run {}: cannot save the ask_user call: {e}",
-            s.run_id
-        )),
+        Err(e) => log::error(&format!("run {}: cannot save the ask_user call: {e}", s.run_id)),
     }
     s.text.clear();
     let record = ask(gw, s.session, s.run_id, questions.clone(), abort).await;
     let (text, is_error) = ask_result_text(&questions, record.as_ref());
     let result = json!({"role": "toolResult", "toolCallId": call_id, "toolName": "ask_user", "content": [{"type": "text", "text": text}], "isError": is_error, "timestamp": now_ms()});
-    match gw.store.save_message(
-        s.session,
-        result,
-        json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false}),
-    ) {
+    match gw.store.save_message(s.session, result, json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false})) {
         Ok(saved) => broadcast_message(gw, s.session, &saved),
-        Err(e) => log::error(&format!(
-            "run {}: cannot save the ask_user result: {e}",
-            s.run_id
-        )),
+        Err(e) => log::error(&format!("run {}: cannot save the ask_user result: {e}", s.run_id)),
     }
     record
 }
 
 fn answer_text(record: &QuestionRecord, id: &str) -> String {
-    record
-        .answers
-        .as_ref()
-        .and_then(|a| a.answers.get(id))
-        .map(|v| v.join(", "))
-        .unwrap_or_default()
+    record.answers.as_ref().and_then(|a| a.answers.get(id)).map(|v| v.join(", ")).unwrap_or_default()
 }
 
-async fn run(
-    gw: &Arc<Gateway>,
-    session: &str,
-    run_id: &str,
-    text: &str,
-    mut abort: watch::Receiver<bool>,
-) -> Outcome {
-    let mut s = Stream {
-        gw,
-        session,
-        run_id,
-        seq: 0,
-        text: String::new(),
-    };
+async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abort: watch::Receiver<bool>) -> Outcome {
+    let mut s = Stream { gw, session, run_id, seq: 0, text: String::new() };
     s.event("status", json!({"phase": "preparing_context"}));
     let lower = text.to_lowercase();
     let reply: String = if lower.contains("fail") {
         tokio::time::sleep(Duration::from_millis(150)).await;
         let message = "The demo agent failed on purpose (you asked it to).";
-        s.event(
-            "error",
-            json!({"errorMessage": message, "errorKind": "unknown"}),
-        );
+        s.event("error", json!({"errorMessage": message, "errorKind": "unknown"}));
         let row = json!({"role": "custom", "customType": "run-failed-before-reply", "content": message, "display": true, "timestamp": now_ms()});
-        if let Ok(saved) =
-            gw.store
-                .save_message(session, row, json!({"id": uuid_v4(), "runId": run_id}))
-        {
+        if let Ok(saved) = gw.store.save_message(session, row, json!({"id": uuid_v4(), "runId": run_id})) {
             broadcast_message(gw, session, &saved);
         }
         return Outcome::Failed(message.into());
     } else if lower.contains("deploy") {
-        if !s
-            .say(
-                "Before I deploy, I need two answers from you. ",
-                40,
-                &mut abort,
-            )
-            .await
-        {
+        if !s.say("Before I deploy, I need two answers from you. ", 40, &mut abort).await {
             return aborted(&mut s);
         }
         match ask_user(&mut s, gw, deploy_questions(), &mut abort).await {
             Some(r) if r.status == QuestionStatus::Answered => {
-                format!(
-                    "Deploying to {}. I will notify: {}.",
-                    answer_text(&r, "deploy_target"),
-                    answer_text(&r, "notify")
-                )
+                format!("Deploying to {}. I will notify: {}.", answer_text(&r, "deploy_target"), answer_text(&r, "notify"))
             }
-            Some(r) if r.status == QuestionStatus::Expired => {
-                "No answer arrived, so I did not deploy anything.".into()
-            }
+            Some(r) if r.status == QuestionStatus::Expired => "No answer arrived, so I did not deploy anything.".into(),
             Some(_) => "Understood: I will not deploy.".into(),
             None => return aborted(&mut s),
         }
     } else if lower.contains("color") || lower.contains("colour") {
         match ask_user(&mut s, gw, color_questions(), &mut abort).await {
-            Some(r) if r.status == QuestionStatus::Answered => {
-                format!("{} it is.", answer_text(&r, "color"))
-            }
-            Some(r) if r.status == QuestionStatus::Expired => {
-                "No answer arrived; I kept the current color.".into()
-            }
+            Some(r) if r.status == QuestionStatus::Answered => format!("{} it is.", answer_text(&r, "color")),
+            Some(r) if r.status == QuestionStatus::Expired => "No answer arrived; I kept the current color.".into(),
             Some(_) => "Fine, no new color.".into(),
             None => return aborted(&mut s),
         }
     } else if lower.contains("async") {
-        if !s
-            .say(
-                "I will keep working; meanwhile I have two questions for you. ",
-                30,
-                &mut abort,
-            )
-            .await
-        {
+        if !s.say("I will keep working; meanwhile I have two questions for you. ", 30, &mut abort).await {
             return aborted(&mut s);
         }
         // An assistant row carrying the questions, as a Codex harness run writes it.
         let delivery = json!({"role": "assistant", "content": [{"type": "text", "text": "Two questions while I keep working:"}],
-        "stopReason": "toolUse", "timestamp": now_ms(),
-        "openclawAsyncDelivery": {"itemId": uuid_v4(), "questions": [
-            {"title": "Which environment should I use?", "options": ["Staging", "Production"]},
-            {"title": "Which checks should run?", "options": ["unit", "e2e", "lint"]}
-        ]}});
-        match gw.store.save_message(
-            session,
-            delivery,
-            json!({"id": uuid_v4(), "runId": run_id, "runTerminal": false}),
-        ) {
+            "stopReason": "toolUse", "timestamp": now_ms(),
+            "openclawAsyncDelivery": {"itemId": uuid_v4(), "questions": [
+                {"title": "Which environment should I use?", "options": ["Staging", "Production"]},
+                {"title": "Which checks should run?", "options": ["unit", "e2e", "lint"]}
+            ]}});
+        match gw.store.save_message(session, delivery, json!({"id": uuid_v4(), "runId": run_id, "runTerminal": false})) {
             Ok(saved) => broadcast_message(gw, session, &saved),
-            Err(e) => log::error(&format!(
-                "run {run_id}: cannot save the async questions: {e}"
-            )),
+            Err(e) => log::error(&format!("run {run_id}: cannot save the async questions: {e}")),
         }
         s.text.clear();
         for step in ["Compiling… ", "running the build… ", "packaging… "] {
@@ -388,10 +287,7 @@ async fn run(
         "The build is ready; answer the questions whenever you like.".into()
     } else if lower.contains("slow") {
         for i in 1..=10 {
-            if !s
-                .delta(format!("Working on step {i} of 10… "), 500, &mut abort)
-                .await
-            {
+            if !s.delta(format!("Working on step {i} of 10… "), 500, &mut abort).await {
                 return aborted(&mut s);
             }
         }

@@ -41,13 +41,7 @@ impl Runs {
             return None;
         }
         let (tx, rx) = tokio::sync::watch::channel(false);
-        m.insert(
-            session.to_string(),
-            ActiveRun {
-                run_id: run_id.to_string(),
-                abort: tx,
-            },
-        );
+        m.insert(session.to_string(), ActiveRun { run_id: run_id.to_string(), abort: tx });
         Some(rx)
     }
     pub fn all(&self) -> Vec<ActiveRun> {
@@ -72,23 +66,16 @@ fn check_session(gw: &Gateway, caller: &Caller<'_>, key: &str) -> Result<(), Err
     }
     match gw.store.session_owner(key).map_err(unavailable)? {
         Some(owner) if owner == caller.peer.owner => Ok(()),
-        _ => Err(ErrorShape::invalid(format!(
-            "session '{key}' was not found"
-        ))),
+        _ => Err(ErrorShape::invalid(format!("session '{key}' was not found"))),
     }
 }
 
 /// Whether a connection may receive events of a session.
 pub fn peer_sees_session(gw: &Gateway, peer: &crate::hub::Peer, key: &str) -> bool {
-    if peer.has_scope(protocol::methods::scope::READ)
-        || peer.has_scope(protocol::methods::scope::WRITE)
-    {
+    if peer.has_scope(protocol::methods::scope::READ) || peer.has_scope(protocol::methods::scope::WRITE) {
         return true;
     }
-    let guest = peer.scopes.iter().any(|s| {
-        s == protocol::methods::scope::SESSIONS_READ
-            || s == protocol::methods::scope::SESSIONS_WRITE
-    });
+    let guest = peer.scopes.iter().any(|s| s == protocol::methods::scope::SESSIONS_READ || s == protocol::methods::scope::SESSIONS_WRITE);
     guest && gw.store.session_owner(key).ok().flatten().as_deref() == Some(peer.owner.as_str())
 }
 
@@ -114,73 +101,45 @@ pub struct SessionsListParams {
     agent_id: Option<String>,
 }
 
-pub fn sessions_list(
-    gw: &Gateway,
-    caller: &Caller<'_>,
-    p: SessionsListParams,
-) -> Result<Value, ErrorShape> {
+pub fn sessions_list(gw: &Gateway, caller: &Caller<'_>, p: SessionsListParams) -> Result<Value, ErrorShape> {
     let owner = (!caller.full).then_some(caller.peer.owner.as_str());
-    let mut rows = gw
-        .store
-        .list_sessions(owner, p.limit.unwrap_or(200).min(1000))
-        .map_err(unavailable)?;
+    let mut rows = gw.store.list_sessions(owner, p.limit.unwrap_or(200).min(1000)).map_err(unavailable)?;
     for r in &mut rows {
         let key = r["key"].as_str().unwrap_or_default().to_string();
         r["hasActiveRun"] = json!(gw.runs.active(&key).is_some());
     }
     let n = rows.len();
-    Ok(
-        json!({"ts": now_ms(), "count": n, "totalCount": n, "hasMore": false, "sessions": rows,
-        "defaults": {"defaultAgentId": "main", "mainSessionKey": "agent:main:main"}}),
-    )
+    Ok(json!({"ts": now_ms(), "count": n, "totalCount": n, "hasMore": false, "sessions": rows,
+        "defaults": {"defaultAgentId": "main", "mainSessionKey": "agent:main:main"}}))
 }
 
 /// `chat.send`: saves the user row and starts a run; a repeated key is answered from the
 /// dedupe record and never saves a second message.
-pub fn send(
-    gw: &Arc<Gateway>,
-    caller: &Caller<'_>,
-    p: ChatSendParams,
-) -> Result<Value, ErrorShape> {
+pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result<Value, ErrorShape> {
     // One agent, no per-send timeout or delivery targets here: accepted, not used.
     let _ = (&p.agent_id, p.timeout_ms, p.deliver, &p.thinking);
     if p.idempotency_key.is_empty() || p.idempotency_key.len() > 256 {
-        return Err(ErrorShape::invalid(
-            "invalid chat.send params: `idempotencyKey` must be 1 to 256 characters",
-        ));
+        return Err(ErrorShape::invalid("invalid chat.send params: `idempotencyKey` must be 1 to 256 characters"));
     }
     if let Some(mode) = &p.queue_mode {
         if !["steer", "followup", "collect", "interrupt"].contains(&mode.as_str()) {
-            return Err(ErrorShape::invalid(format!(
-                "invalid chat.send params: `queueMode` must be steer, followup, collect or interrupt, not `{}`",
-                protocol::frame::truncate(mode, 20)
-            )));
+            return Err(ErrorShape::invalid(format!("invalid chat.send params: `queueMode` must be steer, followup, collect or interrupt, not `{}`", protocol::frame::truncate(mode, 20))));
         }
     }
     let key = canonical_session_key(&p.session_key);
     if gw.store.session_owner(&key).map_err(unavailable)?.is_none() {
-        gw.store
-            .create_session(&key, &caller.peer.owner, None, now_ms())
-            .map_err(unavailable)?;
+        gw.store.create_session(&key, &caller.peer.owner, None, now_ms()).map_err(unavailable)?;
     }
     check_session(gw, caller, &key)?;
     if p.message.trim().is_empty() {
-        return Err(ErrorShape::invalid(
-            "invalid chat.send params: `message` must not be empty",
-        ));
+        return Err(ErrorShape::invalid("invalid chat.send params: `message` must not be empty"));
     }
     // Dedupe first: a retry with the same key is answered from what happened the first time.
-    if let Some(prev) = gw
-        .store
-        .send_status(&p.idempotency_key)
-        .map_err(unavailable)?
-    {
+    if let Some(prev) = gw.store.send_status(&p.idempotency_key).map_err(unavailable)? {
         return Ok(match prev {
             SendStatus::InFlight => json!({"runId": p.idempotency_key, "status": "in_flight"}),
             SendStatus::Ok => json!({"runId": p.idempotency_key, "status": "ok"}),
-            SendStatus::Error(summary) => {
-                json!({"runId": p.idempotency_key, "status": "error", "summary": summary})
-            }
+            SendStatus::Error(summary) => json!({"runId": p.idempotency_key, "status": "error", "summary": summary}),
             SendStatus::Aborted => json!({"runId": p.idempotency_key, "status": "aborted"}),
         });
     }
@@ -191,15 +150,10 @@ pub fn send(
     }
     let message = json!({"role": "user", "content": p.message, "timestamp": now_ms(), "idempotencyKey": format!("{}:user", p.idempotency_key)});
     // The user row and the dedupe record commit together: a crash leaves both or neither.
-    let saved = match gw
-        .store
-        .save_user_message(&key, &p.idempotency_key, message, meta)
-    {
+    let saved = match gw.store.save_user_message(&key, &p.idempotency_key, message, meta) {
         Ok(saved) => saved,
         // A concurrent send with the same key won the race: this one is a duplicate.
-        Err(rusqlite::Error::SqliteFailure(e, _))
-            if e.code == rusqlite::ErrorCode::ConstraintViolation =>
-        {
+        Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
             return Ok(json!({"runId": p.idempotency_key, "status": "in_flight"}));
         }
         Err(e) => return Err(unavailable(e)),
@@ -210,28 +164,16 @@ pub fn send(
     // goes on with that answer and the reply starts nothing new.
     if claim_reply(gw, &key, &p.message) {
         let _ = gw.store.set_send_status(&run_id, &SendStatus::Ok);
-        return Ok(
-            json!({"runId": run_id, "status": "started", "messageSeq": seq, "claimedQuestion": true}),
-        );
+        return Ok(json!({"runId": run_id, "status": "started", "messageSeq": seq, "claimedQuestion": true}));
     }
     agent::start_run(gw.clone(), key.clone(), run_id.clone(), p.message.clone());
     Ok(json!({"runId": run_id, "status": "started", "messageSeq": seq}))
 }
 
 fn claim_reply(gw: &Arc<Gateway>, session: &str, text: &str) -> bool {
-    let Some(record) = gw.questions.claimable_for_session(session) else {
-        return false;
-    };
+    let Some(record) = gw.questions.claimable_for_session(session) else { return false };
     match claim_plain_text(&record.questions, text) {
-        Some(answers) => questions::finish(
-            gw,
-            &record.id,
-            protocol::question::QuestionStatus::Answered,
-            Some(answers),
-            Some("plain-text".into()),
-            None,
-        )
-        .is_ok(),
+        Some(answers) => questions::finish(gw, &record.id, protocol::question::QuestionStatus::Answered, Some(answers), Some("plain-text".into()), None).is_ok(),
         None => false,
     }
 }
@@ -245,15 +187,12 @@ pub fn broadcast_message(gw: &Gateway, session: &str, saved: &Value) {
         "messageSeq": saved["__openclaw"]["seq"],
         "hasActiveRun": gw.runs.active(session).is_some(),
     });
-    gw.hub.broadcast("session.message", &payload, |p| {
-        peer_sees_session(gw, p, session)
-    });
+    gw.hub.broadcast("session.message", &payload, |p| peer_sees_session(gw, p, session));
 }
 
 /// A `chat` event for a run.
 pub fn chat_event(gw: &Gateway, session: &str, payload: Value) {
-    gw.hub
-        .broadcast("chat", &payload, |p| peer_sees_session(gw, p, session));
+    gw.hub.broadcast("chat", &payload, |p| peer_sees_session(gw, p, session));
 }
 
 #[derive(Deserialize)]
@@ -309,9 +248,7 @@ pub fn abort(gw: &Arc<Gateway>, caller: &Caller<'_>, p: AbortParams) -> Result<V
     let _ = (&p.agent_id, p.preserve_side_runs);
     let key = canonical_session_key(&p.session_key);
     check_session(gw, caller, &key)?;
-    let Some(run) = gw.runs.active(&key) else {
-        return Ok(json!({"ok": true, "aborted": false}));
-    };
+    let Some(run) = gw.runs.active(&key) else { return Ok(json!({"ok": true, "aborted": false})) };
     if p.run_id.as_ref().is_some_and(|r| *r != run.run_id) {
         return Ok(json!({"ok": true, "aborted": false}));
     }
@@ -336,12 +273,7 @@ pub fn abort_all(gw: &Arc<Gateway>) -> usize {
 /// Aborts the runs that wait for a person's answer (graceful shutdown does not wait for
 /// those: nobody may answer before the deadline). Returns how many.
 pub fn abort_waiting(gw: &Arc<Gateway>) -> usize {
-    let waiting: Vec<ActiveRun> = gw
-        .runs
-        .all()
-        .into_iter()
-        .filter(|r| gw.questions.run_is_waiting(&r.run_id))
-        .collect();
+    let waiting: Vec<ActiveRun> = gw.runs.all().into_iter().filter(|r| gw.questions.run_is_waiting(&r.run_id)).collect();
     for run in &waiting {
         run.abort.send_replace(true);
         questions::cancel_run(gw, &run.run_id);

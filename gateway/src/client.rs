@@ -13,8 +13,7 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
-pub type Socket =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// How to present ourselves.
 pub struct ClientOptions {
@@ -54,10 +53,7 @@ impl ClientOptions {
             origin: Some(origin.into()),
             client_id: protocol::connect::CONTROL_UI_CLIENT_ID.into(),
             mode: "webchat".into(),
-            scopes: protocol::methods::UI_SCOPES
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            scopes: protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect(),
             identity: Some(identity),
             platform: "linux".into(),
         }
@@ -84,18 +80,13 @@ pub enum ConnectError {
 impl std::fmt::Display for ConnectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ConnectError::Refused(e) => {
-                write!(f, "{}: {}", e.detail_code().unwrap_or(&e.code), e.message)
-            }
+            ConnectError::Refused(e) => write!(f, "{}: {}", e.detail_code().unwrap_or(&e.code), e.message),
             ConnectError::Transport(e) => f.write_str(e),
         }
     }
 }
 
-async fn read_frame(
-    socket: &mut Socket,
-    closed: &mut Option<(u16, String)>,
-) -> Result<Frame, String> {
+async fn read_frame(socket: &mut Socket, closed: &mut Option<(u16, String)>) -> Result<Frame, String> {
     loop {
         match socket.next().await {
             Some(Ok(Message::Text(t))) => return Frame::parse(&t).map_err(|e| e.0),
@@ -112,70 +103,29 @@ async fn read_frame(
 
 impl Client {
     pub async fn connect(opts: ClientOptions) -> Result<Client, ConnectError> {
-        let mut req = opts
-            .url
-            .as_str()
-            .into_client_request()
-            .map_err(|e| ConnectError::Transport(e.to_string()))?;
+        let mut req = opts.url.as_str().into_client_request().map_err(|e| ConnectError::Transport(e.to_string()))?;
         if let Some(o) = &opts.origin {
-            req.headers_mut().insert(
-                "origin",
-                o.parse()
-                    .map_err(|_| ConnectError::Transport("bad origin".into()))?,
-            );
+            req.headers_mut().insert("origin", o.parse().map_err(|_| ConnectError::Transport("bad origin".into()))?);
         }
-        let (mut socket, _) = tokio_tungstenite::connect_async(req)
-            .await
-            .map_err(|e| ConnectError::Transport(e.to_string()))?;
+        let (mut socket, _) = tokio_tungstenite::connect_async(req).await.map_err(|e| ConnectError::Transport(e.to_string()))?;
         let mut closed = None;
         let challenge: ConnectChallenge = loop {
-            match read_frame(&mut socket, &mut closed)
-                .await
-                .map_err(ConnectError::Transport)?
-            {
+            match read_frame(&mut socket, &mut closed).await.map_err(ConnectError::Transport)? {
                 Frame::Event(e) if e.event == "connect.challenge" => {
-                    break serde_json::from_value(e.payload.unwrap_or_default())
-                        .map_err(|e| ConnectError::Transport(e.to_string()))?;
+                    break serde_json::from_value(e.payload.unwrap_or_default()).map_err(|e| ConnectError::Transport(e.to_string()))?;
                 }
                 _ => continue,
             }
         };
-        let auth = AuthParams {
-            token: opts.token.clone(),
-            device_token: opts.device_token.clone(),
-            ..Default::default()
-        };
-        let mut info = ClientInfo::new(
-            &opts.client_id,
-            env!("CARGO_PKG_VERSION"),
-            &opts.platform,
-            &opts.mode,
-        );
+        let auth = AuthParams { token: opts.token.clone(), device_token: opts.device_token.clone(), ..Default::default() };
+        let mut info = ClientInfo::new(&opts.client_id, env!("CARGO_PKG_VERSION"), &opts.platform, &opts.mode);
         info.build_id = Some("dev".into());
-        let params = ConnectParams::operator(
-            info,
-            opts.scopes.clone(),
-            auth,
-            opts.identity.as_ref(),
-            &challenge,
-        );
-        let mut client = Client {
-            socket,
-            next_id: 0,
-            hello: placeholder_hello(),
-            events: VecDeque::new(),
-            closed,
-        };
-        let hello = client
-            .request(
-                "connect",
-                serde_json::to_value(params).expect("params serialise"),
-            )
-            .await;
+        let params = ConnectParams::operator(info, opts.scopes.clone(), auth, opts.identity.as_ref(), &challenge);
+        let mut client = Client { socket, next_id: 0, hello: placeholder_hello(), events: VecDeque::new(), closed };
+        let hello = client.request("connect", serde_json::to_value(params).expect("params serialise")).await;
         match hello {
             Ok(v) => {
-                client.hello = serde_json::from_value(v)
-                    .map_err(|e| ConnectError::Transport(format!("bad hello-ok: {e}")))?;
+                client.hello = serde_json::from_value(v).map_err(|e| ConnectError::Transport(format!("bad hello-ok: {e}")))?;
                 Ok(client)
             }
             Err(e) if e.code == "TRANSPORT" => Err(ConnectError::Transport(e.message)),
@@ -191,10 +141,7 @@ impl Client {
 
     /// Sends a raw text frame (for hostile-input tests).
     pub async fn send_raw(&mut self, text: String) -> Result<(), String> {
-        self.socket
-            .send(Message::Text(text.into()))
-            .await
-            .map_err(|e| e.to_string())
+        self.socket.send(Message::Text(text.into())).await.map_err(|e| e.to_string())
     }
 
     /// Sends a request and waits for its response; events that arrive meanwhile are kept.
@@ -203,22 +150,14 @@ impl Client {
         self.next_id += 1;
         let id = format!("c-{}", self.next_id);
         let frame = Frame::Req(RequestFrame::new(id.clone(), method, params));
-        self.socket
-            .send(Message::Text(frame.to_json().into()))
-            .await
-            .map_err(|e| ErrorShape::new("TRANSPORT", e.to_string()))?;
+        self.socket.send(Message::Text(frame.to_json().into())).await.map_err(|e| ErrorShape::new("TRANSPORT", e.to_string()))?;
         loop {
-            match read_frame(&mut self.socket, &mut self.closed)
-                .await
-                .map_err(|e| ErrorShape::new("TRANSPORT", e))?
-            {
+            match read_frame(&mut self.socket, &mut self.closed).await.map_err(|e| ErrorShape::new("TRANSPORT", e))? {
                 Frame::Res(r) if r.id == id => {
                     return if r.ok {
                         Ok(r.payload.unwrap_or(Value::Null))
                     } else {
-                        Err(r
-                            .error
-                            .unwrap_or_else(|| ErrorShape::new("UNKNOWN", "error without a shape")))
+                        Err(r.error.unwrap_or_else(|| ErrorShape::new("UNKNOWN", "error without a shape")))
                     };
                 }
                 Frame::Event(e) => self.events.push_back(e),
@@ -234,11 +173,7 @@ impl Client {
         }
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let frame =
-                tokio::time::timeout_at(deadline, read_frame(&mut self.socket, &mut self.closed))
-                    .await
-                    .ok()?
-                    .ok()?;
+            let frame = tokio::time::timeout_at(deadline, read_frame(&mut self.socket, &mut self.closed)).await.ok()?.ok()?;
             if let Frame::Event(e) = frame {
                 if e.event == name {
                     return Some(e);
@@ -252,9 +187,7 @@ impl Client {
     pub async fn wait_closed(&mut self, timeout: Duration) -> Option<(u16, String)> {
         let deadline = tokio::time::Instant::now() + timeout;
         while self.closed.is_none() {
-            match tokio::time::timeout_at(deadline, read_frame(&mut self.socket, &mut self.closed))
-                .await
-            {
+            match tokio::time::timeout_at(deadline, read_frame(&mut self.socket, &mut self.closed)).await {
                 Ok(Ok(Frame::Event(e))) => self.events.push_back(e),
                 Ok(Ok(_)) => {}
                 Ok(Err(_)) => break,

@@ -26,9 +26,7 @@ pub struct Headers {
 fn event_text(event: &str, payload: &str, seq: Option<u64>) -> String {
     let event = serde_json::to_string(event).unwrap_or_default();
     match seq {
-        Some(seq) => {
-            format!(r#"{{"type":"event","event":{event},"payload":{payload},"seq":{seq}}}"#)
-        }
+        Some(seq) => format!(r#"{{"type":"event","event":{event},"payload":{payload},"seq":{seq}}}"#),
         None => format!(r#"{{"type":"event","event":{event},"payload":{payload}}}"#),
     }
 }
@@ -64,13 +62,9 @@ pub fn parse_frame(text: &str) -> Result<Frame, String> {
     match Frame::parse_closed(text) {
         Ok(f) => Ok(f),
         Err(e) => {
-            if let Ok(serde_json::Value::Object(mut o)) =
-                serde_json::from_str::<serde_json::Value>(text)
-            {
+            if let Ok(serde_json::Value::Object(mut o)) = serde_json::from_str::<serde_json::Value>(text) {
                 if o.remove("type") == Some(serde_json::Value::String("req".into())) {
-                    if let Err(named) = protocol::closed::from_value_closed::<RequestFrame>(
-                        serde_json::Value::Object(o),
-                    ) {
+                    if let Err(named) = protocol::closed::from_value_closed::<RequestFrame>(serde_json::Value::Object(o)) {
                         return Err(format!("invalid `req` frame: {named}"));
                     }
                 }
@@ -84,51 +78,29 @@ pub fn parse_frame(text: &str) -> Result<Frame, String> {
 pub fn on_text(gw: &Arc<Gateway>, st: &mut ConnState, text: &str) -> Step {
     let conn_id = &st.conn_id;
     if st.peer.is_none() && text.len() > protocol::MAX_PRECONNECT_FRAME_BYTES {
-        st.sender.send(Outbound::Close(
-            CLOSE_TOO_BIG,
-            "pre-connect frame exceeds 64 KiB".into(),
-        ));
+        st.sender.send(Outbound::Close(CLOSE_TOO_BIG, "pre-connect frame exceeds 64 KiB".into()));
         return Step::Stop;
     }
     if text.len() > protocol::MAX_PAYLOAD_BYTES {
-        log::warn(&format!(
-            "conn {conn_id}: frame of {} bytes exceeds maxPayload",
-            text.len()
-        ));
-        st.sender.send(Outbound::Close(
-            CLOSE_TOO_BIG,
-            "frame exceeds maxPayload".into(),
-        ));
+        log::warn(&format!("conn {conn_id}: frame of {} bytes exceeds maxPayload", text.len()));
+        st.sender.send(Outbound::Close(CLOSE_TOO_BIG, "frame exceeds maxPayload".into()));
         return Step::Stop;
     }
     let frame = match parse_frame(text) {
         Ok(Frame::Req(req)) => req,
         Ok(_) => {
-            log::warn(&format!(
-                "conn {conn_id}: ignored a non-request frame from the client"
-            ));
+            log::warn(&format!("conn {conn_id}: ignored a non-request frame from the client"));
             return Step::Continue;
         }
         Err(e) => {
             // Answer if we can tell which request it was; otherwise log and go on.
-            let id = serde_json::from_str::<serde_json::Value>(text)
-                .ok()
-                .and_then(|v| v.get("id")?.as_str().map(str::to_string));
-            log::warn(&format!(
-                "conn {conn_id}: malformed frame: {}",
-                protocol::frame::truncate(&e, 200)
-            ));
+            let id = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| v.get("id")?.as_str().map(str::to_string));
+            log::warn(&format!("conn {conn_id}: malformed frame: {}", protocol::frame::truncate(&e, 200)));
             if let Some(id) = id.filter(|i| !i.is_empty()) {
-                st.sender.send(Outbound::Text(res_text(ResponseFrame::err(
-                    id,
-                    ErrorShape::invalid(e),
-                ))));
+                st.sender.send(Outbound::Text(res_text(ResponseFrame::err(id, ErrorShape::invalid(e)))));
             }
             if st.peer.is_none() {
-                st.sender.send(Outbound::Close(
-                    CLOSE_POLICY,
-                    "first frame must be a connect request".into(),
-                ));
+                st.sender.send(Outbound::Close(CLOSE_POLICY, "first frame must be a connect request".into()));
                 return Step::Stop;
             }
             return Step::Continue;
@@ -145,22 +117,15 @@ pub fn on_text(gw: &Arc<Gateway>, st: &mut ConnState, text: &str) -> Step {
         },
         Some(p) => {
             if frame.method == "connect" {
-                st.sender.send(Outbound::Text(res_text(ResponseFrame::err(
-                    frame.id,
-                    ErrorShape::invalid("already connected"),
-                ))));
+                st.sender.send(Outbound::Text(res_text(ResponseFrame::err(frame.id, ErrorShape::invalid("already connected")))));
                 return Step::Continue;
             }
             match gw.drain.request() {
                 Some(work) => Step::Dispatch(p.clone(), frame, work),
                 None => {
-                    let mut e = ErrorShape::new(
-                        protocol::error::code::UNAVAILABLE,
-                        "gateway stopping; retry after it restarts",
-                    );
+                    let mut e = ErrorShape::new(protocol::error::code::UNAVAILABLE, "gateway stopping; retry after it restarts");
                     e.retryable = Some(true);
-                    st.sender
-                        .send(Outbound::Text(res_text(ResponseFrame::err(frame.id, e))));
+                    st.sender.send(Outbound::Text(res_text(ResponseFrame::err(frame.id, e))));
                     Step::Continue
                 }
             }
@@ -182,11 +147,8 @@ pub async fn run_request(gw: Arc<Gateway>, p: Peer, frame: RequestFrame, work: c
         Err(e) => ResponseFrame::err(id, e),
     };
     if drop_it {
-        log::warn(&format!(
-            "fault injection: dropping the connection before the `{method}` response"
-        ));
-        p.sender
-            .send(Outbound::Close(1011, "fault injection".into()));
+        log::warn(&format!("fault injection: dropping the connection before the `{method}` response"));
+        p.sender.send(Outbound::Close(1011, "fault injection".into()));
         return;
     }
     p.sender.send(Outbound::Text(res_text(res)));
@@ -209,10 +171,7 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
     let writer_sender = sender.clone();
     let writer = tokio::spawn(async move {
         let mut seq: u64 = 0;
-        let mut tick = tokio::time::interval_at(
-            tokio::time::Instant::now() + Duration::from_millis(tick_ms),
-            Duration::from_millis(tick_ms),
-        );
+        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_millis(tick_ms), Duration::from_millis(tick_ms));
         let mut connected = false;
         let overflow = writer_sender.overflowed();
         tokio::pin!(overflow);
@@ -265,40 +224,19 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
         }
         if let Some((code, reason)) = close {
             if writer_sender.is_overflowed() {
-                log::warn(&format!(
-                    "conn: dropping a slow consumer ({} bytes queued)",
-                    writer_sender
-                        .queued_bytes
-                        .load(std::sync::atomic::Ordering::Acquire)
-                ));
+                log::warn(&format!("conn: dropping a slow consumer ({} bytes queued)", writer_sender.queued_bytes.load(std::sync::atomic::Ordering::Acquire)));
             }
             // A client that does not read cannot hold the close up for long.
-            let _ = tokio::time::timeout(
-                CLOSE_GRACE,
-                sink.send(Message::Close(Some(CloseFrame {
-                    code,
-                    reason: Utf8Bytes::from(reason),
-                }))),
-            )
-            .await;
+            let _ = tokio::time::timeout(CLOSE_GRACE, sink.send(Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from(reason) })))).await;
         }
         let _ = tokio::time::timeout(CLOSE_GRACE, sink.close()).await;
         writer_done_tx.send_replace(true);
     });
 
     let nonce = util::uuid_v4();
-    sender.send(Outbound::Event {
-        event: Arc::from("connect.challenge"),
-        payload: Arc::from(json!({"nonce": nonce, "ts": util::now_ms()}).to_string()),
-    });
+    sender.send(Outbound::Event { event: Arc::from("connect.challenge"), payload: Arc::from(json!({"nonce": nonce, "ts": util::now_ms()}).to_string()) });
 
-    let mut st = ConnState {
-        conn_id: conn_id.clone(),
-        nonce,
-        headers,
-        peer: None,
-        sender: sender.clone(),
-    };
+    let mut st = ConnState { conn_id: conn_id.clone(), nonce, headers, peer: None, sender: sender.clone() };
     let writer_finished = async move {
         let _ = writer_done.wait_for(|d| *d).await;
         tokio::time::sleep(CLOSE_GRACE).await;
@@ -319,15 +257,9 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
             Some(Err(e)) => {
                 // The transport's own limit (twice maxPayload) or a broken socket.
                 let msg = e.to_string();
-                if msg.contains("too long")
-                    || msg.contains("too big")
-                    || msg.contains("Space limit")
-                {
+                if msg.contains("too long") || msg.contains("too big") || msg.contains("Space limit") {
                     log::warn(&format!("conn {conn_id}: {msg}"));
-                    sender.send(Outbound::Close(
-                        CLOSE_TOO_BIG,
-                        "frame exceeds maxPayload".into(),
-                    ));
+                    sender.send(Outbound::Close(CLOSE_TOO_BIG, "frame exceeds maxPayload".into()));
                 }
                 break;
             }
@@ -352,38 +284,17 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
     let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
 }
 
-fn connect(
-    gw: &Gateway,
-    req: &RequestFrame,
-    headers: &Headers,
-    nonce: &str,
-    conn_id: &str,
-    sender: &ConnSender,
-) -> Result<Peer, ()> {
+fn connect(gw: &Gateway, req: &RequestFrame, headers: &Headers, nonce: &str, conn_id: &str, sender: &ConnSender) -> Result<Peer, ()> {
     let fail = |e: ErrorShape| {
-        log::warn(&format!(
-            "conn {conn_id}: connect refused: {} ({})",
-            e.message,
-            e.detail_code().unwrap_or(&e.code)
-        ));
-        sender.send(Outbound::Text(res_text(ResponseFrame::err(
-            req.id.clone(),
-            e,
-        ))));
+        log::warn(&format!("conn {conn_id}: connect refused: {} ({})", e.message, e.detail_code().unwrap_or(&e.code)));
+        sender.send(Outbound::Text(res_text(ResponseFrame::err(req.id.clone(), e))));
         sender.send(Outbound::Close(CLOSE_POLICY, "connect refused".into()));
     };
     if req.method != "connect" {
-        fail(ErrorShape::invalid(format!(
-            "the first request must be `connect`, not `{}`",
-            protocol::frame::truncate(&req.method, 40)
-        )));
+        fail(ErrorShape::invalid(format!("the first request must be `connect`, not `{}`", protocol::frame::truncate(&req.method, 40))));
         return Err(());
     }
-    let transport = Transport {
-        origin: headers.origin.as_deref(),
-        host: headers.host.as_deref(),
-        challenge_nonce: nonce,
-    };
+    let transport = Transport { origin: headers.origin.as_deref(), host: headers.host.as_deref(), challenge_nonce: nonce };
     let admitted = match admit(gw, req.params.clone().unwrap_or(json!({})), &transport) {
         Ok(a) => a,
         Err(e) => {
@@ -392,21 +303,9 @@ fn connect(
         }
     };
     let hello = hello_ok(gw, &admitted, conn_id);
-    log::info(&format!(
-        "conn {conn_id}: connected {} with scopes [{}]",
-        admitted.client_id,
-        admitted.scopes.join(",")
-    ));
-    sender.send(Outbound::Text(res_text(ResponseFrame::ok(
-        req.id.clone(),
-        serde_json::to_value(hello).unwrap_or_default(),
-    ))));
-    Ok(Peer {
-        conn_id: conn_id.to_string(),
-        scopes: admitted.scopes,
-        owner: admitted.owner,
-        sender: sender.clone(),
-    })
+    log::info(&format!("conn {conn_id}: connected {} with scopes [{}]", admitted.client_id, admitted.scopes.join(",")));
+    sender.send(Outbound::Text(res_text(ResponseFrame::ok(req.id.clone(), serde_json::to_value(hello).unwrap_or_default()))));
+    Ok(Peer { conn_id: conn_id.to_string(), scopes: admitted.scopes, owner: admitted.owner, sender: sender.clone() })
 }
 
 #[cfg(test)]
@@ -415,15 +314,9 @@ mod tests {
 
     #[test]
     fn hand_built_event_frames_parse_as_protocol_events() {
-        let Frame::Event(e) =
-            Frame::parse_closed(&event_text("tick", r#"{"ts":1}"#, Some(3))).unwrap()
-        else {
-            panic!()
-        };
+        let Frame::Event(e) = Frame::parse_closed(&event_text("tick", r#"{"ts":1}"#, Some(3))).unwrap() else { panic!() };
         assert_eq!((e.event.as_str(), e.seq), ("tick", Some(3)));
-        let Frame::Event(e) = Frame::parse_closed(&event_text("a\"b", "{}", None)).unwrap() else {
-            panic!()
-        };
+        let Frame::Event(e) = Frame::parse_closed(&event_text("a\"b", "{}", None)).unwrap() else { panic!() };
         assert_eq!((e.event.as_str(), e.seq), ("a\"b", None));
     }
 }

@@ -1,9 +1,6 @@
 //! Admission: everything `connect` checks, in the real gateway's order, and `hello-ok`.
 
-use protocol::connect::{
-    CONTROL_UI_CLIENT_ID, ConnectParams, Features, HelloAuth, HelloOk, Policy, ServerInfo,
-    SessionDefaults, Snapshot,
-};
+use protocol::connect::{CONTROL_UI_CLIENT_ID, ConnectParams, Features, HelloAuth, HelloOk, Policy, ServerInfo, SessionDefaults, Snapshot};
 use protocol::device::verify_connect;
 use protocol::error::{ErrorShape, detail};
 use protocol::methods::scope;
@@ -34,17 +31,8 @@ fn connect_error(message: &str, code: &str) -> ErrorShape {
 }
 
 fn is_loopback_origin(origin: &str) -> bool {
-    let Some(rest) = origin
-        .strip_prefix("http://")
-        .or_else(|| origin.strip_prefix("https://"))
-    else {
-        return false;
-    };
-    let host = if rest.starts_with('[') {
-        rest.split(']').next().map(|h| &h[1..]).unwrap_or("")
-    } else {
-        rest.split(':').next().unwrap_or("")
-    };
+    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else { return false };
+    let host = if rest.starts_with('[') { rest.split(']').next().map(|h| &h[1..]).unwrap_or("") } else { rest.split(':').next().unwrap_or("") };
     matches!(host, "127.0.0.1" | "localhost" | "::1") && !rest.contains('/')
 }
 
@@ -62,10 +50,8 @@ fn origin_allowed(gw: &Gateway, t: &Transport<'_>) -> bool {
 }
 
 pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted, ErrorShape> {
-    let p: ConnectParams = protocol::closed::from_value_closed(params)
-        .map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
-    p.check()
-        .map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
+    let p: ConnectParams = protocol::closed::from_value_closed(params).map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
+    p.check().map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
     if p.min_protocol > protocol::PROTOCOL_VERSION || p.max_protocol < protocol::PROTOCOL_VERSION {
         return Err(ErrorShape::invalid(format!(
             "protocol mismatch: the client speaks v{}–v{}, this gateway speaks v{}",
@@ -82,24 +68,15 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
     }
     // A browser page (any Origin) must prove a device identity; so must the Control UI.
     if (control_ui || t.origin.is_some()) && p.device.is_none() {
-        return Err(connect_error(
-            "control ui requires device identity (use HTTPS or localhost secure context)",
-            detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED,
-        ));
+        return Err(connect_error("control ui requires device identity (use HTTPS or localhost secure context)", detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED));
     }
     let now = now_ms();
     if p.device.is_some() {
-        verify_connect(&p, t.challenge_nonce, now)
-            .map_err(|e| connect_error(e.message(), e.code()))?;
+        verify_connect(&p, t.challenge_nonce, now).map_err(|e| connect_error(e.message(), e.code()))?;
     }
     let auth = p.auth.clone().unwrap_or_default();
     let known_device = match &p.device {
-        Some(d) => gw.store.device(&d.id).map_err(|e| {
-            ErrorShape::new(
-                protocol::error::code::UNAVAILABLE,
-                format!("device store unavailable: {e}"),
-            )
-        })?,
+        Some(d) => gw.store.device(&d.id).map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("device store unavailable: {e}")))?,
         None => None,
     };
     match (&auth.token, &auth.device_token) {
@@ -111,9 +88,7 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
             }
         }
         (None, Some(device_token)) => {
-            let ok = known_device
-                .as_ref()
-                .is_some_and(|d| secret_eq(device_token, &d.device_token));
+            let ok = known_device.as_ref().is_some_and(|d| secret_eq(device_token, &d.device_token));
             if !ok {
                 return Err(ErrorShape::invalid("unauthorized: device token mismatch (paste the gateway token again)")
                     .with_details(json!({"code": detail::AUTH_DEVICE_TOKEN_MISMATCH, "recommendedNextStep": "update_auth_credentials"})));
@@ -144,9 +119,7 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
         };
         scopes = approved
             .iter()
-            .filter(|a| {
-                asked.contains(a) || broad_of(a).is_some_and(|b| asked.iter().any(|x| x == b))
-            })
+            .filter(|a| asked.contains(a) || broad_of(a).is_some_and(|b| asked.iter().any(|x| x == b)))
             .cloned()
             .collect();
     }
@@ -155,30 +128,17 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
             let token = gw
                 .store
                 .pair_device(&d.id, &d.public_key, &p.client.id, now, &random_token())
-                .map_err(|e| {
-                    ErrorShape::new(
-                        protocol::error::code::UNAVAILABLE,
-                        format!("device store unavailable: {e}"),
-                    )
-                })?;
+                .map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("device store unavailable: {e}")))?;
             (d.id.clone(), Some(token))
         }
         None => (format!("client:{}", p.client.id), None),
     };
-    Ok(Admitted {
-        client_id: p.client.id,
-        scopes,
-        owner,
-        device_token,
-    })
+    Ok(Admitted { client_id: p.client.id, scopes, owner, device_token })
 }
 
 /// Methods this gateway implements, as advertised in `hello-ok.features.methods`.
 pub fn implemented_methods() -> Vec<String> {
-    crate::methods::IMPLEMENTED
-        .iter()
-        .map(|m| m.to_string())
-        .collect()
+    crate::methods::IMPLEMENTED.iter().map(|m| m.to_string()).collect()
 }
 
 pub fn hello_ok(gw: &Gateway, a: &Admitted, conn_id: &str) -> HelloOk {
@@ -192,14 +152,7 @@ pub fn hello_ok(gw: &Gateway, a: &Admitted, conn_id: &str) -> HelloOk {
             control_ui_build_source: Some("configured".into()),
             conn_id: Some(conn_id.into()),
         },
-        features: Features {
-            methods: implemented_methods(),
-            events: protocol::methods::EVENTS
-                .iter()
-                .map(|e| e.to_string())
-                .collect(),
-            capabilities: vec![],
-        },
+        features: Features { methods: implemented_methods(), events: protocol::methods::EVENTS.iter().map(|e| e.to_string()).collect(), capabilities: vec![] },
         snapshot: Snapshot {
             session_defaults: Some(SessionDefaults {
                 default_agent_id: Some("main".into()),
@@ -232,22 +185,10 @@ mod tests {
 
     #[test]
     fn loopback_origins_are_recognised_exactly() {
-        for o in [
-            "http://127.0.0.1:8080",
-            "http://localhost",
-            "http://[::1]:18789",
-            "https://localhost:1",
-        ] {
+        for o in ["http://127.0.0.1:8080", "http://localhost", "http://[::1]:18789", "https://localhost:1"] {
             assert!(is_loopback_origin(o), "{o}");
         }
-        for o in [
-            "http://127.0.0.1.evil.com",
-            "http://localhost.evil:80",
-            "null",
-            "http://evil.com",
-            "file://",
-            "http://127.0.0.1:1/x",
-        ] {
+        for o in ["http://127.0.0.1.evil.com", "http://localhost.evil:80", "null", "http://evil.com", "file://", "http://127.0.0.1:1/x"] {
             assert!(!is_loopback_origin(o), "{o}");
         }
     }

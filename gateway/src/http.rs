@@ -11,39 +11,24 @@ use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use tower_http::compression::CompressionLayer;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
-use tower_http::compression::CompressionLayer;
 
 use crate::Gateway;
 use crate::conn::{self, Headers};
 
 pub fn router(gw: Arc<Gateway>) -> Router {
     // The WebSocket upgrade has an empty body, which the default predicate never compresses.
-    Router::new()
-        .fallback(handle)
-        .with_state(gw)
-        .layer(CompressionLayer::new())
+    Router::new().fallback(handle).with_state(gw).layer(CompressionLayer::new())
 }
 
-async fn handle(
-    State(gw): State<Arc<Gateway>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
-) -> Response {
+async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, headers: HeaderMap, ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>) -> Response {
     if let Ok(ws) = ws {
         let h = Headers {
-            origin: headers
-                .get(header::ORIGIN)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string),
-            host: headers
-                .get(header::HOST)
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_string),
+            origin: headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string),
+            host: headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_string),
         };
         // The transport reads up to twice maxPayload, so a frame just over the limit is read
         // whole and closed cleanly with 1009 by `conn::on_text` (the client is not cut off
@@ -96,11 +81,7 @@ async fn serve_static(root: &Path, url_path: &str) -> Response {
     if path != root && path.is_file() && path.file_name().is_some_and(|n| n != "index.html") {
         return match tokio::fs::read(&path).await {
             Ok(bytes) => file_response(bytes, content_type(&path)),
-            Err(e) => (
-                StatusCode::INTERNAL_SERVER_ERROR,
-                format!("cannot read file: {e}"),
-            )
-                .into_response(),
+            Err(e) => (StatusCode::INTERNAL_SERVER_ERROR, format!("cannot read file: {e}")).into_response(),
         };
     }
     // A missing asset is a 404; every other route is the single-page app.
@@ -121,26 +102,19 @@ async fn serve_static(root: &Path, url_path: &str) -> Response {
 
 /// The path with its `%XX` escapes decoded; `None` when that is not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8()
-        .ok()
-        .map(|c| c.into_owned())
+    percent_encoding::percent_decode_str(s).decode_utf8().ok().map(|c| c.into_owned())
 }
 
 fn security_headers(resp: &mut Response) {
     let h = resp.headers_mut();
     h.insert("x-frame-options", HeaderValue::from_static("DENY"));
-    h.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
+    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
 }
 
 fn file_response(bytes: Vec<u8>, ctype: &'static str) -> Response {
     let mut resp = Response::new(Body::from(bytes));
-    resp.headers_mut()
-        .insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     security_headers(&mut resp);
     resp
 }
@@ -149,10 +123,7 @@ fn html_response(html: String) -> Response {
     let csp = csp_for(&html);
     let mut resp = Response::new(Body::from(html));
     let h = resp.headers_mut();
-    h.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/html; charset=utf-8"),
-    );
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
     if let Ok(v) = HeaderValue::from_str(&csp) {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
@@ -167,14 +138,10 @@ fn inline_scripts(html: &str) -> Vec<&str> {
     let mut rest = html;
     while let Some(start) = rest.find("<script") {
         let after = &rest[start..];
-        let Some(tag_end) = after.find('>') else {
-            break;
-        };
+        let Some(tag_end) = after.find('>') else { break };
         let tag = &after[..tag_end];
         let body_start = tag_end + 1;
-        let Some(close) = after[body_start..].find("</script>") else {
-            break;
-        };
+        let Some(close) = after[body_start..].find("</script>") else { break };
         if !tag.contains(" src=") {
             out.push(&after[body_start..body_start + close]);
         }
@@ -186,10 +153,8 @@ fn inline_scripts(html: &str) -> Vec<&str> {
 /// The CSP the real gateway sends for a configured UI root (terminal enabled, so
 /// `'wasm-unsafe-eval'` is present), with a hash for every inline script.
 pub fn csp_for(html: &str) -> String {
-    let hashes: Vec<String> = inline_scripts(html)
-        .iter()
-        .map(|s| format!("'sha256-{}'", STANDARD.encode(Sha256::digest(s.as_bytes()))))
-        .collect();
+    let hashes: Vec<String> =
+        inline_scripts(html).iter().map(|s| format!("'sha256-{}'", STANDARD.encode(Sha256::digest(s.as_bytes())))).collect();
     format!(
         "default-src 'self'; base-uri 'none'; object-src 'none'; frame-ancestors 'none'; frame-src 'self' http: https:; \
          script-src 'self' {} 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https:; \
@@ -210,19 +175,13 @@ mod tests {
         assert_eq!(csp.matches("'sha256-").count(), 2);
         assert!(csp.contains("'wasm-unsafe-eval'"));
         // sha256("1") in standard base64
-        assert!(
-            csp.contains("'sha256-a4ayc/80/OGda4BO/1o/V0etpOqiLx1JwB5S3beHW0s='"),
-            "{csp}"
-        );
+        assert!(csp.contains("'sha256-a4ayc/80/OGda4BO/1o/V0etpOqiLx1JwB5S3beHW0s='"), "{csp}");
     }
 
     #[test]
     fn paths_cannot_leave_the_root() {
         let root = Path::new("/srv/ui");
-        assert_eq!(
-            resolve(root, "/assets/app.js"),
-            Some(PathBuf::from("/srv/ui/assets/app.js"))
-        );
+        assert_eq!(resolve(root, "/assets/app.js"), Some(PathBuf::from("/srv/ui/assets/app.js")));
         assert_eq!(resolve(root, "/../etc/passwd"), None);
         assert_eq!(resolve(root, "/a/../../x"), None);
         assert_eq!(percent_decode("/%2e%2e/x").as_deref(), Some("/../x"));

@@ -29,14 +29,7 @@ impl ConnSender {
     pub fn new() -> (ConnSender, mpsc::UnboundedReceiver<Outbound>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (overflow, _) = tokio::sync::watch::channel(false);
-        (
-            ConnSender {
-                tx,
-                queued_bytes: Arc::new(AtomicUsize::new(0)),
-                overflow: Arc::new(overflow),
-            },
-            rx,
-        )
+        (ConnSender { tx, queued_bytes: Arc::new(AtomicUsize::new(0)), overflow: Arc::new(overflow) }, rx)
     }
 
     /// Queues a frame. A client that lets more than `maxBufferedBytes` pile up is dropped:
@@ -61,10 +54,7 @@ impl ConnSender {
     }
 
     pub fn sent(&self, size: usize) {
-        self.queued_bytes.fetch_sub(
-            size.min(self.queued_bytes.load(Ordering::Acquire)),
-            Ordering::AcqRel,
-        );
+        self.queued_bytes.fetch_sub(size.min(self.queued_bytes.load(Ordering::Acquire)), Ordering::AcqRel);
     }
 
     /// Resolves once the connection went over the buffer limit.
@@ -92,9 +82,7 @@ pub struct Peer {
 
 impl Peer {
     pub fn has_scope(&self, scope: &str) -> bool {
-        self.scopes
-            .iter()
-            .any(|s| s == scope || s == protocol::methods::scope::ADMIN)
+        self.scopes.iter().any(|s| s == scope || s == protocol::methods::scope::ADMIN)
     }
 }
 
@@ -122,37 +110,16 @@ impl Hub {
 
     /// Bytes queued but not yet written, per connection (diagnostics and tests).
     pub fn backlogs(&self) -> Vec<(String, usize)> {
-        self.peers()
-            .values()
-            .map(|p| {
-                (
-                    p.conn_id.clone(),
-                    p.sender.queued_bytes.load(Ordering::Acquire),
-                )
-            })
-            .collect()
+        self.peers().values().map(|p| (p.conn_id.clone(), p.sender.queued_bytes.load(Ordering::Acquire))).collect()
     }
 
     /// Sends an event to every connection `visible` accepts. The payload is serialised once.
-    pub fn broadcast(
-        &self,
-        event: &str,
-        payload: &serde_json::Value,
-        visible: impl Fn(&Peer) -> bool,
-    ) {
+    pub fn broadcast(&self, event: &str, payload: &serde_json::Value, visible: impl Fn(&Peer) -> bool) {
         let event: Arc<str> = Arc::from(event);
         let payload: Arc<str> = Arc::from(payload.to_string());
-        let targets: Vec<ConnSender> = self
-            .peers()
-            .values()
-            .filter(|p| visible(p))
-            .map(|p| p.sender.clone())
-            .collect();
+        let targets: Vec<ConnSender> = self.peers().values().filter(|p| visible(p)).map(|p| p.sender.clone()).collect();
         for t in targets {
-            t.send(Outbound::Event {
-                event: event.clone(),
-                payload: payload.clone(),
-            });
+            t.send(Outbound::Event { event: event.clone(), payload: payload.clone() });
         }
     }
 
@@ -166,12 +133,9 @@ impl Hub {
 
     /// The `shutdown` event, then a going-away close, to everyone.
     pub fn shutdown(&self, reason: &str) {
-        self.broadcast("shutdown", &serde_json::json!({ "reason": reason }), |_| {
-            true
-        });
+        self.broadcast("shutdown", &serde_json::json!({ "reason": reason }), |_| true);
         for p in self.peers().values() {
-            p.sender
-                .send(Outbound::Close(1012, "gateway restarting".into()));
+            p.sender.send(Outbound::Close(1012, "gateway restarting".into()));
         }
     }
 }

@@ -86,13 +86,7 @@ struct DrainInner {
 impl Default for Drain {
     fn default() -> Self {
         let (stop, _) = tokio::sync::watch::channel(false);
-        Drain(Arc::new(DrainInner {
-            stopping: Default::default(),
-            stop,
-            requests: Default::default(),
-            runs: Default::default(),
-            aborting: Default::default(),
-        }))
+        Drain(Arc::new(DrainInner { stopping: Default::default(), stop, requests: Default::default(), runs: Default::default(), aborting: Default::default() }))
     }
 }
 
@@ -104,11 +98,7 @@ pub struct Work {
 
 impl Drop for Work {
     fn drop(&mut self) {
-        let counter = if self.run {
-            &self.inner.runs
-        } else {
-            &self.inner.requests
-        };
+        let counter = if self.run { &self.inner.runs } else { &self.inner.requests };
         counter.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
     }
 }
@@ -120,10 +110,7 @@ impl Drain {
         // Count first, then check: shutdown sets `stopping` first, then waits for zero, so
         // a request either sees the stop or is waited for.
         self.0.requests.fetch_add(1, SeqCst);
-        let work = Work {
-            inner: self.0.clone(),
-            run: false,
-        };
+        let work = Work { inner: self.0.clone(), run: false };
         if self.0.stopping.load(SeqCst) {
             return None;
         }
@@ -132,13 +119,8 @@ impl Drain {
 
     /// Counts an agent run (accepted runs are always counted, even while stopping).
     pub fn run(&self) -> Work {
-        self.0
-            .runs
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        Work {
-            inner: self.0.clone(),
-            run: true,
-        }
+        self.0.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Work { inner: self.0.clone(), run: true }
     }
 
     pub fn is_stopping(&self) -> bool {
@@ -154,9 +136,7 @@ impl Drain {
     }
 
     fn begin(&self) {
-        self.0
-            .stopping
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
         self.0.stop.send_replace(true);
     }
 
@@ -166,9 +146,7 @@ impl Drain {
     }
 
     pub fn mark_aborting(&self) {
-        self.0
-            .aborting
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.0.aborting.store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     pub fn in_flight(&self) -> (usize, usize) {
@@ -198,12 +176,7 @@ pub struct Lanes {
 
 impl Lanes {
     pub fn lane(&self, session: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.lanes
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(session.to_string())
-            .or_default()
-            .clone()
+        self.lanes.lock().unwrap_or_else(|p| p.into_inner()).entry(session.to_string()).or_default().clone()
     }
 }
 
@@ -216,17 +189,10 @@ pub struct Faults {
 
 impl Faults {
     pub fn drop_before_response(&self, method: Option<&str>) {
-        *self
-            .drop_before_response
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = method.map(str::to_string);
+        *self.drop_before_response.lock().unwrap_or_else(|p| p.into_inner()) = method.map(str::to_string);
     }
     fn should_drop(&self, method: &str) -> bool {
-        self.drop_before_response
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_deref()
-            == Some(method)
+        self.drop_before_response.lock().unwrap_or_else(|p| p.into_inner()).as_deref() == Some(method)
     }
 }
 
@@ -241,17 +207,12 @@ pub struct Running {
 impl Running {
     /// The URL a person opens, with the token in the fragment.
     pub fn ui_url(&self) -> String {
-        format!(
-            "http://{}/#token={}",
-            self.addr,
-            util::fragment_escape(&self.gateway.config.token)
-        )
+        format!("http://{}/#token={}", self.addr, util::fragment_escape(&self.gateway.config.token))
     }
 
     /// Graceful shutdown with the default drain time (10 s); see [`Self::shutdown_within`].
     pub async fn shutdown(self) {
-        self.shutdown_within(std::time::Duration::from_secs(10))
-            .await
+        self.shutdown_within(std::time::Duration::from_secs(10)).await
     }
 
     /// Graceful shutdown: stops accepting connections and requests, lets the requests in
@@ -264,26 +225,17 @@ impl Running {
         let _ = self.shutdown.send(true);
         gw.drain.begin();
         let (requests, runs) = gw.drain.in_flight();
-        log::info(&format!(
-            "stopping: draining {requests} request(s) and {runs} run(s)"
-        ));
+        log::info(&format!("stopping: draining {requests} request(s) and {runs} run(s)"));
         if !gw.drain.until(deadline, |d| d.in_flight().0 == 0).await {
-            log::warn(&format!(
-                "stopping: {} request(s) still in flight at the deadline",
-                gw.drain.in_flight().0
-            ));
+            log::warn(&format!("stopping: {} request(s) still in flight at the deadline", gw.drain.in_flight().0));
         }
         let waiting = chat::abort_waiting(gw);
         if waiting > 0 {
-            log::info(&format!(
-                "stopping: aborted {waiting} run(s) waiting for an answer"
-            ));
+            log::info(&format!("stopping: aborted {waiting} run(s) waiting for an answer"));
         }
         if !gw.drain.until(deadline, |d| d.in_flight().1 == 0).await {
             let aborted = chat::abort_all(gw);
-            log::warn(&format!(
-                "stopping: aborted {aborted} run(s) still going at the deadline"
-            ));
+            log::warn(&format!("stopping: aborted {aborted} run(s) still going at the deadline"));
             let late = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
             gw.drain.until(late, |d| d.in_flight() == (0, 0)).await;
         }
@@ -319,22 +271,14 @@ pub async fn start(config: Config) -> Result<Running, String> {
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
         });
-        let served = axum::serve(
-            listener,
-            app.into_make_service_with_connect_info::<SocketAddr>(),
-        )
-        .with_graceful_shutdown(async move {
-            let _ = rx.wait_for(|stop| *stop).await;
-        })
-        .await;
+        let served = axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+            .with_graceful_shutdown(async move {
+                let _ = rx.wait_for(|stop| *stop).await;
+            })
+            .await;
         if let Err(e) = served {
             log::error(&format!("server stopped: {e}"));
         }
     });
-    Ok(Running {
-        addr,
-        gateway,
-        shutdown: tx,
-        task,
-    })
+    Ok(Running { addr, gateway, shutdown: tx, task })
 }

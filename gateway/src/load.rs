@@ -71,16 +71,8 @@ impl Percentiles {
             return Percentiles::default();
         }
         micros.sort_unstable();
-        let at = |q: f64| {
-            micros[((micros.len() as f64 * q).ceil() as usize).clamp(1, micros.len()) - 1] as f64
-                / 1000.0
-        };
-        Percentiles {
-            count: micros.len(),
-            p50: at(0.50),
-            p99: at(0.99),
-            max: *micros.last().unwrap() as f64 / 1000.0,
-        }
+        let at = |q: f64| micros[((micros.len() as f64 * q).ceil() as usize).clamp(1, micros.len()) - 1] as f64 / 1000.0;
+        Percentiles { count: micros.len(), p50: at(0.50), p99: at(0.99), max: *micros.last().unwrap() as f64 / 1000.0 }
     }
 }
 
@@ -137,110 +129,42 @@ impl LoadReport {
 
     /// Nothing lost, nothing duplicated, nothing failed, and the work settled.
     pub fn clean(&self) -> bool {
-        self.lost == 0
-            && self.duplicated == 0
-            && self.seq_gaps == 0
-            && self.seq_repeats == 0
-            && self.request_errors == 0
-            && self.dropped_clients == 0
-            && self.drained
+        self.lost == 0 && self.duplicated == 0 && self.seq_gaps == 0 && self.seq_repeats == 0 && self.request_errors == 0 && self.dropped_clients == 0 && self.drained
     }
 
     pub fn markdown(&self, title: &str) -> String {
         let mut s = String::new();
-        let rss = |k: Option<u64>| {
-            k.map(|k| format!("{:.1} MiB", k as f64 / 1024.0))
-                .unwrap_or_else(|| "n/a".into())
-        };
+        let rss = |k: Option<u64>| k.map(|k| format!("{:.1} MiB", k as f64 / 1024.0)).unwrap_or_else(|| "n/a".into());
         s.push_str(&format!("# {title}\n\n"));
         s.push_str("| figure | value |\n|---|---|\n");
-        s.push_str(&format!(
-            "| clients (connected) | {} ({}) |\n",
-            self.clients, self.connected
-        ));
-        s.push_str(&format!(
-            "| run / drain | {:.1} s / {:.1} s (settled: {}) |\n",
-            self.run_secs,
-            self.drain_secs,
-            if self.drained { "yes" } else { "NO" }
-        ));
-        s.push_str(&format!(
-            "| iterations (request + resolve + chat.send) | {} |\n",
-            self.iterations
-        ));
-        s.push_str(&format!(
-            "| requests acknowledged | {} ({:.0}/s) |\n",
-            self.requests_ok,
-            self.requests_per_sec()
-        ));
+        s.push_str(&format!("| clients (connected) | {} ({}) |\n", self.clients, self.connected));
+        s.push_str(&format!("| run / drain | {:.1} s / {:.1} s (settled: {}) |\n", self.run_secs, self.drain_secs, if self.drained { "yes" } else { "NO" }));
+        s.push_str(&format!("| iterations (request + resolve + chat.send) | {} |\n", self.iterations));
+        s.push_str(&format!("| requests acknowledged | {} ({:.0}/s) |\n", self.requests_ok, self.requests_per_sec()));
         s.push_str(&format!("| request errors | {} |\n", self.request_errors));
-        s.push_str(&format!(
-            "| questions created / answered | {} / {} |\n",
-            self.questions_created, self.questions_answered
-        ));
-        s.push_str(&format!(
-            "| chat messages sent / agent runs finished | {} / {} |\n",
-            self.chat_sent, self.runs_finished
-        ));
-        s.push_str(&format!(
-            "| request latency p50 / p99 / max | {:.2} / {:.2} / {:.2} ms |\n",
-            self.latency_all.p50, self.latency_all.p99, self.latency_all.max
-        ));
+        s.push_str(&format!("| questions created / answered | {} / {} |\n", self.questions_created, self.questions_answered));
+        s.push_str(&format!("| chat messages sent / agent runs finished | {} / {} |\n", self.chat_sent, self.runs_finished));
+        s.push_str(&format!("| request latency p50 / p99 / max | {:.2} / {:.2} / {:.2} ms |\n", self.latency_all.p50, self.latency_all.p99, self.latency_all.max));
         for (m, p) in &self.latency_by_method {
-            s.push_str(&format!(
-                "| `{m}` p50 / p99 / max | {:.2} / {:.2} / {:.2} ms ({} calls) |\n",
-                p.p50, p.p99, p.max, p.count
-            ));
+            s.push_str(&format!("| `{m}` p50 / p99 / max | {:.2} / {:.2} / {:.2} ms ({} calls) |\n", p.p50, p.p99, p.max, p.count));
         }
-        s.push_str(&format!(
-            "| `question.requested` delivery p50 / p99 / max | {:.0} / {:.0} / {:.0} ms |\n",
-            self.event_delay.p50, self.event_delay.p99, self.event_delay.max
-        ));
-        s.push_str(&format!(
-            "| events expected / received | {} / {} ({:.0}/s received) |\n",
-            self.events_expected,
-            self.events_received,
-            self.events_per_sec()
-        ));
-        s.push_str(&format!(
-            "| bytes received by clients | {:.1} MiB |\n",
-            self.bytes_received as f64 / 1048576.0
-        ));
+        s.push_str(&format!("| `question.requested` delivery p50 / p99 / max | {:.0} / {:.0} / {:.0} ms |\n", self.event_delay.p50, self.event_delay.p99, self.event_delay.max));
+        s.push_str(&format!("| events expected / received | {} / {} ({:.0}/s received) |\n", self.events_expected, self.events_received, self.events_per_sec()));
+        s.push_str(&format!("| bytes received by clients | {:.1} MiB |\n", self.bytes_received as f64 / 1048576.0));
         s.push_str(&format!("| **lost events** | **{}** |\n", self.lost));
         for (k, n) in &self.lost_by_kind {
             if *n > 0 {
                 s.push_str(&format!("| lost `{k}` | {n} |\n"));
             }
         }
-        s.push_str(&format!(
-            "| **duplicated events** | **{}** |\n",
-            self.duplicated
-        ));
-        s.push_str(&format!(
-            "| per-connection seq gaps / repeats | {} / {} |\n",
-            self.seq_gaps, self.seq_repeats
-        ));
-        s.push_str(&format!(
-            "| connections dropped by the gateway | {} |\n",
-            self.dropped_clients
-        ));
-        s.push_str(&format!(
-            "| gateway peak RSS (VmHWM) | {} |\n",
-            rss(self.gateway_peak_rss_kib)
-        ));
-        s.push_str(&format!(
-            "| gateway RSS at the end | {} |\n",
-            rss(self.gateway_rss_end_kib)
-        ));
-        s.push_str(&format!(
-            "| gateway log WARN / ERROR lines | {} / {} |\n",
-            self.gateway_warnings, self.gateway_errors
-        ));
+        s.push_str(&format!("| **duplicated events** | **{}** |\n", self.duplicated));
+        s.push_str(&format!("| per-connection seq gaps / repeats | {} / {} |\n", self.seq_gaps, self.seq_repeats));
+        s.push_str(&format!("| connections dropped by the gateway | {} |\n", self.dropped_clients));
+        s.push_str(&format!("| gateway peak RSS (VmHWM) | {} |\n", rss(self.gateway_peak_rss_kib)));
+        s.push_str(&format!("| gateway RSS at the end | {} |\n", rss(self.gateway_rss_end_kib)));
+        s.push_str(&format!("| gateway log WARN / ERROR lines | {} / {} |\n", self.gateway_warnings, self.gateway_errors));
         if let Some(ok) = self.gateway_exit_ok {
-            s.push_str(&format!(
-                "| gateway exit after SIGTERM | {} |\n",
-                if ok { "clean (0)" } else { "NOT clean" }
-            ));
+            s.push_str(&format!("| gateway exit after SIGTERM | {} |\n", if ok { "clean (0)" } else { "NOT clean" }));
         }
         if !self.gateway_log_samples.is_empty() {
             s.push_str("\nGateway WARN/ERROR lines (first 5):\n\n");
@@ -308,44 +232,22 @@ impl Tally {
         };
         match e.event.as_str() {
             "question.requested" => {
-                bump(
-                    &mut self.q_requested,
-                    p["id"].as_str().and_then(|i| unpack(i, "lq-")),
-                );
+                bump(&mut self.q_requested, p["id"].as_str().and_then(|i| unpack(i, "lq-")));
                 if let Some(created) = p["createdAtMs"].as_i64() {
-                    self.delays_ms
-                        .push((crate::util::now_ms() - created).max(0) as u64 * 1000);
+                    self.delays_ms.push((crate::util::now_ms() - created).max(0) as u64 * 1000);
                 }
             }
-            "question.resolved" => bump(
-                &mut self.q_resolved,
-                p["id"].as_str().and_then(|i| unpack(i, "lq-")),
-            ),
+            "question.resolved" => bump(&mut self.q_resolved, p["id"].as_str().and_then(|i| unpack(i, "lq-"))),
             "session.message" => {
                 let m = &p["message"];
                 match m["role"].as_str() {
-                    Some("user") => bump(
-                        &mut self.user_rows,
-                        m["__openclaw"]["idempotencyKey"]
-                            .as_str()
-                            .and_then(|k| unpack(k.strip_suffix(":user")?, "lc-")),
-                    ),
-                    Some("assistant") if m["__openclaw"]["runTerminal"] == true => bump(
-                        &mut self.assistant_rows,
-                        m["__openclaw"]["runId"]
-                            .as_str()
-                            .and_then(|k| unpack(k, "lc-")),
-                    ),
+                    Some("user") => bump(&mut self.user_rows, m["__openclaw"]["idempotencyKey"].as_str().and_then(|k| unpack(k.strip_suffix(":user")?, "lc-"))),
+                    Some("assistant") if m["__openclaw"]["runTerminal"] == true => bump(&mut self.assistant_rows, m["__openclaw"]["runId"].as_str().and_then(|k| unpack(k, "lc-"))),
                     _ => {}
                 }
             }
             "chat" => {
-                let (Some(run), Some(seq)) = (
-                    p["runId"].as_str().and_then(|k| unpack(k, "lc-")),
-                    p["seq"].as_u64(),
-                ) else {
-                    return;
-                };
+                let (Some(run), Some(seq)) = (p["runId"].as_str().and_then(|k| unpack(k, "lc-")), p["seq"].as_u64()) else { return };
                 let entry = self.chat.entry(run).or_default();
                 let i = seq as usize;
                 if entry.0.len() <= i {
@@ -383,12 +285,7 @@ struct LoadClient {
 }
 
 impl LoadClient {
-    async fn request(
-        &mut self,
-        method: &'static str,
-        params: Value,
-        done: &mut Done,
-    ) -> Option<Value> {
+    async fn request(&mut self, method: &'static str, params: Value, done: &mut Done) -> Option<Value> {
         self.next += 1;
         let id = format!("l{}", self.next);
         let (tx, rx) = oneshot::channel();
@@ -396,36 +293,25 @@ impl LoadClient {
         let started = Instant::now();
         let text = Frame::Req(RequestFrame::new(id.clone(), method, params)).to_json();
         if let Err(e) = self.sink.send(Message::Text(text.into())).await {
-            done.errors
-                .push(format!("client {}: {method}: send failed: {e}", self.index));
+            done.errors.push(format!("client {}: {method}: send failed: {e}", self.index));
             return None;
         }
         match tokio::time::timeout(Duration::from_secs(60), rx).await {
             Ok(Ok((Ok(v), at))) => {
                 done.ok += 1;
-                done.latencies
-                    .entry(method)
-                    .or_default()
-                    .push(at.duration_since(started).as_micros() as u64);
+                done.latencies.entry(method).or_default().push(at.duration_since(started).as_micros() as u64);
                 Some(v)
             }
             Ok(Ok((Err(e), _))) => {
-                done.errors
-                    .push(format!("client {}: {method}: {e}", self.index));
+                done.errors.push(format!("client {}: {method}: {e}", self.index));
                 None
             }
             Ok(Err(_)) => {
-                done.errors.push(format!(
-                    "client {}: {method}: connection ended before the response",
-                    self.index
-                ));
+                done.errors.push(format!("client {}: {method}: connection ended before the response", self.index));
                 None
             }
             Err(_) => {
-                done.errors.push(format!(
-                    "client {}: {method}: no response within 60 s",
-                    self.index
-                ));
+                done.errors.push(format!("client {}: {method}: no response within 60 s", self.index));
                 None
             }
         }
@@ -456,14 +342,7 @@ async fn reader(
             Ok(Frame::Res(r)) => {
                 let at = Instant::now();
                 if let Some(tx) = pending.lock().unwrap().remove(&r.id) {
-                    let result = if r.ok {
-                        Ok(r.payload.unwrap_or(Value::Null))
-                    } else {
-                        Err(r
-                            .error
-                            .map(|e| format!("{}: {}", e.code, e.message))
-                            .unwrap_or_default())
-                    };
+                    let result = if r.ok { Ok(r.payload.unwrap_or(Value::Null)) } else { Err(r.error.map(|e| format!("{}: {}", e.code, e.message)).unwrap_or_default()) };
                     let _ = tx.send((result, at));
                 }
             }
@@ -510,23 +389,11 @@ fn proc_status_kib(pid: u32, field: &str) -> Option<u64> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
-fn spawn_gateway(
-    bin: &PathBuf,
-    token: &str,
-    tick_ms: u64,
-) -> Result<(ChildGateway, String), String> {
+fn spawn_gateway(bin: &PathBuf, token: &str, tick_ms: u64) -> Result<(ChildGateway, String), String> {
     let dir = std::env::temp_dir().join(format!("ocui-load-{}", crate::util::uuid_v4()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut child = Command::new(bin)
-        .args([
-            "--port",
-            "0",
-            "--token",
-            token,
-            "--tick-ms",
-            &tick_ms.to_string(),
-            "--data-dir",
-        ])
+        .args(["--port", "0", "--token", token, "--tick-ms", &tick_ms.to_string(), "--data-dir"])
         .arg(dir.join("data"))
         .arg("--ui-root")
         .arg(dir.join("no-ui"))
@@ -555,24 +422,14 @@ fn spawn_gateway(
         line.clear();
         if out.read_line(&mut line).unwrap_or(0) == 0 {
             let _ = child.kill();
-            return Err(format!(
-                "the gateway exited before listening: {}",
-                String::from_utf8_lossy(&log.lock().unwrap())
-            ));
+            return Err(format!("the gateway exited before listening: {}", String::from_utf8_lossy(&log.lock().unwrap())));
         }
         if let Some(a) = line.trim().strip_prefix("Gateway listening on ws://") {
             break a.to_string();
         }
     };
     std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-    Ok((
-        ChildGateway {
-            child,
-            _dir: tempfile_dir::Dir(dir),
-            log,
-        },
-        addr,
-    ))
+    Ok((ChildGateway { child, _dir: tempfile_dir::Dir(dir), log }, addr))
 }
 
 /// Runs the load and returns the report. Stops by itself.
@@ -582,15 +439,8 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
             let (c, a) = spawn_gateway(bin, &opts.token, opts.tick_ms)?;
             (Some(c), a)
         }
-        (None, Some(url)) => (
-            None,
-            url.trim_start_matches("ws://")
-                .trim_end_matches('/')
-                .to_string(),
-        ),
-        (None, None) => {
-            return Err("give a gateway binary to start or the URL of a running one".into());
-        }
+        (None, Some(url)) => (None, url.trim_start_matches("ws://").trim_end_matches('/').to_string()),
+        (None, None) => return Err("give a gateway binary to start or the URL of a running one".into()),
     };
     let pid = child.as_ref().map(|c| c.child.id());
     let url = format!("ws://{addr}");
@@ -617,18 +467,13 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
     let sem = Arc::new(tokio::sync::Semaphore::new(32));
     let mut joins = Vec::new();
     for i in 0..opts.clients {
-        let (url, origin, token, sem) =
-            (url.clone(), origin.clone(), opts.token.clone(), sem.clone());
+        let (url, origin, token, sem) = (url.clone(), origin.clone(), opts.token.clone(), sem.clone());
         joins.push(tokio::spawn(async move {
             let _permit = sem.acquire().await;
             let mut seed = [7u8; 32];
             seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
-            let opts =
-                ClientOptions::control_ui(&url, &token, &origin, DeviceIdentity::from_seed(seed));
-            tokio::time::timeout(Duration::from_secs(30), Client::connect(opts))
-                .await
-                .map_err(|_| "connect timed out".to_string())?
-                .map_err(|e| e.to_string())
+            let opts = ClientOptions::control_ui(&url, &token, &origin, DeviceIdentity::from_seed(seed));
+            tokio::time::timeout(Duration::from_secs(30), Client::connect(opts)).await.map_err(|_| "connect timed out".to_string())?.map_err(|e| e.to_string())
         }));
     }
     for (i, j) in joins.into_iter().enumerate() {
@@ -655,21 +500,9 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
         for e in &backlog {
             tally.event(e);
         }
-        readers.push(tokio::spawn(reader(
-            stream,
-            tally,
-            pending.clone(),
-            i,
-            finished.clone(),
-            closing.clone(),
-        )));
+        readers.push(tokio::spawn(reader(stream, tally, pending.clone(), i, finished.clone(), closing.clone())));
         finished_sets.push(finished);
-        let mut lc = LoadClient {
-            index: i,
-            sink,
-            pending,
-            next: 0,
-        };
+        let mut lc = LoadClient { index: i, sink, pending, next: 0 };
         let think = opts.think;
         workers.push(tokio::spawn(async move {
             let mut done = Done::default();
@@ -729,14 +562,11 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
     tokio::time::sleep(Duration::from_millis(1000)).await;
     let drain_secs = drain_start.elapsed().as_secs_f64();
     let rss_end = pid.and_then(|p| proc_status_kib(p, "VmRSS:"));
-    let peak_rss = pid
-        .and_then(|p| proc_status_kib(p, "VmHWM:"))
-        .map(|k| k.max(sampled_peak.load(std::sync::atomic::Ordering::Relaxed)));
+    let peak_rss = pid.and_then(|p| proc_status_kib(p, "VmHWM:")).map(|k| k.max(sampled_peak.load(std::sync::atomic::Ordering::Relaxed)));
 
     closing.store(true, std::sync::atomic::Ordering::SeqCst);
     for c in &mut clients {
-        let _ =
-            tokio::time::timeout(Duration::from_secs(2), c.sink.send(Message::Close(None))).await;
+        let _ = tokio::time::timeout(Duration::from_secs(2), c.sink.send(Message::Close(None))).await;
     }
     let mut tallies = Vec::new();
     for r in readers {
@@ -747,15 +577,7 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
     }
 
     // Expected events, from what the gateway acknowledged.
-    let mut report = LoadReport {
-        clients: opts.clients,
-        connected: n_connected,
-        run_secs,
-        drain_secs,
-        drained,
-        first_errors,
-        ..Default::default()
-    };
+    let mut report = LoadReport { clients: opts.clients, connected: n_connected, run_secs, drain_secs, drained, first_errors, ..Default::default() };
     let mut latencies: HashMap<&'static str, Vec<u64>> = HashMap::new();
     let (mut created, mut answered, mut sent) = (Vec::new(), Vec::new(), Vec::new());
     for d in dones {
@@ -845,10 +667,7 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
 
     sampling.store(false, std::sync::atomic::Ordering::Relaxed);
     if let Some(c) = &mut child {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(c.child.id().to_string())
-            .status();
+        let _ = Command::new("kill").arg("-TERM").arg(c.child.id().to_string()).status();
         let deadline = Instant::now() + Duration::from_secs(30);
         let status = loop {
             if let Ok(Some(s)) = c.child.try_wait() {
@@ -866,12 +685,7 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
         let text = String::from_utf8_lossy(&log);
         report.gateway_warnings = text.lines().filter(|l| l.contains(" WARN ")).count();
         report.gateway_errors = text.lines().filter(|l| l.contains(" ERROR ")).count();
-        report.gateway_log_samples = text
-            .lines()
-            .filter(|l| l.contains(" WARN ") || l.contains(" ERROR "))
-            .take(5)
-            .map(str::to_string)
-            .collect();
+        report.gateway_log_samples = text.lines().filter(|l| l.contains(" WARN ") || l.contains(" ERROR ")).take(5).map(str::to_string).collect();
     }
     Ok(report)
 }

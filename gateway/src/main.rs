@@ -24,56 +24,28 @@ fn usage() -> ! {
 
 fn parse() -> Result<(Config, bool), String> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let mut cfg = Config::local(
-        "",
-        PathBuf::from(env("DATA_DIR").unwrap_or_else(|| ".data".into())),
-        PathBuf::from(env("UI_ROOT").unwrap_or_else(|| "dist".into())),
-    );
+    let mut cfg = Config::local("", PathBuf::from(env("DATA_DIR").unwrap_or_else(|| ".data".into())), PathBuf::from(env("UI_ROOT").unwrap_or_else(|| "dist".into())));
     cfg.port = 18789;
     if let Some(p) = env("PORT") {
-        cfg.port = p
-            .parse()
-            .map_err(|_| format!("PORT must be a port number, not `{p}`"))?;
+        cfg.port = p.parse().map_err(|_| format!("PORT must be a port number, not `{p}`"))?;
     }
     if let Some(b) = env("BIND") {
-        cfg.bind = b
-            .parse()
-            .map_err(|_| format!("BIND must be an IP address, not `{b}`"))?;
+        cfg.bind = b.parse().map_err(|_| format!("BIND must be an IP address, not `{b}`"))?;
     }
     let mut token = env("TOKEN");
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
         match a.as_str() {
-            "--port" => {
-                cfg.port = val("--port")?
-                    .parse()
-                    .map_err(|_| "--port must be a port number".to_string())?
-            }
-            "--bind" => {
-                cfg.bind = val("--bind")?
-                    .parse::<IpAddr>()
-                    .map_err(|_| "--bind must be an IP address".to_string())?
-            }
+            "--port" => cfg.port = val("--port")?.parse().map_err(|_| "--port must be a port number".to_string())?,
+            "--bind" => cfg.bind = val("--bind")?.parse::<IpAddr>().map_err(|_| "--bind must be an IP address".to_string())?,
             "--allow-non-loopback" => cfg.allow_non_loopback = true,
             "--token" => token = Some(val("--token")?),
             "--data-dir" => cfg.data_dir = PathBuf::from(val("--data-dir")?),
             "--ui-root" => cfg.ui_root = PathBuf::from(val("--ui-root")?),
-            "--tick-ms" => {
-                cfg.tick_interval_ms = val("--tick-ms")?
-                    .parse()
-                    .map_err(|_| "--tick-ms must be a number".to_string())?
-            }
+            "--tick-ms" => cfg.tick_interval_ms = val("--tick-ms")?.parse().map_err(|_| "--tick-ms must be a number".to_string())?,
             "--allowed-origin" => cfg.allowed_origins.push(val("--allowed-origin")?),
-            "--device-scopes" => {
-                cfg.device_scopes = Some(
-                    val("--device-scopes")?
-                        .split(',')
-                        .map(|s| s.trim().to_string())
-                        .filter(|s| !s.is_empty())
-                        .collect(),
-                )
-            }
+            "--device-scopes" => cfg.device_scopes = Some(val("--device-scopes")?.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()),
             "-h" | "--help" => usage(),
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -87,10 +59,7 @@ fn parse() -> Result<(Config, bool), String> {
 async fn ask(args: Vec<String>) -> Result<(), String> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut file = None;
-    let mut url = format!(
-        "ws://127.0.0.1:{}",
-        env("PORT").unwrap_or_else(|| "18789".into())
-    );
+    let mut url = format!("ws://127.0.0.1:{}", env("PORT").unwrap_or_else(|| "18789".into()));
     let mut token = env("TOKEN");
     let mut wait = false;
     let mut it = args.into_iter();
@@ -109,23 +78,12 @@ async fn ask(args: Vec<String>) -> Result<(), String> {
     } else {
         std::fs::read_to_string(&file).map_err(|e| format!("cannot read {file}: {e}"))?
     };
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| format!("{file} is not JSON: {e}"))?;
-    let params = if value.is_array() {
-        serde_json::json!({ "questions": value })
-    } else {
-        value
-    };
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file} is not JSON: {e}"))?;
+    let params = if value.is_array() { serde_json::json!({ "questions": value }) } else { value };
     let token = token.ok_or("ask needs the gateway token: --token T or TOKEN=T")?;
-    let opts =
-        gateway::client::ClientOptions::backend(&url, &token, &[protocol::methods::scope::ADMIN]);
-    let mut client = gateway::client::Client::connect(opts)
-        .await
-        .map_err(|e| format!("cannot connect to {url}: {e}"))?;
-    let created = client
-        .request("question.request", params)
-        .await
-        .map_err(|e| format!("question.request failed: {}", e.message))?;
+    let opts = gateway::client::ClientOptions::backend(&url, &token, &[protocol::methods::scope::ADMIN]);
+    let mut client = gateway::client::Client::connect(opts).await.map_err(|e| format!("cannot connect to {url}: {e}"))?;
+    let created = client.request("question.request", params).await.map_err(|e| format!("question.request failed: {}", e.message))?;
     let id = created["id"].as_str().unwrap_or_default().to_string();
     println!("QUESTION_ID={id}");
     if wait {
@@ -157,10 +115,7 @@ async fn main() {
         }
     };
     if !cfg.ui_root.join("index.html").is_file() {
-        log::warn(&format!(
-            "no index.html in {}: the UI will answer 503 until it is built",
-            cfg.ui_root.display()
-        ));
+        log::warn(&format!("no index.html in {}: the UI will answer 503 until it is built", cfg.ui_root.display()));
     }
     let running = match gateway::start(cfg).await {
         Ok(r) => r,
@@ -181,8 +136,7 @@ async fn main() {
 }
 
 async fn wait_for_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .expect("SIGTERM handler");
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
     tokio::select! {
         _ = tokio::signal::ctrl_c() => {}
         _ = term.recv() => {}

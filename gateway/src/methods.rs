@@ -5,9 +5,7 @@ use std::sync::Arc;
 use protocol::error::ErrorShape;
 use protocol::frame::RequestFrame;
 use protocol::methods::{Access, access};
-use protocol::question::{
-    QuestionIdParams, QuestionRequestParams, QuestionResolveParams, QuestionWaitParams,
-};
+use protocol::question::{QuestionIdParams, QuestionRequestParams, QuestionResolveParams, QuestionWaitParams};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -51,8 +49,7 @@ pub struct Caller<'a> {
 }
 
 fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorShape> {
-    protocol::closed::from_value_closed(v)
-        .map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
+    protocol::closed::from_value_closed(v).map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
 }
 
 #[derive(Deserialize)]
@@ -66,23 +63,14 @@ struct SessionCreateParams {
     label: Option<String>,
 }
 
-pub async fn dispatch(
-    gw: &Arc<Gateway>,
-    peer: &Peer,
-    req: RequestFrame,
-) -> Result<Value, ErrorShape> {
+pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Result<Value, ErrorShape> {
     let method = req.method.as_str();
     if !IMPLEMENTED.contains(&method) {
-        return Err(ErrorShape::invalid(format!(
-            "unknown method: {}",
-            protocol::frame::truncate(method, 64)
-        )));
+        return Err(ErrorShape::invalid(format!("unknown method: {}", protocol::frame::truncate(method, 64))));
     }
     let full = match access(method, &peer.scopes) {
         Some(Ok(a)) => a == Access::Full,
-        Some(Err((missing, required))) => {
-            return Err(ErrorShape::missing_scope(missing, &required));
-        }
+        Some(Err((missing, required))) => return Err(ErrorShape::missing_scope(missing, &required)),
         None => return Err(ErrorShape::invalid(format!("unknown method: {method}"))),
     };
     let caller = Caller { peer, full };
@@ -90,39 +78,18 @@ pub async fn dispatch(
     match method {
         "health" => {
             closed_empty(&p, method)?;
-            Ok(
-                json!({"ok": true, "uptimeMs": gw.started.elapsed().as_millis() as u64, "connections": gw.hub.count()}),
-            )
+            Ok(json!({"ok": true, "uptimeMs": gw.started.elapsed().as_millis() as u64, "connections": gw.hub.count()}))
         }
         "sessions.create" => {
             let sp: SessionCreateParams = params(method, p)?;
-            let key = questions::canonical_session_key(
-                &sp.key
-                    .unwrap_or_else(|| format!("s-{}", &crate::util::uuid_v4()[..8])),
-            );
+            let key = questions::canonical_session_key(&sp.key.unwrap_or_else(|| format!("s-{}", &crate::util::uuid_v4()[..8])));
             let _ = sp.agent_id;
             let created = gw
                 .store
-                .create_session(
-                    &key,
-                    &peer.owner,
-                    sp.label.as_deref(),
-                    crate::util::now_ms(),
-                )
-                .map_err(|e| {
-                    ErrorShape::new(
-                        protocol::error::code::UNAVAILABLE,
-                        format!("session store unavailable: {e}"),
-                    )
-                })?;
-            if !created
-                && gw.store.session_owner(&key).ok().flatten().as_deref()
-                    != Some(peer.owner.as_str())
-                && !full
-            {
-                return Err(ErrorShape::invalid(format!(
-                    "session '{key}' already exists"
-                )));
+                .create_session(&key, &peer.owner, sp.label.as_deref(), crate::util::now_ms())
+                .map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("session store unavailable: {e}")))?;
+            if !created && gw.store.session_owner(&key).ok().flatten().as_deref() != Some(peer.owner.as_str()) && !full {
+                return Err(ErrorShape::invalid(format!("session '{key}' already exists")));
             }
             Ok(json!({"ok": true, "key": key, "created": created}))
         }
@@ -136,9 +103,7 @@ pub async fn dispatch(
         "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => {
             let sp: SubscribeParams = params(method, p)?;
             let _ = (sp.agent_id, sp.include_approvals);
-            Ok(
-                json!({"subscribed": method.ends_with(".subscribe"), "key": questions::canonical_session_key(&sp.key)}),
-            )
+            Ok(json!({"subscribed": method.ends_with(".subscribe"), "key": questions::canonical_session_key(&sp.key)}))
         }
         "chat.send" => chat::send(gw, &caller, params(method, p)?),
         "chat.history" => chat::history(gw, &caller, params(method, p)?),
@@ -149,19 +114,10 @@ pub async fn dispatch(
             Ok(questions::list(gw, &caller))
         }
         "question.get" => questions::get(gw, &caller, &params::<QuestionIdParams>(method, p)?.id),
-        "question.resolve" => {
-            questions::resolve(gw, &caller, params::<QuestionResolveParams>(method, p)?)
-        }
+        "question.resolve" => questions::resolve(gw, &caller, params::<QuestionResolveParams>(method, p)?),
         "question.waitAnswer" => {
             let w: QuestionWaitParams = params(method, p)?;
-            questions::wait_answer(
-                gw,
-                &caller,
-                &w.id,
-                w.timeout_ms,
-                w.include_resolution_id == Some(true),
-            )
-            .await
+            questions::wait_answer(gw, &caller, &w.id, w.timeout_ms, w.include_resolution_id == Some(true)).await
         }
         _ => unreachable!("IMPLEMENTED lists only handled methods"),
     }
@@ -171,12 +127,7 @@ pub async fn dispatch(
 fn closed_empty(params: &Value, method: &str) -> Result<(), ErrorShape> {
     match params.as_object() {
         Some(o) if o.is_empty() => Ok(()),
-        Some(o) => Err(ErrorShape::invalid(format!(
-            "invalid {method} params: unknown field `{}`",
-            o.keys().next().map(String::as_str).unwrap_or("")
-        ))),
-        None => Err(ErrorShape::invalid(format!(
-            "invalid {method} params: expected an object"
-        ))),
+        Some(o) => Err(ErrorShape::invalid(format!("invalid {method} params: unknown field `{}`", o.keys().next().map(String::as_str).unwrap_or("")))),
+        None => Err(ErrorShape::invalid(format!("invalid {method} params: expected an object"))),
     }
 }

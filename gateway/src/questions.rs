@@ -9,10 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use protocol::error::{ErrorShape, reason};
-use protocol::question::{
-    QuestionAnswers, QuestionRecord, QuestionRequestParams, QuestionResolveParams, QuestionStatus,
-    canonicalize_answers, validate_questions,
-};
+use protocol::question::{QuestionAnswers, QuestionRecord, QuestionRequestParams, QuestionResolveParams, QuestionStatus, canonicalize_answers, validate_questions};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -42,13 +39,7 @@ pub struct Questions {
 }
 
 fn not_found(id: &str) -> ErrorShape {
-    ErrorShape::question(
-        reason::QUESTION_NOT_FOUND,
-        format!(
-            "question '{}' was not found",
-            protocol::frame::truncate(id, 128)
-        ),
-    )
+    ErrorShape::question(reason::QUESTION_NOT_FOUND, format!("question '{}' was not found", protocol::frame::truncate(id, 128)))
 }
 
 impl Questions {
@@ -58,22 +49,14 @@ impl Questions {
 
     /// The secret value an agent asked for (memory only).
     pub fn secret(&self, name: &str) -> Option<String> {
-        self.secrets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(name)
-            .cloned()
+        self.secrets.lock().unwrap_or_else(|p| p.into_inner()).get(name).cloned()
     }
 
     /// The newest pending agent-run question of a session that chat replies may claim.
     pub fn claimable_for_session(&self, session: &str) -> Option<QuestionRecord> {
         self.entries()
             .values()
-            .filter(|e| {
-                e.claimable
-                    && e.record.status == QuestionStatus::Pending
-                    && e.record.session_key.as_deref() == Some(session)
-            })
+            .filter(|e| e.claimable && e.record.status == QuestionStatus::Pending && e.record.session_key.as_deref() == Some(session))
             .max_by_key(|e| e.record.created_at_ms)
             .map(|e| e.record.clone())
     }
@@ -93,16 +76,11 @@ impl Questions {
 
     /// Whether a run is waiting for a person to answer its question.
     pub fn run_is_waiting(&self, run_id: &str) -> bool {
-        self.entries().values().any(|e| {
-            e.record.status == QuestionStatus::Pending && e.record.run_id.as_deref() == Some(run_id)
-        })
+        self.entries().values().any(|e| e.record.status == QuestionStatus::Pending && e.record.run_id.as_deref() == Some(run_id))
     }
 
     pub fn pending_count(&self) -> usize {
-        self.entries()
-            .values()
-            .filter(|e| e.record.status == QuestionStatus::Pending)
-            .count()
+        self.entries().values().filter(|e| e.record.status == QuestionStatus::Pending).count()
     }
 }
 
@@ -113,10 +91,7 @@ pub fn visible(gw: &Gateway, caller: &Caller<'_>, record: &QuestionRecord) -> bo
         return true;
     }
     match &record.session_key {
-        Some(key) => {
-            gw.store.session_owner(key).ok().flatten().as_deref()
-                == Some(caller.peer.owner.as_str())
-        }
+        Some(key) => gw.store.session_owner(key).ok().flatten().as_deref() == Some(caller.peer.owner.as_str()),
         None => false,
     }
 }
@@ -127,35 +102,21 @@ fn peer_sees(gw: &Gateway, peer: &Peer, record: &QuestionRecord) -> bool {
     if full {
         return true;
     }
-    peer.scopes
-        .iter()
-        .any(|s| s == protocol::methods::scope::SESSIONS_WRITE)
-        && record.session_key.as_ref().is_some_and(|k| {
-            gw.store.session_owner(k).ok().flatten().as_deref() == Some(peer.owner.as_str())
-        })
+    peer.scopes.iter().any(|s| s == protocol::methods::scope::SESSIONS_WRITE)
+        && record.session_key.as_ref().is_some_and(|k| gw.store.session_owner(k).ok().flatten().as_deref() == Some(peer.owner.as_str()))
 }
 
 pub fn request(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<Value, ErrorShape> {
     validate_questions(&params.questions).map_err(ErrorShape::invalid)?;
     for q in &params.questions {
         if q.secret_store.is_some() && !q.secret() {
-            return Err(ErrorShape::invalid(format!(
-                "question '{}' secretStore requires isSecret",
-                q.question_id
-            )));
+            return Err(ErrorShape::invalid(format!("question '{}' secretStore requires isSecret", q.question_id)));
         }
     }
     let now = now_ms();
-    let timeout = params
-        .timeout_ms
-        .unwrap_or(DEFAULT_TIMEOUT_MS)
-        .min(i64::MAX as u64 / 4);
+    let timeout = params.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS).min(i64::MAX as u64 / 4);
     let id = match params.id {
-        Some(id) if id.is_empty() || id.len() > 128 => {
-            return Err(ErrorShape::invalid(
-                "question id must be 1 to 128 characters",
-            ));
-        }
+        Some(id) if id.is_empty() || id.len() > 128 => return Err(ErrorShape::invalid("question id must be 1 to 128 characters")),
         Some(id) => id,
         None => uuid_v4(),
     };
@@ -163,9 +124,7 @@ pub fn request(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<Value
     let record = QuestionRecord {
         id: id.clone(),
         questions: params.questions,
-        agent_id: params
-            .agent_id
-            .or_else(|| session_key.as_ref().map(|_| "main".to_string())),
+        agent_id: params.agent_id.or_else(|| session_key.as_ref().map(|_| "main".to_string())),
         session_key,
         run_id: params.run_id,
         created_at_ms: now,
@@ -177,39 +136,19 @@ pub fn request(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<Value
     {
         let mut entries = gw.questions.entries();
         if entries.contains_key(&id) || gw.store.question_exists(&id).unwrap_or(false) {
-            return Err(ErrorShape::question(
-                reason::QUESTION_ID_IN_USE,
-                format!("question id '{id}' is already in use"),
-            ));
+            return Err(ErrorShape::question(reason::QUESTION_ID_IN_USE, format!("question id '{id}' is already in use")));
         }
         let (done, _) = watch::channel(false);
-        entries.insert(
-            id.clone(),
-            Entry {
-                record: record.clone(),
-                claimable: false,
-                resolution_id: None,
-                done,
-            },
-        );
+        entries.insert(id.clone(), Entry { record: record.clone(), claimable: false, resolution_id: None, done });
     }
     let payload = serde_json::to_value(&record).unwrap_or_default();
-    gw.hub.broadcast("question.requested", &payload, |p| {
-        peer_sees(gw, p, &record)
-    });
+    gw.hub.broadcast("question.requested", &payload, |p| peer_sees(gw, p, &record));
     // Expiry: the gateway owns the deadline; nothing is ever answered on anyone's behalf.
     let gw2 = gw.clone();
     let expiry_id = id.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(timeout)).await;
-        let _ = finish(
-            &gw2,
-            &expiry_id,
-            QuestionStatus::Expired,
-            None,
-            Some("wait-timeout".into()),
-            None,
-        );
+        let _ = finish(&gw2, &expiry_id, QuestionStatus::Expired, None, Some("wait-timeout".into()), None);
     });
     Ok(json!({ "id": id, "expiresAtMs": record.expires_at_ms }))
 }
@@ -238,29 +177,15 @@ pub fn list(gw: &Gateway, caller: &Caller<'_>) -> Value {
 }
 
 pub fn get(gw: &Gateway, caller: &Caller<'_>, id: &str) -> Result<Value, ErrorShape> {
-    let record = gw
-        .questions
-        .entries()
-        .get(id)
-        .map(|e| e.record.clone())
-        .ok_or_else(|| not_found(id))?;
+    let record = gw.questions.entries().get(id).map(|e| e.record.clone()).ok_or_else(|| not_found(id))?;
     if !visible(gw, caller, &record) {
         return Err(not_found(id));
     }
     Ok(json!({ "question": record }))
 }
 
-pub fn resolve(
-    gw: &Arc<Gateway>,
-    caller: &Caller<'_>,
-    params: QuestionResolveParams,
-) -> Result<Value, ErrorShape> {
-    let record = gw
-        .questions
-        .entries()
-        .get(&params.id)
-        .map(|e| e.record.clone())
-        .ok_or_else(|| not_found(&params.id))?;
+pub fn resolve(gw: &Arc<Gateway>, caller: &Caller<'_>, params: QuestionResolveParams) -> Result<Value, ErrorShape> {
+    let record = gw.questions.entries().get(&params.id).map(|e| e.record.clone()).ok_or_else(|| not_found(&params.id))?;
     if !visible(gw, caller, &record) {
         return Err(not_found(&params.id));
     }
@@ -269,65 +194,34 @@ pub fn resolve(
     }
     if let Some(rid) = &params.resolution_id {
         if rid.is_empty() || rid.len() > 128 {
-            return Err(ErrorShape::invalid(
-                "resolutionId must be 1 to 128 characters",
-            ));
+            return Err(ErrorShape::invalid("resolutionId must be 1 to 128 characters"));
         }
     }
     if params.cancel == Some(true) {
         if params.answers.is_some() {
-            return Err(ErrorShape::invalid(
-                "question.resolve takes either answers or cancel, not both",
-            ));
+            return Err(ErrorShape::invalid("question.resolve takes either answers or cancel, not both"));
         }
-        finish(
-            gw,
-            &params.id,
-            QuestionStatus::Cancelled,
-            None,
-            params.resolved_by,
-            params.resolution_id,
-        )?;
+        finish(gw, &params.id, QuestionStatus::Cancelled, None, params.resolved_by, params.resolution_id)?;
         return Ok(json!({ "status": "cancelled" }));
     }
-    let given = params
-        .answers
-        .ok_or_else(|| ErrorShape::invalid("question.resolve needs answers or cancel: true"))?;
+    let given = params.answers.ok_or_else(|| ErrorShape::invalid("question.resolve needs answers or cancel: true"))?;
     let canonical = canonicalize_answers(&record.questions, &given)?;
     // Secret values go to the memory-only secret map; everything else sees "stored".
     let mut reported = canonical.clone();
     for q in record.questions.iter().filter(|q| q.secret()) {
         if let Some(values) = reported.answers.get_mut(&q.question_id) {
             if let (Some(store), Some(v)) = (&q.secret_store, values.first()) {
-                gw.questions
-                    .secrets
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(store.name.clone(), v.clone());
+                gw.questions.secrets.lock().unwrap_or_else(|p| p.into_inner()).insert(store.name.clone(), v.clone());
             }
             *values = vec!["stored".to_string()];
         }
     }
-    finish(
-        gw,
-        &params.id,
-        QuestionStatus::Answered,
-        Some(reported.clone()),
-        params.resolved_by,
-        params.resolution_id,
-    )?;
+    finish(gw, &params.id, QuestionStatus::Answered, Some(reported.clone()), params.resolved_by, params.resolution_id)?;
     Ok(json!({ "status": "answered", "answers": reported }))
 }
 
 fn already_terminal(record: &QuestionRecord) -> ErrorShape {
-    ErrorShape::question(
-        reason::QUESTION_ALREADY_TERMINAL,
-        format!(
-            "question '{}' is already {}",
-            record.id,
-            record.status.as_str()
-        ),
-    )
+    ErrorShape::question(reason::QUESTION_ALREADY_TERMINAL, format!("question '{}' is already {}", record.id, record.status.as_str()))
 }
 
 /// Moves a pending record to a terminal status, persists it, tells everyone who can see it,
@@ -360,27 +254,17 @@ pub fn finish(
     if let Some(a) = &answers {
         payload["answers"] = serde_json::to_value(a).unwrap_or_default();
     }
-    gw.hub
-        .broadcast("question.resolved", &payload, |p| peer_sees(gw, p, &record));
+    gw.hub.broadcast("question.resolved", &payload, |p| peer_sees(gw, p, &record));
     let gw2 = gw.clone();
     let id2 = id.to_string();
     tokio::spawn(async move {
-        tokio::time::sleep(Duration::from_millis(
-            protocol::QUESTION_TERMINAL_GRACE_MS as u64,
-        ))
-        .await;
+        tokio::time::sleep(Duration::from_millis(protocol::QUESTION_TERMINAL_GRACE_MS as u64)).await;
         gw2.questions.entries().remove(&id2);
     });
     Ok(record)
 }
 
-pub async fn wait_answer(
-    gw: &Gateway,
-    caller: &Caller<'_>,
-    id: &str,
-    timeout_ms: Option<u64>,
-    include_resolution_id: bool,
-) -> Result<Value, ErrorShape> {
+pub async fn wait_answer(gw: &Gateway, caller: &Caller<'_>, id: &str, timeout_ms: Option<u64>, include_resolution_id: bool) -> Result<Value, ErrorShape> {
     let (record, mut rx) = {
         let entries = gw.questions.entries();
         let e = entries.get(id).ok_or_else(|| not_found(id))?;
@@ -410,9 +294,7 @@ pub async fn wait_answer(
         }
     }
     let entries = gw.questions.entries();
-    let Some(e) = entries.get(id) else {
-        return Err(not_found(id));
-    };
+    let Some(e) = entries.get(id) else { return Err(not_found(id)) };
     let mut out = json!({ "status": e.record.status.as_str() });
     if let Some(a) = &e.record.answers {
         out["answers"] = serde_json::to_value(a).unwrap_or_default();
@@ -431,19 +313,10 @@ pub fn cancel_run(gw: &Arc<Gateway>, run_id: &str) {
         .questions
         .entries()
         .values()
-        .filter(|e| {
-            e.record.status == QuestionStatus::Pending && e.record.run_id.as_deref() == Some(run_id)
-        })
+        .filter(|e| e.record.status == QuestionStatus::Pending && e.record.run_id.as_deref() == Some(run_id))
         .map(|e| e.record.id.clone())
         .collect();
     for id in ids {
-        let _ = finish(
-            gw,
-            &id,
-            QuestionStatus::Cancelled,
-            None,
-            Some("run-abort".into()),
-            None,
-        );
+        let _ = finish(gw, &id, QuestionStatus::Cancelled, None, Some("run-abort".into()), None);
     }
 }

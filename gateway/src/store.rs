@@ -76,11 +76,9 @@ pub struct Device {
 
 impl Store {
     pub fn open(data_dir: &Path) -> Result<Store, String> {
-        std::fs::create_dir_all(data_dir)
-            .map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
+        std::fs::create_dir_all(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
         let path = data_dir.join("gateway.sqlite");
-        let conn =
-            Connection::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let conn = Connection::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         Self::init(conn).map_err(|e| format!("cannot prepare {}: {e}", path.display()))
     }
 
@@ -95,36 +93,25 @@ impl Store {
         conn.busy_timeout(std::time::Duration::from_secs(5))?;
         let version: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-            conn.execute_batch(&format!(
-                "BEGIN; {sql} PRAGMA user_version = {}; COMMIT;",
-                i + 1
-            ))?;
+            conn.execute_batch(&format!("BEGIN; {sql} PRAGMA user_version = {}; COMMIT;", i + 1))?;
         }
         // No run survives a restart: a send the previous process left in flight (it was
         // killed mid-run) is recorded as interrupted, so a retry with its key gets an answer.
-        conn.execute(
-            "UPDATE sends SET status = 'error', summary = ?1 WHERE status = 'in_flight'",
-            [INTERRUPTED],
-        )?;
-        Ok(Store {
-            db: Mutex::new(conn),
-        })
+        conn.execute("UPDATE sends SET status = 'error', summary = ?1 WHERE status = 'in_flight'", [INTERRUPTED])?;
+        Ok(Store { db: Mutex::new(conn) })
     }
 
     /// `PRAGMA integrity_check`: "ok", or the problems SQLite found.
     pub fn integrity_check(&self) -> rusqlite::Result<String> {
         let db = self.db();
         let mut stmt = db.prepare("PRAGMA integrity_check")?;
-        let rows: Vec<String> = stmt
-            .query_map([], |r| r.get(0))?
-            .collect::<rusqlite::Result<_>>()?;
+        let rows: Vec<String> = stmt.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
         Ok(rows.join("; "))
     }
 
     /// Moves the WAL into the database file (graceful shutdown does this last).
     pub fn checkpoint(&self) -> rusqlite::Result<()> {
-        self.db()
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        self.db().query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
     }
 
     fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
@@ -134,48 +121,27 @@ impl Store {
 
     pub fn device(&self, device_id: &str) -> rusqlite::Result<Option<Device>> {
         self.db()
-            .prepare_cached(
-                "SELECT device_id, public_key, device_token FROM devices WHERE device_id = ?1",
-            )?
-            .query_row([device_id], |r| {
-                Ok(Device {
-                    device_id: r.get(0)?,
-                    public_key: r.get(1)?,
-                    device_token: r.get(2)?,
-                })
+            .prepare_cached("SELECT device_id, public_key, device_token FROM devices WHERE device_id = ?1")?.query_row([device_id], |r| {
+                Ok(Device { device_id: r.get(0)?, public_key: r.get(1)?, device_token: r.get(2)? })
             })
             .optional()
     }
 
     /// Pairs a device (first time) or touches it, and returns its device token.
-    pub fn pair_device(
-        &self,
-        device_id: &str,
-        public_key: &str,
-        client_id: &str,
-        now_ms: i64,
-        new_token: &str,
-    ) -> rusqlite::Result<String> {
+    pub fn pair_device(&self, device_id: &str, public_key: &str, client_id: &str, now_ms: i64, new_token: &str) -> rusqlite::Result<String> {
         let db = self.db();
         db.prepare_cached("INSERT INTO devices (device_id, public_key, device_token, client_id, created_at_ms, last_seen_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?5)
              ON CONFLICT(device_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms")?.execute(
             params![device_id, public_key, new_token, client_id, now_ms],
         )?;
-        db.prepare_cached("SELECT device_token FROM devices WHERE device_id = ?1")?
-            .query_row([device_id], |r| r.get(0))
+        db.prepare_cached("SELECT device_token FROM devices WHERE device_id = ?1")?.query_row([device_id], |r| r.get(0))
     }
 }
 
 impl Store {
     /// Creates a session owned by `owner`; false when it already existed.
-    pub fn create_session(
-        &self,
-        key: &str,
-        owner: &str,
-        label: Option<&str>,
-        now_ms: i64,
-    ) -> rusqlite::Result<bool> {
+    pub fn create_session(&self, key: &str, owner: &str, label: Option<&str>, now_ms: i64) -> rusqlite::Result<bool> {
         let n = self.db().prepare_cached("INSERT INTO sessions (key, owner, label, created_at_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING")?.execute(
             params![key, owner, label, now_ms],
         )?;
@@ -183,18 +149,11 @@ impl Store {
     }
 
     pub fn session_owner(&self, key: &str) -> rusqlite::Result<Option<String>> {
-        self.db()
-            .prepare_cached("SELECT owner FROM sessions WHERE key = ?1")?
-            .query_row([key], |r| r.get(0))
-            .optional()
+        self.db().prepare_cached("SELECT owner FROM sessions WHERE key = ?1")?.query_row([key], |r| r.get(0)).optional()
     }
 
     /// Persists a resolved question (secret values were already replaced by "stored").
-    pub fn save_question(
-        &self,
-        record: &protocol::question::QuestionRecord,
-        now_ms: i64,
-    ) -> rusqlite::Result<()> {
+    pub fn save_question(&self, record: &protocol::question::QuestionRecord, now_ms: i64) -> rusqlite::Result<()> {
         let json = serde_json::to_string(record).unwrap_or_default();
         self.db().prepare_cached("INSERT INTO questions (id, session_key, status, record_json, resolved_at_ms) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(id) DO UPDATE SET status = excluded.status, record_json = excluded.record_json, resolved_at_ms = excluded.resolved_at_ms")?.execute(
@@ -204,35 +163,19 @@ impl Store {
     }
 
     pub fn question_exists(&self, id: &str) -> rusqlite::Result<bool> {
-        Ok(self
-            .db()
-            .prepare_cached("SELECT 1 FROM questions WHERE id = ?1")?
-            .query_row([id], |_| Ok(()))
-            .optional()?
-            .is_some())
+        Ok(self.db().prepare_cached("SELECT 1 FROM questions WHERE id = ?1")?.query_row([id], |_| Ok(())).optional()?.is_some())
     }
 
     /// A resolved question as it was saved.
-    pub fn saved_question(
-        &self,
-        id: &str,
-    ) -> rusqlite::Result<Option<protocol::question::QuestionRecord>> {
-        let json: Option<String> = self
-            .db()
-            .prepare_cached("SELECT record_json FROM questions WHERE id = ?1")?
-            .query_row([id], |r| r.get(0))
-            .optional()?;
+    pub fn saved_question(&self, id: &str) -> rusqlite::Result<Option<protocol::question::QuestionRecord>> {
+        let json: Option<String> = self.db().prepare_cached("SELECT record_json FROM questions WHERE id = ?1")?.query_row([id], |r| r.get(0)).optional()?;
         Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
     }
 }
 
 impl Store {
     /// Sessions, newest activity first; only `owner`'s when given.
-    pub fn list_sessions(
-        &self,
-        owner: Option<&str>,
-        limit: usize,
-    ) -> rusqlite::Result<Vec<serde_json::Value>> {
+    pub fn list_sessions(&self, owner: Option<&str>, limit: usize) -> rusqlite::Result<Vec<serde_json::Value>> {
         let db = self.db();
         let mut stmt = db.prepare(
             "SELECT s.key, s.label, s.created_at_ms, MAX(m.created_ms), COUNT(m.seq),
@@ -257,11 +200,8 @@ impl Store {
     }
 
     pub fn send_status(&self, key: &str) -> rusqlite::Result<Option<SendStatus>> {
-        let row: Option<(String, Option<String>)> = self
-            .db()
-            .prepare_cached("SELECT status, summary FROM sends WHERE idempotency_key = ?1")?
-            .query_row([key], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
+        let row: Option<(String, Option<String>)> =
+            self.db().prepare_cached("SELECT status, summary FROM sends WHERE idempotency_key = ?1")?.query_row([key], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
         Ok(row.map(|(s, summary)| match s.as_str() {
             "ok" => SendStatus::Ok,
             "error" => SendStatus::Error(summary.unwrap_or_default()),
@@ -277,25 +217,12 @@ impl Store {
             SendStatus::Error(m) => ("error", Some(m.as_str())),
             SendStatus::Aborted => ("aborted", None),
         };
-        self.db()
-            .prepare_cached(
-                "UPDATE sends SET status = ?2, summary = ?3 WHERE idempotency_key = ?1",
-            )?
-            .execute(params![key, s, summary])?;
+        self.db().prepare_cached("UPDATE sends SET status = ?2, summary = ?3 WHERE idempotency_key = ?1")?.execute( params![key, s, summary])?;
         Ok(())
     }
 
-    fn insert_message(
-        tx: &rusqlite::Transaction<'_>,
-        session: &str,
-        mut message: serde_json::Value,
-        mut meta: serde_json::Value,
-    ) -> rusqlite::Result<serde_json::Value> {
-        let seq: i64 = tx
-            .prepare_cached(
-                "SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_key = ?1",
-            )?
-            .query_row([session], |r| r.get(0))?;
+    fn insert_message(tx: &rusqlite::Transaction<'_>, session: &str, mut message: serde_json::Value, mut meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
+        let seq: i64 = tx.prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_key = ?1")?.query_row([session], |r| r.get(0))?;
         let now = crate::util::now_ms();
         meta["seq"] = serde_json::json!(seq);
         meta["recordTimestampMs"] = serde_json::json!(now);
@@ -311,13 +238,7 @@ impl Store {
 
     /// Saves a user message together with its dedupe record. `Ok(None)` when the key was
     /// already taken (a concurrent retry): the caller answers from the dedupe record.
-    pub fn save_user_message(
-        &self,
-        session: &str,
-        key: &str,
-        message: serde_json::Value,
-        meta: serde_json::Value,
-    ) -> rusqlite::Result<serde_json::Value> {
+    pub fn save_user_message(&self, session: &str, key: &str, message: serde_json::Value, meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
         let mut db = self.db();
         let tx = db.transaction()?;
         tx.prepare_cached("INSERT INTO sends (idempotency_key, session_key, status, created_ms) VALUES (?1, ?2, 'in_flight', ?3)")?.execute(
@@ -329,12 +250,7 @@ impl Store {
     }
 
     /// Saves an assistant or custom row (a run's reply or failure).
-    pub fn save_message(
-        &self,
-        session: &str,
-        message: serde_json::Value,
-        meta: serde_json::Value,
-    ) -> rusqlite::Result<serde_json::Value> {
+    pub fn save_message(&self, session: &str, message: serde_json::Value, meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
         let mut db = self.db();
         let tx = db.transaction()?;
         let saved = Self::insert_message(&tx, session, message, meta)?;
@@ -344,23 +260,12 @@ impl Store {
 
     /// A page of the transcript: the `limit` messages before the newest `offset`, oldest
     /// first, and the total count.
-    pub fn history(
-        &self,
-        session: &str,
-        limit: usize,
-        offset: usize,
-    ) -> rusqlite::Result<(Vec<serde_json::Value>, usize)> {
+    pub fn history(&self, session: &str, limit: usize, offset: usize) -> rusqlite::Result<(Vec<serde_json::Value>, usize)> {
         let db = self.db();
-        let total: i64 = db
-            .prepare_cached("SELECT COUNT(*) FROM messages WHERE session_key = ?1")?
-            .query_row([session], |r| r.get(0))?;
-        let mut stmt = db.prepare(
-            "SELECT json FROM messages WHERE session_key = ?1 ORDER BY seq DESC LIMIT ?2 OFFSET ?3",
-        )?;
+        let total: i64 = db.prepare_cached("SELECT COUNT(*) FROM messages WHERE session_key = ?1")?.query_row([session], |r| r.get(0))?;
+        let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 ORDER BY seq DESC LIMIT ?2 OFFSET ?3")?;
         let mut rows: Vec<serde_json::Value> = stmt
-            .query_map(params![session, limit as i64, offset as i64], |r| {
-                r.get::<_, String>(0)
-            })?
+            .query_map(params![session, limit as i64, offset as i64], |r| r.get::<_, String>(0))?
             .filter_map(|r| r.ok().and_then(|j| serde_json::from_str(&j).ok()))
             .collect();
         rows.reverse();
@@ -369,28 +274,16 @@ impl Store {
 
     /// Every saved message of a session with this idempotency key (tests count them).
     pub fn count_messages_with_key(&self, key: &str) -> rusqlite::Result<usize> {
-        let n: i64 = self
-            .db()
-            .prepare_cached("SELECT COUNT(*) FROM messages WHERE idempotency_key = ?1")?
-            .query_row([key], |r| r.get(0))?;
+        let n: i64 = self.db().prepare_cached("SELECT COUNT(*) FROM messages WHERE idempotency_key = ?1")?.query_row([key], |r| r.get(0))?;
         Ok(n as usize)
     }
 
     /// The text of every user message of a session, oldest first (tests compare these).
     pub fn user_texts(&self, session: &str) -> rusqlite::Result<Vec<String>> {
         let db = self.db();
-        let mut stmt = db.prepare(
-            "SELECT json FROM messages WHERE session_key = ?1 AND role = 'user' ORDER BY seq",
-        )?;
+        let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 AND role = 'user' ORDER BY seq")?;
         let rows = stmt.query_map([session], |r| r.get::<_, String>(0))?;
-        Ok(rows
-            .filter_map(|r| r.ok())
-            .filter_map(|j| {
-                serde_json::from_str::<serde_json::Value>(&j).ok()?["content"]
-                    .as_str()
-                    .map(str::to_string)
-            })
-            .collect())
+        Ok(rows.filter_map(|r| r.ok()).filter_map(|j| serde_json::from_str::<serde_json::Value>(&j).ok()?["content"].as_str().map(str::to_string)).collect())
     }
 }
 
@@ -403,16 +296,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gw-store-{}", crate::util::uuid_v4()));
         let token = {
             let s = Store::open(&dir).unwrap();
-            s.pair_device("dev1", "pk", "openclaw-control-ui", 1, "tok-a")
-                .unwrap()
+            s.pair_device("dev1", "pk", "openclaw-control-ui", 1, "tok-a").unwrap()
         };
         let s = Store::open(&dir).unwrap();
         assert_eq!(token, "tok-a");
-        assert_eq!(
-            s.pair_device("dev1", "pk", "openclaw-control-ui", 2, "tok-b")
-                .unwrap(),
-            "tok-a"
-        );
+        assert_eq!(s.pair_device("dev1", "pk", "openclaw-control-ui", 2, "tok-b").unwrap(), "tok-a");
         assert_eq!(s.device("dev1").unwrap().unwrap().device_token, "tok-a");
         assert!(s.device("nope").unwrap().is_none());
         std::fs::remove_dir_all(dir).unwrap();

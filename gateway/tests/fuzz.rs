@@ -50,87 +50,18 @@ impl Rng {
 }
 
 const KEYS: &[&str] = &[
-    "id",
-    "questions",
-    "questionId",
-    "header",
-    "question",
-    "options",
-    "label",
-    "description",
-    "multiSelect",
-    "isOther",
-    "isSecret",
-    "secretStore",
-    "name",
-    "kind",
-    "timeoutMs",
-    "sessionKey",
-    "agentId",
-    "runId",
-    "answers",
-    "cancel",
-    "resolvedBy",
-    "resolutionId",
-    "includeResolutionId",
-    "message",
-    "idempotencyKey",
-    "queueMode",
-    "replyToId",
-    "deliver",
-    "thinking",
-    "limit",
-    "offset",
-    "maxChars",
-    "key",
-    "includeGlobal",
-    "includeApprovals",
-    "preserveSideRuns",
-    "minProtocol",
-    "maxProtocol",
-    "client",
-    "version",
-    "platform",
-    "mode",
-    "scopes",
-    "device",
-    "auth",
-    "token",
-    "deviceToken",
-    "signature",
-    "publicKey",
-    "signedAt",
-    "nonce",
-    "role",
-    "caps",
-    "type",
-    "method",
-    "params",
-    "__proto__",
-    "constructor",
-    "",
-    "zz",
+    "id", "questions", "questionId", "header", "question", "options", "label", "description", "multiSelect", "isOther", "isSecret",
+    "secretStore", "name", "kind", "timeoutMs", "sessionKey", "agentId", "runId", "answers", "cancel", "resolvedBy", "resolutionId",
+    "includeResolutionId", "message", "idempotencyKey", "queueMode", "replyToId", "deliver", "thinking", "limit", "offset", "maxChars",
+    "key", "includeGlobal", "includeApprovals", "preserveSideRuns", "minProtocol", "maxProtocol", "client", "version", "platform", "mode",
+    "scopes", "device", "auth", "token", "deviceToken", "signature", "publicKey", "signedAt", "nonce", "role", "caps", "type", "method",
+    "params", "__proto__", "constructor", "", "zz",
 ];
 
 const METHODS: &[&str] = &[
-    "health",
-    "sessions.list",
-    "sessions.create",
-    "sessions.subscribe",
-    "sessions.messages.subscribe",
-    "sessions.messages.unsubscribe",
-    "chat.send",
-    "chat.history",
-    "chat.abort",
-    "question.request",
-    "question.list",
-    "question.get",
-    "question.resolve",
-    "question.waitAnswer",
-    "connect",
-    "chat.inject",
-    "no.such",
-    "",
+    "health", "sessions.list", "sessions.create", "sessions.subscribe", "sessions.messages.subscribe", "sessions.messages.unsubscribe",
+    "chat.send", "chat.history", "chat.abort", "question.request", "question.list", "question.get", "question.resolve", "question.waitAnswer",
+    "connect", "chat.inject", "no.such", "",
 ];
 
 fn weird_string(rng: &mut Rng) -> String {
@@ -146,9 +77,7 @@ fn weird_string(rng: &mut Rng) -> String {
         8 => "operator.admin".into(),
         9 => format!("{}", rng.next()),
         10 => "\\\"'<script>".into(),
-        _ => (0..rng.below(20))
-            .map(|_| char::from(b'a' + rng.below(26) as u8))
-            .collect(),
+        _ => (0..rng.below(20)).map(|_| char::from(b'a' + rng.below(26) as u8)).collect(),
     }
 }
 
@@ -157,24 +86,11 @@ fn random_json(rng: &mut Rng, depth: usize) -> Value {
     match rng.below(top) {
         0 => Value::Null,
         1 => Value::Bool(rng.chance(50)),
-        2 => json!(*rng.pick(&[
-            0i64,
-            -1,
-            1,
-            i64::MIN,
-            i64::MAX,
-            42,
-            30_000,
-            2_000_000_000_000
-        ])),
+        2 => json!(*rng.pick(&[0i64, -1, 1, i64::MIN, i64::MAX, 42, 30_000, 2_000_000_000_000])),
         3 => json!(*rng.pick(&[0.5f64, -0.0, 1e308, -1e-300, 3.0])),
         4 => json!(u64::MAX),
         5 => Value::String(weird_string(rng)),
-        6 => Value::Array(
-            (0..rng.below(5))
-                .map(|_| random_json(rng, depth - 1))
-                .collect(),
-        ),
+        6 => Value::Array((0..rng.below(5)).map(|_| random_json(rng, depth - 1)).collect()),
         _ => {
             let mut m = Map::new();
             for _ in 0..rng.below(5) {
@@ -224,26 +140,18 @@ fn mutate(rng: &mut Rng, v: &mut Value, depth: usize) {
 
 /// What the valid form of each method's params looks like (mutations start from these).
 fn base_params(rng: &mut Rng, method: &str, ids: &[String]) -> Value {
-    let id = if ids.is_empty() || rng.chance(20) {
-        "nope".to_string()
-    } else {
-        rng.pick(ids).clone()
-    };
+    let id = if ids.is_empty() || rng.chance(20) { "nope".to_string() } else { rng.pick(ids).clone() };
     let session = *rng.pick(&["main", "fuzz-a", "fuzz-b", "agent:main:fuzz-c"]);
     match method {
         "sessions.list" => json!({"limit": 10, "includeGlobal": true}),
         "sessions.create" => json!({"key": session, "label": "L"}),
         "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => json!({"key": session}),
-        "chat.send" => {
-            json!({"sessionKey": session, "message": *rng.pick(&["hello", "deploy", "color", "fail", "async", "help"]), "idempotencyKey": format!("f-{}", rng.below(50))})
-        }
+        "chat.send" => json!({"sessionKey": session, "message": *rng.pick(&["hello", "deploy", "color", "fail", "async", "help"]), "idempotencyKey": format!("f-{}", rng.below(50))}),
         "chat.history" => json!({"sessionKey": session, "limit": 5}),
         "chat.abort" => json!({"sessionKey": session}),
-        "question.request" => {
-            json!({"id": format!("fq-{}", rng.below(1000)), "sessionKey": session, "timeoutMs": *rng.pick(&[10u64, 1000, 600_000]), "questions": [
+        "question.request" => json!({"id": format!("fq-{}", rng.below(1000)), "sessionKey": session, "timeoutMs": *rng.pick(&[10u64, 1000, 600_000]), "questions": [
             {"questionId": "a", "header": "H", "question": "Q?", "options": [{"label": "Red"}, {"label": "Blue"}], "multiSelect": rng.chance(50), "isOther": rng.chance(50)},
-            {"questionId": "b", "header": "H2", "question": "Q2?", "options": []}]})
-        }
+            {"questionId": "b", "header": "H2", "question": "Q2?", "options": []}]}),
         "question.get" => json!({"id": id}),
         "question.resolve" => {
             if rng.chance(30) {
@@ -252,9 +160,7 @@ fn base_params(rng: &mut Rng, method: &str, ids: &[String]) -> Value {
                 json!({"id": id, "answers": {"answers": {"a": ["Red"], "b": ["free text"]}}, "resolvedBy": "fuzz"})
             }
         }
-        "question.waitAnswer" => {
-            json!({"id": id, "timeoutMs": *rng.pick(&[0u64, 5, 1000]), "includeResolutionId": true})
-        }
+        "question.waitAnswer" => json!({"id": id, "timeoutMs": *rng.pick(&[0u64, 5, 1000]), "includeResolutionId": true}),
         "connect" => connect_params(&[protocol::methods::scope::ADMIN]),
         _ => json!({}),
     }
@@ -277,10 +183,7 @@ impl Conn {
         let st = ConnState {
             conn_id: gateway::util::uuid_v4(),
             nonce: gateway::util::uuid_v4(),
-            headers: Headers {
-                origin: origin.map(str::to_string),
-                host: Some("127.0.0.1:1".into()),
-            },
+            headers: Headers { origin: origin.map(str::to_string), host: Some("127.0.0.1:1".into()) },
             peer: None,
             sender,
         };
@@ -296,9 +199,7 @@ impl Conn {
                     self.st.sender.sent(t.len());
                     texts.push(t);
                 }
-                Outbound::Event { event, payload } => {
-                    self.st.sender.sent(event.len() + payload.len() + 48)
-                }
+                Outbound::Event { event, payload } => self.st.sender.sent(event.len() + payload.len() + 48),
                 Outbound::Close(..) => closed = true,
             }
         }
@@ -308,17 +209,12 @@ impl Conn {
 
 /// Feeds one frame; checks the properties; returns the responses' payloads.
 async fn feed(gw: &Arc<Gateway>, conn: &mut Conn, text: &str, case: u64) -> Vec<Value> {
-    let step = std::panic::catch_unwind(AssertUnwindSafe(|| on_text(gw, &mut conn.st, text)))
-        .unwrap_or_else(|_| panic!("case {case}: on_text panicked on {}", preview(text)));
+    let step = std::panic::catch_unwind(AssertUnwindSafe(|| on_text(gw, &mut conn.st, text))).unwrap_or_else(|_| panic!("case {case}: on_text panicked on {}", preview(text)));
     match step {
         Step::Continue => {}
         Step::Stop => {
             let (_, closed) = conn.drain();
-            assert!(
-                closed,
-                "case {case}: the connection stopped without a close: {}",
-                preview(text)
-            );
+            assert!(closed, "case {case}: the connection stopped without a close: {}", preview(text));
             return Vec::new();
         }
         Step::Dispatch(peer, frame, work) => {
@@ -327,49 +223,22 @@ async fn feed(gw: &Arc<Gateway>, conn: &mut Conn, text: &str, case: u64) -> Vec<
             // Runtime time (paused: it jumps ahead when everything waits).
             match tokio::time::timeout(Duration::from_secs(3600), task).await {
                 Ok(Ok(())) => {}
-                Ok(Err(e)) => panic!(
-                    "case {case}: `{method}` panicked ({e}) on {}",
-                    preview(text)
-                ),
-                Err(_) => assert_eq!(
-                    method,
-                    "question.waitAnswer",
-                    "case {case}: `{method}` did not return within an hour of runtime time: {}",
-                    preview(text)
-                ),
+                Ok(Err(e)) => panic!("case {case}: `{method}` panicked ({e}) on {}", preview(text)),
+                Err(_) => assert_eq!(method, "question.waitAnswer", "case {case}: `{method}` did not return within an hour of runtime time: {}", preview(text)),
             }
             let (texts, _) = conn.drain();
             if method != "question.waitAnswer" {
                 // A response (keys are serialised in order, so `type` is last) carrying our id.
                 let id_field = format!(r#""id":{}"#, serde_json::to_string(&id).unwrap());
-                let answered = texts
-                    .iter()
-                    .filter(|t| t.ends_with(r#""type":"res"}"#) && t.contains(&id_field))
-                    .count();
-                assert_eq!(
-                    answered,
-                    1,
-                    "case {case}: `{method}` got {answered} responses: {}",
-                    preview(text)
-                );
+                let answered = texts.iter().filter(|t| t.ends_with(r#""type":"res"}"#) && t.contains(&id_field)).count();
+                assert_eq!(answered, 1, "case {case}: `{method}` got {answered} responses: {}", preview(text));
             }
             DISPATCHED.fetch_add(1, Ordering::Relaxed);
-            if texts.iter().any(|t| {
-                t.contains(r#""ok":true"#)
-                    && t.contains(&format!(r#""id":{}"#, serde_json::to_string(&id).unwrap()))
-            }) {
+            if texts.iter().any(|t| t.contains(r#""ok":true"#) && t.contains(&format!(r#""id":{}"#, serde_json::to_string(&id).unwrap()))) {
                 OK.fetch_add(1, Ordering::Relaxed);
             }
             // Remember the questions made, so later cases can get, resolve and wait on them.
-            return texts
-                .iter()
-                .filter(|t| {
-                    t.contains(r#""payload":{"expiresAtMs""#)
-                        || t.contains(r#""payload":{"id":"fq-"#)
-                })
-                .filter_map(|t| serde_json::from_str::<Value>(t).ok())
-                .filter_map(|v| v.get("payload").cloned())
-                .collect();
+            return texts.iter().filter(|t| t.contains(r#""payload":{"expiresAtMs""#) || t.contains(r#""payload":{"id":"fq-"#)).filter_map(|t| serde_json::from_str::<Value>(t).ok()).filter_map(|v| v.get("payload").cloned()).collect();
         }
     }
     conn.drain();
@@ -382,50 +251,23 @@ fn preview(text: &str) -> String {
 
 /// Connects `conn` with valid params (a backend with `scopes`, or a signed device).
 async fn connect(gw: &Arc<Gateway>, conn: &mut Conn, params: Value) {
-    let frame =
-        json!({"type": "req", "id": "c", "method": "connect", "params": params}).to_string();
+    let frame = json!({"type": "req", "id": "c", "method": "connect", "params": params}).to_string();
     feed(gw, conn, &frame, 0).await;
     assert!(conn.st.peer.is_some(), "the harness's own connect works");
 }
 
 fn device_params(nonce: &str, seed: u8) -> Value {
-    let challenge = protocol::connect::ConnectChallenge {
-        nonce: nonce.into(),
-        ts: gateway::util::now_ms(),
-        capabilities: vec![],
-    };
-    let mut info = protocol::connect::ClientInfo::new(
-        protocol::connect::CONTROL_UI_CLIENT_ID,
-        "1",
-        "linux",
-        "webchat",
-    );
+    let challenge = protocol::connect::ConnectChallenge { nonce: nonce.into(), ts: gateway::util::now_ms(), capabilities: vec![] };
+    let mut info = protocol::connect::ClientInfo::new(protocol::connect::CONTROL_UI_CLIENT_ID, "1", "linux", "webchat");
     info.build_id = Some("dev".into());
-    let scopes = protocol::methods::UI_SCOPES
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let auth = protocol::connect::AuthParams {
-        token: Some(TOKEN.into()),
-        ..Default::default()
-    };
-    serde_json::to_value(protocol::connect::ConnectParams::operator(
-        info,
-        scopes,
-        auth,
-        Some(&DeviceIdentity::from_seed([seed; 32])),
-        &challenge,
-    ))
-    .unwrap()
+    let scopes = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
+    let auth = protocol::connect::AuthParams { token: Some(TOKEN.into()), ..Default::default() };
+    serde_json::to_value(protocol::connect::ConnectParams::operator(info, scopes, auth, Some(&DeviceIdentity::from_seed([seed; 32])), &challenge)).unwrap()
 }
 
 /// One batch: a fresh gateway over in-memory SQLite on a paused-clock runtime.
 fn batch(seed: u64, first_case: u64, cases: u64, progress: &AtomicU64) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
     rt.block_on(async {
         let dir = std::env::temp_dir();
         let gw = Gateway::new(Config::local(TOKEN, dir.clone(), dir), gateway::store::Store::in_memory());
@@ -508,14 +350,8 @@ fn batch(seed: u64, first_case: u64, cases: u64, progress: &AtomicU64) {
 
 #[test]
 fn a_million_hostile_frames_never_panic_hang_or_go_unanswered() {
-    let total: u64 = std::env::var("FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1_000_000);
-    let seed: u64 = std::env::var("FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x0C0F_FEE5);
+    let total: u64 = std::env::var("FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000);
+    let seed: u64 = std::env::var("FUZZ_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x0C0F_FEE5);
     let threads: u64 = 2;
     gateway::log::set_quiet(true);
     let progress = Arc::new(AtomicU64::new(0));
@@ -549,10 +385,7 @@ fn a_million_hostile_frames_never_panic_hang_or_go_unanswered() {
         if now != last.0 {
             last = (now, Instant::now());
         }
-        assert!(
-            failed.load(Ordering::SeqCst) || last.1.elapsed() < Duration::from_secs(30),
-            "no progress for 30 s after {now} cases: a hang"
-        );
+        assert!(failed.load(Ordering::SeqCst) || last.1.elapsed() < Duration::from_secs(30), "no progress for 30 s after {now} cases: a hang");
     }
     for w in workers {
         if let Err(panic) = w.join().unwrap() {
@@ -561,19 +394,12 @@ fn a_million_hostile_frames_never_panic_hang_or_go_unanswered() {
     }
     let ran = progress.load(Ordering::Relaxed);
     let secs = started.elapsed().as_secs_f64();
-    let (dispatched, ok, admitted) = (
-        DISPATCHED.load(Ordering::Relaxed),
-        OK.load(Ordering::Relaxed),
-        ADMITTED.load(Ordering::Relaxed),
-    );
+    let (dispatched, ok, admitted) = (DISPATCHED.load(Ordering::Relaxed), OK.load(Ordering::Relaxed), ADMITTED.load(Ordering::Relaxed));
     println!(
         "fuzz: {ran} cases (seed {seed:#x}) in {secs:.1} s, {:.0} cases/s: {dispatched} requests reached a method ({ok} answered ok), {admitted} mutated connects let in; no panic, no hang, every request answered once",
         ran as f64 / secs
     );
     // The mutations are not all rejected at the door: methods run, and some succeed.
-    assert!(
-        dispatched > ran / 4 && ok > ran / 50,
-        "the cases barely reach the methods: {dispatched} dispatched, {ok} ok"
-    );
+    assert!(dispatched > ran / 4 && ok > ran / 50, "the cases barely reach the methods: {dispatched} dispatched, {ok} ok");
     assert!(ran >= total, "ran {ran} of {total} cases");
 }

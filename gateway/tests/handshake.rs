@@ -34,28 +34,10 @@ fn refused(e: ConnectError) -> protocol::error::ErrorShape {
 #[tokio::test]
 async fn control_ui_connects_with_a_signed_device_and_gets_its_scopes() {
     let (gw, _dir) = start(30_000).await;
-    let c = Client::connect(ClientOptions::control_ui(
-        &ws(&gw),
-        TOKEN,
-        &origin(&gw),
-        DeviceIdentity::from_seed([1; 32]),
-    ))
-    .await
-    .unwrap();
+    let c = Client::connect(ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed([1; 32]))).await.unwrap();
     assert_eq!(c.hello.protocol, 4);
-    assert_eq!(
-        c.hello.auth.scopes,
-        vec![
-            scope::READ,
-            scope::WRITE,
-            scope::APPROVALS,
-            scope::QUESTIONS
-        ]
-    );
-    assert!(
-        c.hello.auth.device_token.is_some(),
-        "a device token is issued"
-    );
+    assert_eq!(c.hello.auth.scopes, vec![scope::READ, scope::WRITE, scope::APPROVALS, scope::QUESTIONS]);
+    assert!(c.hello.auth.device_token.is_some(), "a device token is issued");
     assert_eq!(c.hello.policy.tick_interval_ms, Some(30_000));
     assert!(c.hello.features.methods.iter().any(|m| m == "health"));
 }
@@ -64,97 +46,41 @@ async fn control_ui_connects_with_a_signed_device_and_gets_its_scopes() {
 async fn the_device_token_alone_reconnects_and_a_wrong_one_is_refused() {
     let (gw, _dir) = start(30_000).await;
     let seed = [2; 32];
-    let first = Client::connect(ClientOptions::control_ui(
-        &ws(&gw),
-        TOKEN,
-        &origin(&gw),
-        DeviceIdentity::from_seed(seed),
-    ))
-    .await
-    .unwrap();
+    let first = Client::connect(ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed(seed))).await.unwrap();
     let device_token = first.hello.auth.device_token.clone().unwrap();
-    let mut opts = ClientOptions::control_ui(
-        &ws(&gw),
-        TOKEN,
-        &origin(&gw),
-        DeviceIdentity::from_seed(seed),
-    );
+    let mut opts = ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed(seed));
     opts.token = None;
     opts.device_token = Some(device_token.clone());
     let again = Client::connect(opts).await.unwrap();
     assert_eq!(again.hello.auth.device_token, Some(device_token));
-    let mut opts = ClientOptions::control_ui(
-        &ws(&gw),
-        TOKEN,
-        &origin(&gw),
-        DeviceIdentity::from_seed(seed),
-    );
+    let mut opts = ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed(seed));
     opts.token = None;
     opts.device_token = Some("forged".into());
-    assert_eq!(
-        refused(Client::connect(opts).await.err().unwrap()).detail_code(),
-        Some("AUTH_DEVICE_TOKEN_MISMATCH")
-    );
+    assert_eq!(refused(Client::connect(opts).await.err().unwrap()).detail_code(), Some("AUTH_DEVICE_TOKEN_MISMATCH"));
 }
 
 #[tokio::test]
 async fn wrong_and_missing_tokens_are_refused_with_their_codes() {
     let (gw, _dir) = start(30_000).await;
-    let e = refused(
-        Client::connect(ClientOptions::control_ui(
-            &ws(&gw),
-            "nope",
-            &origin(&gw),
-            DeviceIdentity::from_seed([3; 32]),
-        ))
-        .await
-        .err()
-        .unwrap(),
-    );
-    assert_eq!(
-        (e.code.as_str(), e.detail_code()),
-        ("INVALID_REQUEST", Some("AUTH_TOKEN_MISMATCH"))
-    );
+    let e = refused(Client::connect(ClientOptions::control_ui(&ws(&gw), "nope", &origin(&gw), DeviceIdentity::from_seed([3; 32]))).await.err().unwrap());
+    assert_eq!((e.code.as_str(), e.detail_code()), ("INVALID_REQUEST", Some("AUTH_TOKEN_MISMATCH")));
     assert!(e.message.contains("token mismatch"), "{}", e.message);
     let mut opts = ClientOptions::backend(&ws(&gw), TOKEN, &[scope::ADMIN]);
     opts.token = None;
-    assert_eq!(
-        refused(Client::connect(opts).await.err().unwrap()).detail_code(),
-        Some("AUTH_TOKEN_MISSING")
-    );
+    assert_eq!(refused(Client::connect(opts).await.err().unwrap()).detail_code(), Some("AUTH_TOKEN_MISSING"));
 }
 
 #[tokio::test]
 async fn control_ui_needs_an_allowed_origin_and_a_device() {
     let (gw, _dir) = start(30_000).await;
-    let mut no_origin =
-        ClientOptions::control_ui(&ws(&gw), TOKEN, "x", DeviceIdentity::from_seed([4; 32]));
+    let mut no_origin = ClientOptions::control_ui(&ws(&gw), TOKEN, "x", DeviceIdentity::from_seed([4; 32]));
     no_origin.origin = None;
-    assert_eq!(
-        refused(Client::connect(no_origin).await.err().unwrap()).detail_code(),
-        Some("CONTROL_UI_ORIGIN_NOT_ALLOWED")
-    );
-    let evil = ClientOptions::control_ui(
-        &ws(&gw),
-        TOKEN,
-        "http://evil.example",
-        DeviceIdentity::from_seed([4; 32]),
-    );
-    assert_eq!(
-        refused(Client::connect(evil).await.err().unwrap()).detail_code(),
-        Some("CONTROL_UI_ORIGIN_NOT_ALLOWED")
-    );
-    let mut no_device = ClientOptions::control_ui(
-        &ws(&gw),
-        TOKEN,
-        &origin(&gw),
-        DeviceIdentity::from_seed([4; 32]),
-    );
+    assert_eq!(refused(Client::connect(no_origin).await.err().unwrap()).detail_code(), Some("CONTROL_UI_ORIGIN_NOT_ALLOWED"));
+    let evil = ClientOptions::control_ui(&ws(&gw), TOKEN, "http://evil.example", DeviceIdentity::from_seed([4; 32]));
+    assert_eq!(refused(Client::connect(evil).await.err().unwrap()).detail_code(), Some("CONTROL_UI_ORIGIN_NOT_ALLOWED"));
+    let mut no_device = ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed([4; 32]));
     no_device.identity = None;
-    assert_eq!(
-        refused(Client::connect(no_device).await.err().unwrap()).detail_code(),
-        Some("CONTROL_UI_DEVICE_IDENTITY_REQUIRED")
-    );
+    assert_eq!(refused(Client::connect(no_device).await.err().unwrap()).detail_code(), Some("CONTROL_UI_DEVICE_IDENTITY_REQUIRED"));
 }
 
 #[tokio::test]
@@ -167,9 +93,7 @@ async fn a_refused_connect_closes_with_1008() {
     let res = socket.next().await.unwrap().unwrap().into_text().unwrap();
     assert!(res.contains("unknown field `client.bogus`"), "{res}");
     match socket.next().await.unwrap().unwrap() {
-        tokio_tungstenite::tungstenite::Message::Close(Some(c)) => {
-            assert_eq!(u16::from(c.code), 1008)
-        }
+        tokio_tungstenite::tungstenite::Message::Close(Some(c)) => assert_eq!(u16::from(c.code), 1008),
         other => panic!("expected a close, got {other:?}"),
     }
 }
@@ -182,50 +106,27 @@ async fn protocol_mismatch_names_both_versions() {
     let _challenge = socket.next().await.unwrap().unwrap();
     socket.send(r#"{"type":"req","id":"1","method":"connect","params":{"minProtocol":5,"maxProtocol":6,"client":{"id":"cli","version":"1","platform":"x","mode":"cli"},"auth":{"token":"test-token"}}}"#.into()).await.unwrap();
     let res = socket.next().await.unwrap().unwrap().into_text().unwrap();
-    assert!(
-        res.contains("v5–v6") && res.contains("speaks v4") && res.contains("PROTOCOL_MISMATCH"),
-        "{res}"
-    );
+    assert!(res.contains("v5–v6") && res.contains("speaks v4") && res.contains("PROTOCOL_MISMATCH"), "{res}");
 }
 
 #[tokio::test]
 async fn missing_scope_is_forbidden_with_the_scope_named_and_unknown_methods_are_invalid() {
     let (gw, _dir) = start(30_000).await;
-    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::WRITE]))
-        .await
-        .unwrap();
-    let e = c
-        .request("health", serde_json::json!({}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (e.code.as_str(), e.message.as_str()),
-        ("FORBIDDEN", "missing scope: operator.read")
-    );
+    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::WRITE])).await.unwrap();
+    let e = c.request("health", serde_json::json!({})).await.unwrap_err();
+    assert_eq!((e.code.as_str(), e.message.as_str()), ("FORBIDDEN", "missing scope: operator.read"));
     assert_eq!(e.details.unwrap()["missingScope"], "operator.read");
-    let e = c
-        .request("no.such.method", serde_json::json!({}))
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (e.code.as_str(), e.message.as_str()),
-        ("INVALID_REQUEST", "unknown method: no.such.method")
-    );
+    let e = c.request("no.such.method", serde_json::json!({})).await.unwrap_err();
+    assert_eq!((e.code.as_str(), e.message.as_str()), ("INVALID_REQUEST", "unknown method: no.such.method"));
 }
 
 #[tokio::test]
 async fn malformed_frames_are_answered_or_ignored_and_the_connection_survives() {
     let (gw, _dir) = start(30_000).await;
-    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::READ]))
-        .await
-        .unwrap();
+    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::READ])).await.unwrap();
     c.send_raw("{not json".into()).await.unwrap();
-    c.send_raw(r#"{"type":"cancel","id":"x"}"#.into())
-        .await
-        .unwrap();
-    c.send_raw(r#"{"type":"req","id":"z","method":"health","params":{},"extra":true}"#.into())
-        .await
-        .unwrap();
+    c.send_raw(r#"{"type":"cancel","id":"x"}"#.into()).await.unwrap();
+    c.send_raw(r#"{"type":"req","id":"z","method":"health","params":{},"extra":true}"#.into()).await.unwrap();
     let ok = c.request("health", serde_json::json!({})).await.unwrap();
     assert_eq!(ok["ok"], true);
 }
@@ -233,9 +134,7 @@ async fn malformed_frames_are_answered_or_ignored_and_the_connection_survives() 
 #[tokio::test]
 async fn ticks_arrive_with_increasing_per_connection_seq() {
     let (gw, _dir) = start(50).await;
-    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::READ]))
-        .await
-        .unwrap();
+    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::READ])).await.unwrap();
     let a = c.next_event("tick", Duration::from_secs(5)).await.unwrap();
     let b = c.next_event("tick", Duration::from_secs(5)).await.unwrap();
     assert!(b.seq.unwrap() > a.seq.unwrap());
@@ -254,13 +153,8 @@ async fn a_non_loopback_bind_is_refused_unless_allowed() {
 #[tokio::test]
 async fn shutdown_tells_clients_and_closes() {
     let (gw, _dir) = start(30_000).await;
-    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::READ]))
-        .await
-        .unwrap();
+    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::READ])).await.unwrap();
     gw.shutdown().await;
-    let ev = c
-        .next_event("shutdown", Duration::from_secs(5))
-        .await
-        .unwrap();
+    let ev = c.next_event("shutdown", Duration::from_secs(5)).await.unwrap();
     assert_eq!(ev.payload.unwrap()["reason"], "gateway stopping");
 }

@@ -24,13 +24,7 @@ async fn start() -> (Running, tempfile::TempDir) {
 #[tokio::test]
 async fn every_implemented_method_without_its_scope_is_forbidden_naming_the_scope() {
     let (gw, _d) = start().await;
-    let mut c = Client::connect(ClientOptions::backend(
-        &format!("ws://{}", gw.addr),
-        TOKEN,
-        &[],
-    ))
-    .await
-    .unwrap();
+    let mut c = Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[])).await.unwrap();
     let mut checked = 0;
     for (method, broad, _) in METHOD_SCOPES {
         if !gateway::methods::IMPLEMENTED.contains(method) {
@@ -39,38 +33,22 @@ async fn every_implemented_method_without_its_scope_is_forbidden_naming_the_scop
         let e = c.request(method, json!({})).await.unwrap_err();
         assert_eq!(e.code, "FORBIDDEN", "{method}: {e:?}");
         assert_eq!(e.message, format!("missing scope: {broad}"), "{method}");
-        assert_eq!(
-            e.details.as_ref().unwrap()["missingScope"],
-            *broad,
-            "{method}"
-        );
+        assert_eq!(e.details.as_ref().unwrap()["missingScope"], *broad, "{method}");
         checked += 1;
     }
-    assert_eq!(
-        checked,
-        gateway::methods::IMPLEMENTED.len(),
-        "every implemented method has a scope rule"
-    );
+    assert_eq!(checked, gateway::methods::IMPLEMENTED.len(), "every implemented method has a scope rule");
 }
 
 #[tokio::test]
 async fn a_pre_connect_frame_over_64_kib_closes_the_socket_with_1009() {
     let (gw, _d) = start().await;
-    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}", gw.addr))
-        .await
-        .unwrap();
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}", gw.addr)).await.unwrap();
     let _challenge = socket.next().await.unwrap().unwrap();
-    let big = format!(
-        r#"{{"type":"req","id":"1","method":"connect","params":{{"pad":"{}"}}}}"#,
-        "x".repeat(70 * 1024)
-    );
+    let big = format!(r#"{{"type":"req","id":"1","method":"connect","params":{{"pad":"{}"}}}}"#, "x".repeat(70 * 1024));
     socket.send(Message::Text(big.into())).await.unwrap();
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     loop {
-        match tokio::time::timeout_at(deadline, socket.next())
-            .await
-            .expect("closed in time")
-        {
+        match tokio::time::timeout_at(deadline, socket.next()).await.expect("closed in time") {
             Some(Ok(Message::Close(Some(c)))) => {
                 assert_eq!(u16::from(c.code), 1009);
                 break;
@@ -84,67 +62,27 @@ async fn a_pre_connect_frame_over_64_kib_closes_the_socket_with_1009() {
 #[tokio::test]
 async fn a_guest_never_sees_another_sessions_messages() {
     let (gw, _d) = start().await;
-    let mut admin = Client::connect(ClientOptions::backend(
-        &format!("ws://{}", gw.addr),
-        TOKEN,
-        &[scope::ADMIN],
-    ))
-    .await
-    .unwrap();
-    let mut opts = ClientOptions::control_ui(
-        &format!("ws://{}", gw.addr),
-        TOKEN,
-        &format!("http://{}", gw.addr),
-        DeviceIdentity::from_seed([5; 32]),
-    );
+    let mut admin = Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[scope::ADMIN])).await.unwrap();
+    let mut opts = ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([5; 32]));
     opts.scopes = vec![scope::SESSIONS_WRITE.into()];
     let mut guest = Client::connect(opts).await.unwrap();
-    guest
-        .request("sessions.create", json!({"key": "mine"}))
-        .await
-        .unwrap();
-    admin
-        .request(
-            "chat.send",
-            json!({"sessionKey": "theirs", "message": "private words", "idempotencyKey": "p1"}),
-        )
-        .await
-        .unwrap();
-    admin
-        .request(
-            "chat.send",
-            json!({"sessionKey": "mine", "message": "shared words", "idempotencyKey": "p2"}),
-        )
-        .await
-        .unwrap();
-    let ev = guest
-        .next_event("session.message", Duration::from_secs(5))
-        .await
-        .unwrap();
+    guest.request("sessions.create", json!({"key": "mine"})).await.unwrap();
+    admin.request("chat.send", json!({"sessionKey": "theirs", "message": "private words", "idempotencyKey": "p1"})).await.unwrap();
+    admin.request("chat.send", json!({"sessionKey": "mine", "message": "shared words", "idempotencyKey": "p2"})).await.unwrap();
+    let ev = guest.next_event("session.message", Duration::from_secs(5)).await.unwrap();
     assert_eq!(ev.payload.unwrap()["sessionKey"], "agent:main:mine");
     let mut leaked = false;
-    while let Some(ev) = guest
-        .next_event("session.message", Duration::from_millis(500))
-        .await
-    {
+    while let Some(ev) = guest.next_event("session.message", Duration::from_millis(500)).await {
         leaked |= ev.payload.unwrap()["sessionKey"] != "agent:main:mine";
     }
     while let Some(ev) = guest.next_event("chat", Duration::from_millis(200)).await {
         leaked |= ev.payload.unwrap()["sessionKey"] != "agent:main:mine";
     }
     assert!(!leaked, "the guest received another session's events");
-    let e = guest
-        .request("chat.history", json!({"sessionKey": "theirs"}))
-        .await
-        .unwrap_err();
+    let e = guest.request("chat.history", json!({"sessionKey": "theirs"})).await.unwrap_err();
     assert!(e.message.contains("was not found"), "{}", e.message);
     let list = guest.request("sessions.list", json!({})).await.unwrap();
-    let keys: Vec<&str> = list["sessions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["key"].as_str().unwrap())
-        .collect();
+    let keys: Vec<&str> = list["sessions"].as_array().unwrap().iter().map(|s| s["key"].as_str().unwrap()).collect();
     assert_eq!(keys, vec!["agent:main:mine"]);
 }
 
@@ -155,11 +93,7 @@ use common::{End, Raw, backend_params, ui_params};
 use protocol::error::ErrorShape;
 
 /// Sends `connect` on a fresh socket; the refusal and how the socket ended, or the hello.
-async fn try_connect(
-    gw: &Running,
-    origin: Option<&str>,
-    params: impl FnOnce(&protocol::connect::ConnectChallenge) -> serde_json::Value,
-) -> Result<serde_json::Value, (ErrorShape, End)> {
+async fn try_connect(gw: &Running, origin: Option<&str>, params: impl FnOnce(&protocol::connect::ConnectChallenge) -> serde_json::Value) -> Result<serde_json::Value, (ErrorShape, End)> {
     let mut raw = Raw::open(&format!("ws://{}", gw.addr), origin).await;
     let p = params(&raw.challenge);
     raw.req("c1", "connect", p).await;
@@ -173,16 +107,8 @@ fn refused_with(r: Result<serde_json::Value, (ErrorShape, End)>, code: &str) {
     match r {
         Ok(h) => panic!("expected {code}, got a hello: {h}"),
         Err((e, end)) => {
-            assert_eq!(
-                (e.code.as_str(), e.detail_code()),
-                ("INVALID_REQUEST", Some(code)),
-                "{e:?}"
-            );
-            assert_eq!(
-                end,
-                End::Closed(1008),
-                "{code}: the socket closes with 1008"
-            );
+            assert_eq!((e.code.as_str(), e.detail_code()), ("INVALID_REQUEST", Some(code)), "{e:?}");
+            assert_eq!(end, End::Closed(1008), "{code}: the socket closes with 1008");
         }
     }
 }
@@ -207,8 +133,7 @@ fn resign(identity: &DeviceIdentity, p: &mut protocol::connect::ConnectParams) {
 }
 
 #[tokio::test]
-async fn device_signatures_that_are_stale_replayed_or_not_the_devices_are_refused_with_their_codes()
-{
+async fn device_signatures_that_are_stale_replayed_or_not_the_devices_are_refused_with_their_codes() {
     let (gw, _d) = start().await;
     let origin = format!("http://{}", gw.addr);
     let id = DeviceIdentity::from_seed([21; 32]);
@@ -224,11 +149,7 @@ async fn device_signatures_that_are_stale_replayed_or_not_the_devices_are_refuse
             to_value(p)
         })
         .await;
-        assert!(
-            hello.is_ok(),
-            "skew {skew} ms is inside the window: {:?}",
-            hello.err()
-        );
+        assert!(hello.is_ok(), "skew {skew} ms is inside the window: {:?}", hello.err());
     }
     // Outside it, correctly signed over the stale or future time: expired.
     for skew in [-121_000i64, 121_000, -3_600_000] {
@@ -247,14 +168,8 @@ async fn device_signatures_that_are_stale_replayed_or_not_the_devices_are_refuse
     let mut first = Raw::open(&format!("ws://{}", gw.addr), Some(&origin)).await;
     let captured = ui_params(&id, &first.challenge, TOKEN);
     first.req("c1", "connect", to_value(captured.clone())).await;
-    first
-        .response("c1")
-        .await
-        .expect("the original connect is accepted");
-    refused_with(
-        try_connect(&gw, Some(&origin), |_| to_value(captured.clone())).await,
-        "DEVICE_AUTH_NONCE_MISMATCH",
-    );
+    first.response("c1").await.expect("the original connect is accepted");
+    refused_with(try_connect(&gw, Some(&origin), |_| to_value(captured.clone())).await, "DEVICE_AUTH_NONCE_MISMATCH");
     // The device id of another key.
     refused_with(
         try_connect(&gw, Some(&origin), |c| {
@@ -325,35 +240,16 @@ async fn wrong_tokens_of_every_length_and_a_missing_token_are_refused() {
         "\0".into(),
     ];
     for w in &wrong {
-        refused_with(
-            try_connect(&gw, None, |_| backend_params(Some(w), &[scope::ADMIN])).await,
-            "AUTH_TOKEN_MISMATCH",
-        );
+        refused_with(try_connect(&gw, None, |_| backend_params(Some(w), &[scope::ADMIN])).await, "AUTH_TOKEN_MISMATCH");
     }
-    refused_with(
-        try_connect(&gw, None, |_| backend_params(Some(""), &[scope::ADMIN])).await,
-        "AUTH_TOKEN_MISMATCH",
-    );
-    refused_with(
-        try_connect(&gw, None, |_| backend_params(None, &[scope::ADMIN])).await,
-        "AUTH_TOKEN_MISSING",
-    );
+    refused_with(try_connect(&gw, None, |_| backend_params(Some(""), &[scope::ADMIN])).await, "AUTH_TOKEN_MISMATCH");
+    refused_with(try_connect(&gw, None, |_| backend_params(None, &[scope::ADMIN])).await, "AUTH_TOKEN_MISSING");
     // The right token is let in (the refusals above are about the token, nothing else).
-    assert!(
-        try_connect(&gw, None, |_| backend_params(Some(TOKEN), &[scope::ADMIN]))
-            .await
-            .is_ok()
-    );
+    assert!(try_connect(&gw, None, |_| backend_params(Some(TOKEN), &[scope::ADMIN])).await.is_ok());
     // A browser device with a wrong token is refused the same way.
     let origin = format!("http://{}", gw.addr);
     let id = DeviceIdentity::from_seed([23; 32]);
-    refused_with(
-        try_connect(&gw, Some(&origin), |c| {
-            serde_json::to_value(ui_params(&id, c, "hostile-tokeN")).unwrap()
-        })
-        .await,
-        "AUTH_TOKEN_MISMATCH",
-    );
+    refused_with(try_connect(&gw, Some(&origin), |c| serde_json::to_value(ui_params(&id, c, "hostile-tokeN")).unwrap()).await, "AUTH_TOKEN_MISMATCH");
 }
 
 /// Every comparison with a configured secret goes through the constant-time `secret_eq`
@@ -362,18 +258,11 @@ async fn wrong_tokens_of_every_length_and_a_missing_token_are_refused() {
 #[test]
 fn tokens_are_only_compared_in_constant_time() {
     let mut files = Vec::new();
-    let mut dirs = vec![std::path::PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/src"
-    ))];
+    let mut dirs = vec![std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/src"))];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path)
-            } else {
-                files.push(path)
-            }
+            if path.is_dir() { dirs.push(path) } else { files.push(path) }
         }
     }
     let mut compared = 0;
@@ -382,37 +271,21 @@ fn tokens_are_only_compared_in_constant_time() {
         for (n, line) in text.lines().enumerate() {
             let mentions_secret = line.contains("config.token") || line.contains(".device_token");
             let plain_eq = line.contains("==") || line.contains("!=") || line.contains(".eq(");
-            assert!(
-                !(mentions_secret && plain_eq),
-                "{}:{}: a token compared with ==: {line}",
-                path.display(),
-                n + 1
-            );
+            assert!(!(mentions_secret && plain_eq), "{}:{}: a token compared with ==: {line}", path.display(), n + 1);
             if line.contains("secret_eq(") && mentions_secret {
                 compared += 1;
             }
         }
     }
-    assert!(
-        compared >= 2,
-        "the gateway token and the device token are compared with secret_eq"
-    );
-    let util =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/util.rs")).unwrap();
+    assert!(compared >= 2, "the gateway token and the device token are compared with secret_eq");
+    let util = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/util.rs")).unwrap();
     assert!(util.contains("ct_eq(") && util.contains("use subtle::ConstantTimeEq"));
-    assert!(
-        gateway::util::secret_eq(TOKEN, TOKEN)
-            && !gateway::util::secret_eq(TOKEN, "hostile-tokeN")
-            && !gateway::util::secret_eq(TOKEN, "")
-    );
+    assert!(gateway::util::secret_eq(TOKEN, TOKEN) && !gateway::util::secret_eq(TOKEN, "hostile-tokeN") && !gateway::util::secret_eq(TOKEN, ""));
 }
 
 #[tokio::test]
 async fn browser_origins_that_are_not_allowed_are_refused() {
-    let (gw, _d) = common::start_with(TOKEN, |c| {
-        c.allowed_origins = vec!["https://ops.example.com".into()]
-    })
-    .await;
+    let (gw, _d) = common::start_with(TOKEN, |c| c.allowed_origins = vec!["https://ops.example.com".into()]).await;
     let id = DeviceIdentity::from_seed([24; 32]);
     let port = gw.addr.port();
     let refused = [
@@ -427,31 +300,15 @@ async fn browser_origins_that_are_not_allowed_are_refused() {
         "".into(),
     ];
     for o in &refused {
-        let r = try_connect(&gw, Some(o.as_str()).filter(|o| !o.is_empty()), |c| {
-            serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()
-        })
-        .await;
+        let r = try_connect(&gw, Some(o.as_str()).filter(|o| !o.is_empty()), |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
         refused_with(r, "CONTROL_UI_ORIGIN_NOT_ALLOWED");
     }
-    for o in [
-        format!("http://{}", gw.addr),
-        "http://localhost:5173".into(),
-        "https://ops.example.com".into(),
-    ] {
-        let r = try_connect(&gw, Some(&o), |c| {
-            serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()
-        })
-        .await;
+    for o in [format!("http://{}", gw.addr), "http://localhost:5173".into(), "https://ops.example.com".into()] {
+        let r = try_connect(&gw, Some(&o), |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
         assert!(r.is_ok(), "{o} is allowed: {:?}", r.err());
     }
     // Any browser page (an Origin header) must prove a device, whatever client it claims.
-    refused_with(
-        try_connect(&gw, Some("http://evil.example"), |_| {
-            backend_params(Some(TOKEN), &[scope::ADMIN])
-        })
-        .await,
-        "CONTROL_UI_DEVICE_IDENTITY_REQUIRED",
-    );
+    refused_with(try_connect(&gw, Some("http://evil.example"), |_| backend_params(Some(TOKEN), &[scope::ADMIN])).await, "CONTROL_UI_DEVICE_IDENTITY_REQUIRED");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -463,9 +320,7 @@ fn valid_params(method: &str) -> serde_json::Value {
         "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => json!({"key": "main"}),
         "chat.send" => json!({"sessionKey": "main", "message": "hi", "idempotencyKey": "k-valid"}),
         "chat.history" | "chat.abort" => json!({"sessionKey": "main"}),
-        "question.request" => {
-            json!({"questions": [{"questionId": "a", "header": "H", "question": "Q?", "options": []}], "timeoutMs": 60000})
-        }
+        "question.request" => json!({"questions": [{"questionId": "a", "header": "H", "question": "Q?", "options": []}], "timeoutMs": 60000}),
         "question.get" => json!({"id": "nope"}),
         "question.resolve" => json!({"id": "nope", "cancel": true}),
         "question.waitAnswer" => json!({"id": "nope", "timeoutMs": 1}),
@@ -491,36 +346,21 @@ fn wrong_type(method: &str) -> Option<(&'static str, serde_json::Value)> {
 }
 
 #[tokio::test]
-async fn unknown_methods_wrong_types_unknown_and_missing_fields_are_invalid_requests_naming_the_field()
- {
+async fn unknown_methods_wrong_types_unknown_and_missing_fields_are_invalid_requests_naming_the_field() {
     let (gw, _d) = start().await;
-    let mut c = Client::connect(ClientOptions::backend(
-        &format!("ws://{}", gw.addr),
-        TOKEN,
-        &[scope::ADMIN],
-    ))
-    .await
-    .unwrap();
+    let mut c = Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[scope::ADMIN])).await.unwrap();
     let mut tried = 0;
-    let invalid =
-        |e: &ErrorShape, what: &str| assert_eq!(e.code, "INVALID_REQUEST", "{what}: {e:?}");
+    let invalid = |e: &ErrorShape, what: &str| assert_eq!(e.code, "INVALID_REQUEST", "{what}: {e:?}");
     for method in gateway::methods::IMPLEMENTED {
         // The valid base is accepted (or fails for a reason that is not the params' shape).
         if let Err(e) = c.request(method, valid_params(method)).await {
-            assert!(
-                !e.message.contains("params"),
-                "{method}: the valid base was refused: {e:?}"
-            );
+            assert!(!e.message.contains("params"), "{method}: the valid base was refused: {e:?}");
         }
         let mut extra = valid_params(method);
         extra["zzBogus"] = json!(1);
         let e = c.request(method, extra).await.unwrap_err();
         invalid(&e, method);
-        assert!(
-            e.message.contains("unknown field `zzBogus`"),
-            "{method}: {}",
-            e.message
-        );
+        assert!(e.message.contains("unknown field `zzBogus`"), "{method}: {}", e.message);
         for not_object in [json!(5), json!("params"), json!([1, 2]), json!(null)] {
             let e = c.request(method, not_object.clone()).await;
             // `null` params mean "none", which is valid for methods without required fields.
@@ -529,11 +369,7 @@ async fn unknown_methods_wrong_types_unknown_and_missing_fields_are_invalid_requ
             }
             let e = e.unwrap_err();
             invalid(&e, method);
-            assert!(
-                e.message.contains(&format!("invalid {method} params")),
-                "{method} with {not_object}: {}",
-                e.message
-            );
+            assert!(e.message.contains(&format!("invalid {method} params")), "{method} with {not_object}: {}", e.message);
             tried += 1;
         }
         if let Some((field, bad)) = wrong_type(method) {
@@ -541,11 +377,7 @@ async fn unknown_methods_wrong_types_unknown_and_missing_fields_are_invalid_requ
             p[field] = bad.clone();
             let e = c.request(method, p).await.unwrap_err();
             invalid(&e, method);
-            assert!(
-                e.message.contains(&format!("`{field}`")),
-                "{method}: a wrong type for {field} ({bad}) is not named: {}",
-                e.message
-            );
+            assert!(e.message.contains(&format!("`{field}`")), "{method}: a wrong type for {field} ({bad}) is not named: {}", e.message);
         }
         // Every required field, removed one at a time, is named as missing.
         if let Some(obj) = valid_params(method).as_object() {
@@ -555,11 +387,7 @@ async fn unknown_methods_wrong_types_unknown_and_missing_fields_are_invalid_requ
                 if let Err(e) = c.request(method, p).await {
                     if e.message.contains("missing field") {
                         invalid(&e, method);
-                        assert!(
-                            e.message.contains(&format!("missing field `{key}`")),
-                            "{method}: {}",
-                            e.message
-                        );
+                        assert!(e.message.contains(&format!("missing field `{key}`")), "{method}: {}", e.message);
                     }
                 }
             }
@@ -568,89 +396,34 @@ async fn unknown_methods_wrong_types_unknown_and_missing_fields_are_invalid_requ
     }
     // Nested fields are named with their path.
     let e = c.request("question.request", json!({"questions": [{"questionId": "a", "header": "H", "question": 5, "options": []}]})).await.unwrap_err();
-    assert!(
-        e.message.contains("`questions.0.question`"),
-        "{}",
-        e.message
-    );
-    let e = c
-        .request(
-            "question.resolve",
-            json!({"id": "x", "answers": {"answers": {"a": "not a list"}}}),
-        )
-        .await
-        .unwrap_err();
+    assert!(e.message.contains("`questions.0.question`"), "{}", e.message);
+    let e = c.request("question.resolve", json!({"id": "x", "answers": {"answers": {"a": "not a list"}}})).await.unwrap_err();
     assert!(e.message.contains("`answers.answers.a`"), "{}", e.message);
-    let e = c
-        .request(
-            "question.request",
-            json!({"questions": [{"questionId": "a", "header": "H", "options": []}]}),
-        )
-        .await
-        .unwrap_err();
-    assert!(
-        e.message.contains("missing field `questions.0.question`"),
-        "{}",
-        e.message
-    );
+    let e = c.request("question.request", json!({"questions": [{"questionId": "a", "header": "H", "options": []}]})).await.unwrap_err();
+    assert!(e.message.contains("missing field `questions.0.question`"), "{}", e.message);
     // Unknown methods, including ones that only look like ours.
-    for m in [
-        "no.such.method",
-        "chat.inject",
-        "question.delete",
-        "Health",
-        "health ",
-        "connect.challenge",
-        &"m".repeat(500),
-    ] {
+    for m in ["no.such.method", "chat.inject", "question.delete", "Health", "health ", "connect.challenge", &"m".repeat(500)] {
         let e = c.request(m, json!({})).await.unwrap_err();
         invalid(&e, m);
-        assert!(
-            e.message.starts_with("unknown method: "),
-            "{m}: {}",
-            e.message
-        );
+        assert!(e.message.starts_with("unknown method: "), "{m}: {}", e.message);
         tried += 1;
     }
     // Frame-level: an unknown top-level field, and wrong types for the frame's own fields.
     let mut raw = Raw::open(&format!("ws://{}", gw.addr), None).await;
-    raw.req(
-        "c1",
-        "connect",
-        backend_params(Some(TOKEN), &[scope::ADMIN]),
-    )
-    .await;
+    raw.req("c1", "connect", backend_params(Some(TOKEN), &[scope::ADMIN])).await;
     raw.response("c1").await.unwrap();
-    raw.send(r#"{"type":"req","id":"f1","method":"health","params":{},"extra":true}"#.into())
-        .await;
+    raw.send(r#"{"type":"req","id":"f1","method":"health","params":{},"extra":true}"#.into()).await;
     let e = raw.response("f1").await.unwrap_err();
-    assert_eq!(
-        (e.code.as_str(), e.message.as_str()),
-        (
-            "INVALID_REQUEST",
-            "invalid `req` frame: unknown field `extra`"
-        )
-    );
-    raw.send(r#"{"type":"req","id":"f2","method":7}"#.into())
-        .await;
+    assert_eq!((e.code.as_str(), e.message.as_str()), ("INVALID_REQUEST", "invalid `req` frame: unknown field `extra`"));
+    raw.send(r#"{"type":"req","id":"f2","method":7}"#.into()).await;
     let e = raw.response("f2").await.unwrap_err();
-    assert!(
-        e.code == "INVALID_REQUEST" && e.message.contains("`method`"),
-        "{e:?}"
-    );
-    raw.send(r#"{"type":"req","id":"f3","method":"health","traceparent":{"x":1}}"#.into())
-        .await;
+    assert!(e.code == "INVALID_REQUEST" && e.message.contains("`method`"), "{e:?}");
+    raw.send(r#"{"type":"req","id":"f3","method":"health","traceparent":{"x":1}}"#.into()).await;
     let e = raw.response("f3").await.unwrap_err();
-    assert!(
-        e.code == "INVALID_REQUEST" && e.message.contains("`traceparent`"),
-        "{e:?}"
-    );
+    assert!(e.code == "INVALID_REQUEST" && e.message.contains("`traceparent`"), "{e:?}");
     raw.send(r#"{"type":"req","id":"f4"}"#.into()).await;
     let e = raw.response("f4").await.unwrap_err();
-    assert!(
-        e.code == "INVALID_REQUEST" && e.message.contains("missing field `method`"),
-        "{e:?}"
-    );
+    assert!(e.code == "INVALID_REQUEST" && e.message.contains("missing field `method`"), "{e:?}");
     // After all that, the connection still works.
     raw.req("ok", "health", json!({})).await;
     assert_eq!(raw.response("ok").await.unwrap()["ok"], true);
@@ -667,28 +440,12 @@ async fn every_method_without_each_scope_it_needs_is_forbidden_and_its_guest_sco
             continue;
         }
         // Every scope there is, except the ones that grant this method.
-        let others: Vec<&str> = scope::ALL
-            .iter()
-            .copied()
-            .filter(|s| s != broad && Some(*s) != *narrow && *s != scope::ADMIN)
-            .filter(|s| !(*narrow == Some(scope::SESSIONS_READ) && *s == scope::SESSIONS_WRITE))
-            .collect();
-        let mut c = Client::connect(ClientOptions::backend(&url, TOKEN, &others))
-            .await
-            .unwrap();
+        let others: Vec<&str> = scope::ALL.iter().copied().filter(|s| s != broad && Some(*s) != *narrow && *s != scope::ADMIN).filter(|s| !(*narrow == Some(scope::SESSIONS_READ) && *s == scope::SESSIONS_WRITE)).collect();
+        let mut c = Client::connect(ClientOptions::backend(&url, TOKEN, &others)).await.unwrap();
         let e = c.request(method, valid_params(method)).await.unwrap_err();
-        assert_eq!(
-            (e.code.as_str(), e.message.clone()),
-            ("FORBIDDEN", format!("missing scope: {broad}")),
-            "{method} with {others:?}"
-        );
-        for granted in [Some(*broad), Some(scope::ADMIN), *narrow]
-            .into_iter()
-            .flatten()
-        {
-            let mut c = Client::connect(ClientOptions::backend(&url, TOKEN, &[granted]))
-                .await
-                .unwrap();
+        assert_eq!((e.code.as_str(), e.message.clone()), ("FORBIDDEN", format!("missing scope: {broad}")), "{method} with {others:?}");
+        for granted in [Some(*broad), Some(scope::ADMIN), *narrow].into_iter().flatten() {
+            let mut c = Client::connect(ClientOptions::backend(&url, TOKEN, &[granted])).await.unwrap();
             if let Err(e) = c.request(method, valid_params(method)).await {
                 assert_ne!(e.code, "FORBIDDEN", "{method} with {granted}: {e:?}");
             }
@@ -705,66 +462,38 @@ async fn every_method_without_each_scope_it_needs_is_forbidden_and_its_guest_sco
 async fn a_frame_over_max_payload_closes_with_1009_and_one_just_under_is_read() {
     let (gw, _d) = start().await;
     let url = format!("ws://{}", gw.addr);
-    let mut watcher = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::ADMIN]))
-        .await
-        .unwrap();
+    let mut watcher = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::ADMIN])).await.unwrap();
     let frame_of = |len: usize, id: &str| {
         let head = format!(r#"{{"type":"req","id":"{id}","method":"health","params":{{"pad":""#);
         let tail = r#""}}"#;
         format!("{head}{}{tail}", "x".repeat(len - head.len() - tail.len()))
     };
     let mut raw = Raw::open(&url, None).await;
-    raw.req(
-        "c1",
-        "connect",
-        backend_params(Some(TOKEN), &[scope::ADMIN]),
-    )
-    .await;
+    raw.req("c1", "connect", backend_params(Some(TOKEN), &[scope::ADMIN])).await;
     raw.response("c1").await.unwrap();
     // Exactly maxPayload: read and answered (the pad is an unknown field).
-    raw.send(frame_of(protocol::MAX_PAYLOAD_BYTES, "at-limit"))
-        .await;
+    raw.send(frame_of(protocol::MAX_PAYLOAD_BYTES, "at-limit")).await;
     let e = raw.response("at-limit").await.unwrap_err();
     assert!(e.message.contains("unknown field `pad`"), "{}", e.message);
     // One byte more: closed with 1009, and the connection is gone from the gateway.
-    raw.send(frame_of(protocol::MAX_PAYLOAD_BYTES + 1, "over"))
-        .await;
+    raw.send(frame_of(protocol::MAX_PAYLOAD_BYTES + 1, "over")).await;
     assert_eq!(raw.end().await, End::Closed(1009));
-    assert!(
-        !raw.received.iter().any(|t| t.contains(r#""id":"over""#)),
-        "the oversized request was not answered"
-    );
+    assert!(!raw.received.iter().any(|t| t.contains(r#""id":"over""#)), "the oversized request was not answered");
     // Far over (past what the transport reads): closed too, and nothing else is disturbed.
     let mut raw = Raw::open(&url, None).await;
-    raw.req(
-        "c1",
-        "connect",
-        backend_params(Some(TOKEN), &[scope::ADMIN]),
-    )
-    .await;
+    raw.req("c1", "connect", backend_params(Some(TOKEN), &[scope::ADMIN])).await;
     raw.response("c1").await.unwrap();
-    let sent = raw
-        .ws
-        .send(tokio_tungstenite::tungstenite::Message::Text(
-            frame_of(3 * protocol::MAX_PAYLOAD_BYTES, "huge").into(),
-        ))
-        .await;
+    let sent = raw.ws.send(tokio_tungstenite::tungstenite::Message::Text(frame_of(3 * protocol::MAX_PAYLOAD_BYTES, "huge").into())).await;
     if sent.is_ok() {
         let end = raw.end().await;
         assert!(matches!(end, End::Closed(1009) | End::Dropped), "{end:?}");
     }
     let deadline = tokio::time::Instant::now() + common::T;
     while gw.gateway.hub.count() > 1 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "oversized connections are dropped"
-        );
+        assert!(tokio::time::Instant::now() < deadline, "oversized connections are dropped");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    assert_eq!(
-        watcher.request("health", json!({})).await.unwrap()["ok"],
-        true
-    );
+    assert_eq!(watcher.request("health", json!({})).await.unwrap()["ok"], true);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -781,85 +510,27 @@ async fn a_secret_answer_is_in_no_database_byte_log_line_or_event() {
     let data = dir.path().join("data");
     let mut gw = common::GatewayProcess::spawn(&data, TOKEN, &[]);
     let url = gw.url();
-    let mut asker = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::ADMIN]))
-        .await
-        .unwrap();
-    let mut ui = Client::connect(ClientOptions::control_ui(
-        &url,
-        TOKEN,
-        &gw.origin(),
-        DeviceIdentity::from_seed([31; 32]),
-    ))
-    .await
-    .unwrap();
+    let mut asker = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::ADMIN])).await.unwrap();
+    let mut ui = Client::connect(ClientOptions::control_ui(&url, TOKEN, &gw.origin(), DeviceIdentity::from_seed([31; 32]))).await.unwrap();
     let device_token = ui.hello.auth.device_token.clone().unwrap();
-    let mut guest_opts = ClientOptions::control_ui(
-        &url,
-        TOKEN,
-        &gw.origin(),
-        DeviceIdentity::from_seed([32; 32]),
-    );
+    let mut guest_opts = ClientOptions::control_ui(&url, TOKEN, &gw.origin(), DeviceIdentity::from_seed([32; 32]));
     guest_opts.scopes = vec![scope::SESSIONS_WRITE.into()];
     let mut guest = Client::connect(guest_opts).await.unwrap();
-    let key = guest
-        .request("sessions.create", json!({"key": "secret-room"}))
-        .await
-        .unwrap()["key"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let key = guest.request("sessions.create", json!({"key": "secret-room"})).await.unwrap()["key"].as_str().unwrap().to_string();
     let secret_q = json!({"sessionKey": key, "timeoutMs": 60000, "questions": [
         {"questionId": "token", "header": "Token", "question": "Paste the deploy token", "options": [], "isSecret": true, "secretStore": {"name": "DEPLOY_TOKEN", "kind": "secret"}}]});
     let plain_q = json!({"sessionKey": key, "timeoutMs": 60000, "questions": [{"questionId": "note", "header": "Note", "question": "Anything else?", "options": []}]});
-    let id = asker.request("question.request", secret_q).await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let plain_id = asker.request("question.request", plain_q).await.unwrap()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let id = asker.request("question.request", secret_q).await.unwrap()["id"].as_str().unwrap().to_string();
+    let plain_id = asker.request("question.request", plain_q).await.unwrap()["id"].as_str().unwrap().to_string();
     // Malformed attempts carrying the secret first (their errors go to the sender only).
-    let _ = ui
-        .request(
-            "question.resolve",
-            json!({"id": id, "answers": {"answers": {"token": SECRET}}}),
-        )
-        .await
-        .unwrap_err();
-    let _ = ui
-        .request(
-            "question.resolve",
-            json!({"id": id, "answers": {"answers": {"token": [SECRET]}, "bogus": SECRET}}),
-        )
-        .await
-        .unwrap_err();
-    let _ = ui
-        .request(
-            "question.resolve",
-            json!({"id": id, "answers": {"answers": {"token": [SECRET, SECRET]}}}),
-        )
-        .await
-        .unwrap_err();
+    let _ = ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": SECRET}}})).await.unwrap_err();
+    let _ = ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": [SECRET]}, "bogus": SECRET}})).await.unwrap_err();
+    let _ = ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": [SECRET, SECRET]}}})).await.unwrap_err();
     ui.send_raw(format!(r#"{{"type":"req","id":"bad","method":"question.resolve","params":{{"id":"{id}","answers":{{"answers":{{"token":["{SECRET}"]}}}}}},"x":"{SECRET}"}}"#)).await.unwrap();
-    let res = ui
-        .request(
-            "question.resolve",
-            json!({"id": id, "answers": {"answers": {"token": [SECRET]}}}),
-        )
-        .await
-        .unwrap();
+    let res = ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": [SECRET]}}})).await.unwrap();
     assert_eq!(res["answers"]["answers"]["token"], json!(["stored"]));
-    ui.request(
-        "question.resolve",
-        json!({"id": plain_id, "answers": {"answers": {"note": [PLAIN]}}}),
-    )
-    .await
-    .unwrap();
-    let waited = asker
-        .request("question.waitAnswer", json!({"id": id, "timeoutMs": 5000}))
-        .await
-        .unwrap();
+    ui.request("question.resolve", json!({"id": plain_id, "answers": {"answers": {"note": [PLAIN]}}})).await.unwrap();
+    let waited = asker.request("question.waitAnswer", json!({"id": id, "timeoutMs": 5000})).await.unwrap();
     assert_eq!(waited["answers"]["answers"]["token"], json!(["stored"]));
     let running_files = common::dir_bytes(&data);
     assert!(gw.terminate(), "the gateway stops cleanly on SIGTERM");
@@ -872,64 +543,19 @@ async fn a_secret_answer_is_in_no_database_byte_log_line_or_event() {
     let logs = gw.logs();
 
     let names: Vec<&str> = running_files.iter().map(|(n, _)| n.as_str()).collect();
-    assert!(
-        names.contains(&"gateway.sqlite") && names.contains(&"gateway.sqlite-wal"),
-        "{names:?}"
-    );
+    assert!(names.contains(&"gateway.sqlite") && names.contains(&"gateway.sqlite-wal"), "{names:?}");
     for (name, bytes) in running_files.iter().chain(&stopped_files) {
-        assert!(
-            !common::contains(bytes, SECRET.as_bytes()),
-            "the secret is in {name}"
-        );
+        assert!(!common::contains(bytes, SECRET.as_bytes()), "the secret is in {name}");
     }
-    let db_has_plain = |files: &[(String, Vec<u8>)]| {
-        files
-            .iter()
-            .any(|(_, b)| common::contains(b, PLAIN.as_bytes()))
-    };
-    assert!(
-        db_has_plain(&running_files) && db_has_plain(&stopped_files),
-        "the plain answer is saved (the search works)"
-    );
-    let resolved: Vec<&String> = events
-        .iter()
-        .filter(|e| e.contains("question.resolved"))
-        .collect();
-    assert_eq!(
-        resolved.len(),
-        6,
-        "the asker, the UI and the guest each saw both resolutions: {resolved:?}"
-    );
-    assert_eq!(
-        resolved.iter().filter(|e| e.contains(PLAIN)).count(),
-        3,
-        "the plain answer is in its events (the search works)"
-    );
-    assert_eq!(
-        resolved
-            .iter()
-            .filter(|e| e.contains(r#"["stored"]"#))
-            .count(),
-        3
-    );
-    assert!(
-        !events.iter().any(|e| e.contains(SECRET)),
-        "an event carried the secret"
-    );
-    assert!(
-        !logs.is_empty() && common::contains(&logs, b"connected"),
-        "the gateway's output was captured"
-    );
-    assert!(
-        !common::contains(&logs, SECRET.as_bytes()),
-        "the gateway's output carried the secret"
-    );
-    assert!(
-        !common::contains(&gw.stderr.lock().unwrap(), TOKEN.as_bytes()),
-        "the log carried the gateway token"
-    );
-    assert!(
-        !common::contains(&logs, device_token.as_bytes()),
-        "the output carried a device token"
-    );
+    let db_has_plain = |files: &[(String, Vec<u8>)]| files.iter().any(|(_, b)| common::contains(b, PLAIN.as_bytes()));
+    assert!(db_has_plain(&running_files) && db_has_plain(&stopped_files), "the plain answer is saved (the search works)");
+    let resolved: Vec<&String> = events.iter().filter(|e| e.contains("question.resolved")).collect();
+    assert_eq!(resolved.len(), 6, "the asker, the UI and the guest each saw both resolutions: {resolved:?}");
+    assert_eq!(resolved.iter().filter(|e| e.contains(PLAIN)).count(), 3, "the plain answer is in its events (the search works)");
+    assert_eq!(resolved.iter().filter(|e| e.contains(r#"["stored"]"#)).count(), 3);
+    assert!(!events.iter().any(|e| e.contains(SECRET)), "an event carried the secret");
+    assert!(!logs.is_empty() && common::contains(&logs, b"connected"), "the gateway's output was captured");
+    assert!(!common::contains(&logs, SECRET.as_bytes()), "the gateway's output carried the secret");
+    assert!(!common::contains(&gw.stderr.lock().unwrap(), TOKEN.as_bytes()), "the log carried the gateway token");
+    assert!(!common::contains(&logs, device_token.as_bytes()), "the output carried a device token");
 }

@@ -16,39 +16,20 @@ async fn twenty_clients_for_five_seconds_lose_and_duplicate_nothing() {
         ..Default::default()
     };
     let report = run(opts).await.expect("the load run completes");
-    println!(
-        "{}",
-        report.markdown("CI load: 20 clients for 5 s (debug build)")
-    );
+    println!("{}", report.markdown("CI load: 20 clients for 5 s (debug build)"));
     assert_eq!(report.connected, 20, "{:?}", report.first_errors);
     assert_eq!(report.request_errors, 0, "{:?}", report.first_errors);
-    assert!(
-        report.drained,
-        "every agent run ended within the drain time"
-    );
+    assert!(report.drained, "every agent run ended within the drain time");
     // Every client did real work, and every client received every event (N × fan-out).
-    assert!(
-        report.questions_created >= 20 && report.questions_answered == report.questions_created
-    );
+    assert!(report.questions_created >= 20 && report.questions_answered == report.questions_created);
     assert!(report.chat_sent >= 20 && report.runs_finished == report.chat_sent);
-    assert!(
-        report.events_expected
-            >= 20 * (2 * report.questions_created as u64 + 4 * report.chat_sent as u64)
-    );
+    assert!(report.events_expected >= 20 * (2 * report.questions_created as u64 + 4 * report.chat_sent as u64));
     assert!(report.events_received >= report.events_expected);
     assert_eq!(report.lost, 0, "lost events: {:?}", report.lost_by_kind);
     assert_eq!(report.duplicated, 0, "duplicated events");
-    assert_eq!(
-        (report.seq_gaps, report.seq_repeats),
-        (0, 0),
-        "per-connection seq"
-    );
+    assert_eq!((report.seq_gaps, report.seq_repeats), (0, 0), "per-connection seq");
     assert_eq!(report.dropped_clients, 0);
     assert_eq!(report.gateway_errors, 0);
-    assert_eq!(
-        report.gateway_exit_ok,
-        Some(true),
-        "the gateway stopped cleanly on SIGTERM"
-    );
+    assert_eq!(report.gateway_exit_ok, Some(true), "the gateway stopped cleanly on SIGTERM");
     assert!(report.gateway_peak_rss_kib.is_some_and(|k| k > 0));
 }

@@ -12,54 +12,31 @@ const TOKEN: &str = "static-files-token";
 
 /// An HTTP/1.0 GET (the body ends with the connection, so no chunked decoding is needed):
 /// the lowercased headers and the raw body.
-async fn get(
-    addr: std::net::SocketAddr,
-    path: &str,
-    accept_encoding: Option<&str>,
-) -> (String, Vec<(String, String)>, Vec<u8>) {
+async fn get(addr: std::net::SocketAddr, path: &str, accept_encoding: Option<&str>) -> (String, Vec<(String, String)>, Vec<u8>) {
     let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let ae = accept_encoding
-        .map(|v| format!("Accept-Encoding: {v}\r\n"))
-        .unwrap_or_default();
-    tcp.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n{ae}\r\n").as_bytes())
-        .await
-        .unwrap();
+    let ae = accept_encoding.map(|v| format!("Accept-Encoding: {v}\r\n")).unwrap_or_default();
+    tcp.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n{ae}\r\n").as_bytes()).await.unwrap();
     let mut raw = Vec::new();
-    tokio::time::timeout(common::T, tcp.read_to_end(&mut raw))
-        .await
-        .expect("response in time")
-        .unwrap();
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a header block");
+    tokio::time::timeout(common::T, tcp.read_to_end(&mut raw)).await.expect("response in time").unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a header block");
     let head = String::from_utf8(raw[..split].to_vec()).unwrap();
     let mut lines = head.split("\r\n");
     let status = lines.next().unwrap().to_string();
-    let headers = lines
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
-        .collect();
+    let headers = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
     (status, headers, raw[split + 4..].to_vec())
 }
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(k, _)| k == name)
-        .map(|(_, v)| v.as_str())
+    headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
 
 /// 200 KB that compress well, as a wasm module does.
 fn wasm_like() -> Vec<u8> {
-    (0..200_000u32)
-        .map(|i| (i % 251) as u8 ^ ((i / 1024) as u8))
-        .collect()
+    (0..200_000u32).map(|i| (i % 251) as u8 ^ ((i / 1024) as u8)).collect()
 }
 
 #[tokio::test]
-async fn assets_are_compressed_by_the_server_for_browsers_that_accept_it_and_identical_once_decoded()
- {
+async fn assets_are_compressed_by_the_server_for_browsers_that_accept_it_and_identical_once_decoded() {
     let (gw, dir) = common::start_with(TOKEN, |_| {}).await;
     let ui = dir.path().join("ui");
     std::fs::create_dir_all(&ui).unwrap();
@@ -67,47 +44,26 @@ async fn assets_are_compressed_by_the_server_for_browsers_that_accept_it_and_ide
     std::fs::write(ui.join("app-123_bg.wasm"), &wasm).unwrap();
     std::fs::write(ui.join("index.html"), r#"<!DOCTYPE html><html><head><script type="module">import init from "/app-123.js";init("/app-123_bg.wasm");</script></head><body></body></html>"#).unwrap();
 
-    let (status, headers, body) =
-        get(gw.addr, "/app-123_bg.wasm", Some("gzip, deflate, br, zstd")).await;
+    let (status, headers, body) = get(gw.addr, "/app-123_bg.wasm", Some("gzip, deflate, br, zstd")).await;
     assert!(status.contains("200"), "{status}");
     assert_eq!(header(&headers, "content-type"), Some("application/wasm"));
-    let encoding =
-        header(&headers, "content-encoding").expect("compressed for a browser that takes it");
+    let encoding = header(&headers, "content-encoding").expect("compressed for a browser that takes it");
     assert!(encoding == "br" || encoding == "gzip", "{encoding}");
-    assert!(
-        header(&headers, "vary")
-            .is_some_and(|v| v.to_ascii_lowercase().contains("accept-encoding")),
-        "{headers:?}"
-    );
-    assert!(
-        body.len() * 4 < wasm.len(),
-        "{} compressed bytes for {}",
-        body.len(),
-        wasm.len()
-    );
+    assert!(header(&headers, "vary").is_some_and(|v| v.to_ascii_lowercase().contains("accept-encoding")), "{headers:?}");
+    assert!(body.len() * 4 < wasm.len(), "{} compressed bytes for {}", body.len(), wasm.len());
 
     let (_, headers, body) = get(gw.addr, "/app-123_bg.wasm", Some("gzip")).await;
     assert_eq!(header(&headers, "content-encoding"), Some("gzip"));
     let mut decoded = Vec::new();
-    flate2::read::GzDecoder::new(&body[..])
-        .read_to_end(&mut decoded)
-        .unwrap();
+    flate2::read::GzDecoder::new(&body[..]).read_to_end(&mut decoded).unwrap();
     assert!(decoded == wasm, "gzip decodes to the file itself");
 
     let (_, headers, body) = get(gw.addr, "/app-123_bg.wasm", None).await;
-    assert_eq!(
-        header(&headers, "content-encoding"),
-        None,
-        "identity for a client that asks for nothing"
-    );
+    assert_eq!(header(&headers, "content-encoding"), None, "identity for a client that asks for nothing");
     assert!(body == wasm);
 
     let (_, headers, _) = get(gw.addr, "/app-123_bg.wasm", Some("gzip;q=0, identity")).await;
-    assert_eq!(
-        header(&headers, "content-encoding"),
-        None,
-        "a refused encoding is not used"
-    );
+    assert_eq!(header(&headers, "content-encoding"), None, "a refused encoding is not used");
 
     // The page: compressed too, and still carrying the CSP with its inline loader's hash.
     let (status, headers, _) = get(gw.addr, "/ask/some-id", Some("gzip")).await;
@@ -125,29 +81,12 @@ async fn the_websocket_upgrade_is_not_compressed_even_when_the_browser_offers_en
     let (gw, _dir) = common::start_with(TOKEN, |_| {}).await;
     let mut req = format!("ws://{}/", gw.addr).into_client_request().unwrap();
     // What Chromium sends on an upgrade.
-    req.headers_mut().insert(
-        "accept-encoding",
-        "gzip, deflate, br, zstd".parse().unwrap(),
-    );
-    req.headers_mut()
-        .insert("origin", format!("http://{}", gw.addr).parse().unwrap());
-    let (mut ws, resp) = tokio_tungstenite::connect_async(req)
-        .await
-        .expect("the upgrade succeeds");
+    req.headers_mut().insert("accept-encoding", "gzip, deflate, br, zstd".parse().unwrap());
+    req.headers_mut().insert("origin", format!("http://{}", gw.addr).parse().unwrap());
+    let (mut ws, resp) = tokio_tungstenite::connect_async(req).await.expect("the upgrade succeeds");
     assert_eq!(resp.status(), 101);
-    assert!(
-        resp.headers().get("content-encoding").is_none(),
-        "{:?}",
-        resp.headers()
-    );
-    let first = tokio::time::timeout(common::T, ws.next())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    assert!(
-        first.to_text().unwrap().contains("connect.challenge"),
-        "{first:?}"
-    );
+    assert!(resp.headers().get("content-encoding").is_none(), "{:?}", resp.headers());
+    let first = tokio::time::timeout(common::T, ws.next()).await.unwrap().unwrap().unwrap();
+    assert!(first.to_text().unwrap().contains("connect.challenge"), "{first:?}");
     gw.shutdown().await;
 }

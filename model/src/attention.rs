@@ -20,11 +20,7 @@ pub const LAST_MINUTES_MS: i64 = 120_000;
 /// Async questions count only when the person asked for that.
 pub fn title(blocking: usize, asynchronous: usize, count_async: bool) -> String {
     let n = blocking + if count_async { asynchronous } else { 0 };
-    if n == 0 {
-        BASE_TITLE.to_string()
-    } else {
-        format!("({n}) Question waiting · {BASE_TITLE}")
-    }
+    if n == 0 { BASE_TITLE.to_string() } else { format!("({n}) Question waiting · {BASE_TITLE}") }
 }
 
 /// The count drawn on the icon (nothing at 0; `9+` beyond nine).
@@ -105,22 +101,14 @@ fn time_left(expires_at_ms: i64, now_ms: i64) -> String {
         1..=59 => format!("{s} s left"),
         _ => {
             let m = (s + 59) / 60;
-            if m == 1 {
-                "1 minute left".into()
-            } else {
-                format!("{m} minutes left")
-            }
+            if m == 1 { "1 minute left".into() } else { format!("{m} minutes left") }
         }
     }
 }
 
 /// The notification for `w` in `phase`. A secret question's text never leaves the page.
 pub fn notice(w: &Waiting, phase: Phase, now_ms: i64) -> Notice {
-    let title = if w.header.trim().is_empty() {
-        "Question waiting".to_string()
-    } else {
-        format!("Question waiting: {}", w.header.trim())
-    };
+    let title = if w.header.trim().is_empty() { "Question waiting".to_string() } else { format!("Question waiting: {}", w.header.trim()) };
     let what = if w.secret {
         "The agent asks for a secret. Open the Control UI to answer it there.".to_string()
     } else if w.count > 1 {
@@ -132,12 +120,7 @@ pub fn notice(w: &Waiting, phase: Phase, now_ms: i64) -> Notice {
         Phase::Arrived => time_left(w.expires_at_ms, now_ms),
         Phase::LastMinutes => format!("Last chance: {}", time_left(w.expires_at_ms, now_ms)),
     };
-    Notice {
-        id: w.id.clone(),
-        phase,
-        title,
-        body: format!("{what}\n{when}"),
-    }
+    Notice { id: w.id.clone(), phase, title, body: format!("{what}\n{when}") }
 }
 
 /// What this page saw of each request, so each phase is considered once.
@@ -153,13 +136,7 @@ impl Watch {
     /// `enabled` whether notifications are on and permitted. A request that arrives while the
     /// page is in sight is seen, and gets no arrival notification later; its last two minutes
     /// still do, if the page is out of sight then.
-    pub fn due(
-        &mut self,
-        waiting: &[Waiting],
-        now_ms: i64,
-        out_of_sight: bool,
-        enabled: bool,
-    ) -> Vec<Notice> {
+    pub fn due(&mut self, waiting: &[Waiting], now_ms: i64, out_of_sight: bool, enabled: bool) -> Vec<Notice> {
         let mut out = Vec::new();
         for w in waiting {
             let alive = w.expires_at_ms > now_ms;
@@ -176,8 +153,7 @@ impl Watch {
                 out.push(notice(w, Phase::LastMinutes, now_ms));
             }
         }
-        self.arrived
-            .retain(|id| waiting.iter().any(|w| &w.id == id));
+        self.arrived.retain(|id| waiting.iter().any(|w| &w.id == id));
         self.last.retain(|id| waiting.iter().any(|w| &w.id == id));
         out
     }
@@ -188,23 +164,13 @@ mod tests {
     use super::*;
 
     fn w(id: &str, expires_at_ms: i64) -> Waiting {
-        Waiting {
-            id: id.into(),
-            header: "Deploy".into(),
-            question: "Where should this change be deployed?".into(),
-            secret: false,
-            expires_at_ms,
-            count: 1,
-        }
+        Waiting { id: id.into(), header: "Deploy".into(), question: "Where should this change be deployed?".into(), secret: false, expires_at_ms, count: 1 }
     }
 
     #[test]
     fn the_title_counts_blocking_questions_and_async_ones_only_when_asked() {
         assert_eq!(title(0, 0, false), "OpenClaw Control");
-        assert_eq!(
-            title(2, 0, false),
-            "(2) Question waiting · OpenClaw Control"
-        );
+        assert_eq!(title(2, 0, false), "(2) Question waiting · OpenClaw Control");
         assert_eq!(title(0, 3, false), "OpenClaw Control");
         assert_eq!(title(1, 3, true), "(4) Question waiting · OpenClaw Control");
         assert_eq!(badge_text(0), None);
@@ -220,56 +186,30 @@ mod tests {
         assert_eq!(first.len(), 1);
         assert_eq!(first[0].phase, Phase::Arrived);
         assert_eq!(first[0].title, "Question waiting: Deploy");
-        assert_eq!(
-            first[0].body,
-            "Where should this change be deployed?\n15 minutes left"
-        );
+        assert_eq!(first[0].body, "Where should this change be deployed?\n15 minutes left");
         assert!(watch.due(&r, 10_000, true, true).is_empty(), "not again");
-        assert!(
-            watch.due(&r, 700_000, true, true).is_empty(),
-            "not before the last two minutes"
-        );
+        assert!(watch.due(&r, 700_000, true, true).is_empty(), "not before the last two minutes");
         let last = watch.due(&r, 790_000, true, true);
         assert_eq!(last.len(), 1);
         assert_eq!(last[0].phase, Phase::LastMinutes);
-        assert_eq!(
-            last[0].body,
-            "Where should this change be deployed?\nLast chance: 2 minutes left"
-        );
-        assert!(
-            watch.due(&r, 850_000, true, true).is_empty(),
-            "a second reminder never comes"
-        );
+        assert_eq!(last[0].body, "Where should this change be deployed?\nLast chance: 2 minutes left");
+        assert!(watch.due(&r, 850_000, true, true).is_empty(), "a second reminder never comes");
     }
 
     #[test]
     fn a_request_seen_in_the_page_gets_no_arrival_notice_later_and_nothing_without_permission() {
         let mut watch = Watch::default();
         let r = [w("a", 900_000)];
-        assert!(
-            watch.due(&r, 0, false, true).is_empty(),
-            "in sight: nothing"
-        );
-        assert!(
-            watch.due(&r, 5_000, true, true).is_empty(),
-            "hidden later: the arrival was already seen"
-        );
-        assert_eq!(
-            watch.due(&r, 800_000, true, true).len(),
-            1,
-            "its last two minutes still count"
-        );
+        assert!(watch.due(&r, 0, false, true).is_empty(), "in sight: nothing");
+        assert!(watch.due(&r, 5_000, true, true).is_empty(), "hidden later: the arrival was already seen");
+        assert_eq!(watch.due(&r, 800_000, true, true).len(), 1, "its last two minutes still count");
         let mut off = Watch::default();
         assert!(off.due(&r, 0, true, false).is_empty());
         assert!(off.due(&r, 800_000, true, false).is_empty());
         let mut late = Watch::default();
         let soon = [w("b", 60_000)];
         let n = late.due(&soon, 0, true, true);
-        assert_eq!(
-            n.len(),
-            1,
-            "arriving in its last minutes: one notification, not two"
-        );
+        assert_eq!(n.len(), 1, "arriving in its last minutes: one notification, not two");
         assert!(late.due(&soon, 1_000, true, true).is_empty());
     }
 
@@ -279,10 +219,7 @@ mod tests {
         s.question = "Paste the production database password".into();
         s.secret = true;
         let n = notice(&s, Phase::Arrived, 0);
-        assert!(
-            !n.body.contains("password") && !n.title.contains("password"),
-            "{n:?}"
-        );
+        assert!(!n.body.contains("password") && !n.title.contains("password"), "{n:?}");
         assert!(n.body.contains("asks for a secret"));
     }
 }

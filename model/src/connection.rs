@@ -12,9 +12,7 @@ pub fn backoff_ms(attempt: u32) -> u64 {
 
 /// The watchdog closes the socket when nothing arrived for twice the tick interval.
 pub fn watchdog_deadline_ms(tick_interval_ms: Option<u64>) -> u64 {
-    2 * tick_interval_ms
-        .unwrap_or(protocol::TICK_INTERVAL_MS)
-        .max(1_000)
+    2 * tick_interval_ms.unwrap_or(protocol::TICK_INTERVAL_MS).max(1_000)
 }
 
 /// Tracks per-connection event `seq`. A gap means events were dropped: resync.
@@ -27,27 +25,19 @@ pub struct SeqTracker {
 pub enum SeqCheck {
     InOrder,
     /// Events between `expected` and `got` never arrived.
-    Gap {
-        expected: u64,
-        got: u64,
-    },
+    Gap { expected: u64, got: u64 },
     /// The same `seq` again: a duplicate frame; ignore it.
     Duplicate,
     /// Lower than one already seen: the numbering was disturbed. Take this as the new
     /// baseline and resync (so one bogus number cannot silence every later event).
-    OutOfOrder {
-        last: u64,
-        got: u64,
-    },
+    OutOfOrder { last: u64, got: u64 },
     /// Events without `seq` (targeted ones) are not counted.
     Unnumbered,
 }
 
 impl SeqTracker {
     pub fn observe(&mut self, seq: Option<u64>) -> SeqCheck {
-        let Some(seq) = seq else {
-            return SeqCheck::Unnumbered;
-        };
+        let Some(seq) = seq else { return SeqCheck::Unnumbered };
         match self.last {
             Some(last) if seq == last => SeqCheck::Duplicate,
             Some(last) if seq < last => {
@@ -56,10 +46,7 @@ impl SeqTracker {
             }
             Some(last) if seq > last + 1 => {
                 self.last = Some(seq);
-                SeqCheck::Gap {
-                    expected: last + 1,
-                    got: seq,
-                }
+                SeqCheck::Gap { expected: last + 1, got: seq }
             }
             _ => {
                 self.last = Some(seq);
@@ -75,10 +62,7 @@ pub enum ConnectFailure {
     /// The token was rejected or missing: ask the person for it.
     NeedsToken { message: String },
     /// Try again after this delay (the gateway is starting, or a transient failure).
-    Retry {
-        after_ms: Option<u64>,
-        message: String,
-    },
+    Retry { after_ms: Option<u64>, message: String },
     /// Retrying the same way will not help; the message says what to do.
     Fatal { message: String },
     /// The gateway was updated: reloading the page fixes it.
@@ -88,10 +72,7 @@ pub enum ConnectFailure {
 impl ConnectFailure {
     pub fn message(&self) -> &str {
         match self {
-            Self::NeedsToken { message }
-            | Self::Retry { message, .. }
-            | Self::Fatal { message }
-            | Self::ReloadRequired { message } => message,
+            Self::NeedsToken { message } | Self::Retry { message, .. } | Self::Fatal { message } | Self::ReloadRequired { message } => message,
         }
     }
 }
@@ -102,19 +83,11 @@ fn details_u64(e: &ErrorShape, key: &str) -> Option<u64> {
 
 /// Whether a token mismatch may be retried once with the stored device token.
 pub fn can_retry_with_device_token(e: &ErrorShape) -> bool {
-    e.details
-        .as_ref()
-        .and_then(|d| d.get("canRetryWithDeviceToken"))
-        .and_then(Value::as_bool)
-        == Some(true)
+    e.details.as_ref().and_then(|d| d.get("canRetryWithDeviceToken")).and_then(Value::as_bool) == Some(true)
 }
 
 /// Turns a refused `connect` into words and an action.
-pub fn classify_connect_error(
-    e: &ErrorShape,
-    our_protocol: u32,
-    page_origin: &str,
-) -> ConnectFailure {
+pub fn classify_connect_error(e: &ErrorShape, our_protocol: u32, page_origin: &str) -> ConnectFailure {
     let code = e.detail_code().unwrap_or("");
     match code {
         detail::AUTH_TOKEN_MISMATCH | detail::AUTH_DEVICE_TOKEN_MISMATCH | "AUTH_UNAUTHORIZED" => ConnectFailure::NeedsToken {
@@ -172,11 +145,7 @@ pub fn describe_close(code: u16, reason: &str) -> String {
         4001 => "the gateway's token changed".to_string(),
         c => format!("the connection closed (code {c})"),
     };
-    if reason.is_empty() {
-        why
-    } else {
-        format!("{why}: {reason}")
-    }
+    if reason.is_empty() { why } else { format!("{why}: {reason}") }
 }
 
 #[cfg(test)]
@@ -207,26 +176,11 @@ mod tests {
         assert_eq!(t.observe(Some(1)), SeqCheck::InOrder);
         assert_eq!(t.observe(Some(2)), SeqCheck::InOrder);
         assert_eq!(t.observe(Some(2)), SeqCheck::Duplicate);
-        assert_eq!(
-            t.observe(Some(5)),
-            SeqCheck::Gap {
-                expected: 3,
-                got: 5
-            }
-        );
+        assert_eq!(t.observe(Some(5)), SeqCheck::Gap { expected: 3, got: 5 });
         assert_eq!(t.observe(Some(6)), SeqCheck::InOrder);
         // A bogus high number must not silence what follows.
-        assert_eq!(
-            t.observe(Some(999)),
-            SeqCheck::Gap {
-                expected: 7,
-                got: 999
-            }
-        );
-        assert_eq!(
-            t.observe(Some(7)),
-            SeqCheck::OutOfOrder { last: 999, got: 7 }
-        );
+        assert_eq!(t.observe(Some(999)), SeqCheck::Gap { expected: 7, got: 999 });
+        assert_eq!(t.observe(Some(7)), SeqCheck::OutOfOrder { last: 999, got: 7 });
         assert_eq!(t.observe(Some(8)), SeqCheck::InOrder);
         // A new connection starts a new tracker; the first seq may be anything.
         let mut fresh = SeqTracker::default();
@@ -234,95 +188,40 @@ mod tests {
     }
 
     fn err(code: &str, details: serde_json::Value) -> ErrorShape {
-        ErrorShape::invalid("m").with_details(
-            json!({"code": code})
-                .as_object()
-                .unwrap()
-                .clone()
-                .into_iter()
-                .chain(details.as_object().unwrap().clone())
-                .collect(),
-        )
+        ErrorShape::invalid("m").with_details(json!({"code": code}).as_object().unwrap().clone().into_iter().chain(details.as_object().unwrap().clone()).collect())
     }
 
     #[test]
     fn rejected_tokens_ask_for_the_token() {
-        for code in [
-            "AUTH_TOKEN_MISMATCH",
-            "AUTH_TOKEN_MISSING",
-            "AUTH_DEVICE_TOKEN_MISMATCH",
-        ] {
-            assert!(
-                matches!(
-                    classify_connect_error(&err(code, json!({})), 4, "x"),
-                    ConnectFailure::NeedsToken { .. }
-                ),
-                "{code}"
-            );
+        for code in ["AUTH_TOKEN_MISMATCH", "AUTH_TOKEN_MISSING", "AUTH_DEVICE_TOKEN_MISMATCH"] {
+            assert!(matches!(classify_connect_error(&err(code, json!({})), 4, "x"), ConnectFailure::NeedsToken { .. }), "{code}");
         }
-        assert!(can_retry_with_device_token(&err(
-            "AUTH_TOKEN_MISMATCH",
-            json!({"canRetryWithDeviceToken": true})
-        )));
-        assert!(!can_retry_with_device_token(&err(
-            "AUTH_TOKEN_MISMATCH",
-            json!({})
-        )));
+        assert!(can_retry_with_device_token(&err("AUTH_TOKEN_MISMATCH", json!({"canRetryWithDeviceToken": true}))));
+        assert!(!can_retry_with_device_token(&err("AUTH_TOKEN_MISMATCH", json!({}))));
     }
 
     #[test]
     fn protocol_mismatch_names_both_versions_or_asks_for_a_reload() {
-        let f = classify_connect_error(
-            &err("PROTOCOL_MISMATCH", json!({"expectedProtocol": 5})),
-            4,
-            "x",
-        );
-        assert_eq!(
-            f.message(),
-            "Protocol mismatch: this UI speaks protocol v4, the gateway speaks v5. Use a UI and gateway of matching versions."
-        );
-        let f = classify_connect_error(
-            &err("PROTOCOL_MISMATCH", json!({"reloadRequired": true})),
-            4,
-            "x",
-        );
+        let f = classify_connect_error(&err("PROTOCOL_MISMATCH", json!({"expectedProtocol": 5})), 4, "x");
+        assert_eq!(f.message(), "Protocol mismatch: this UI speaks protocol v4, the gateway speaks v5. Use a UI and gateway of matching versions.");
+        let f = classify_connect_error(&err("PROTOCOL_MISMATCH", json!({"reloadRequired": true})), 4, "x");
         assert!(matches!(f, ConnectFailure::ReloadRequired { .. }));
     }
 
     #[test]
     fn a_starting_gateway_is_retried_after_its_delay() {
-        let mut e = ErrorShape::new("UNAVAILABLE", "gateway starting; retry shortly")
-            .with_details(json!({"reason": "startup-sidecars"}));
+        let mut e = ErrorShape::new("UNAVAILABLE", "gateway starting; retry shortly").with_details(json!({"reason": "startup-sidecars"}));
         e.retryable = Some(true);
         e.retry_after_ms = Some(500);
-        assert_eq!(
-            classify_connect_error(&e, 4, "x"),
-            ConnectFailure::Retry {
-                after_ms: Some(500),
-                message: "The gateway is not ready: gateway starting; retry shortly".into()
-            }
-        );
-        let origin = classify_connect_error(
-            &err("CONTROL_UI_ORIGIN_NOT_ALLOWED", json!({})),
-            4,
-            "http://evil",
-        );
+        assert_eq!(classify_connect_error(&e, 4, "x"), ConnectFailure::Retry { after_ms: Some(500), message: "The gateway is not ready: gateway starting; retry shortly".into() });
+        let origin = classify_connect_error(&err("CONTROL_UI_ORIGIN_NOT_ALLOWED", json!({})), 4, "http://evil");
         assert!(origin.message().contains("http://evil"));
     }
 
     #[test]
     fn close_codes_read_as_words() {
-        assert_eq!(
-            describe_close(4000, ""),
-            "no sign of life from the gateway (tick timeout)"
-        );
-        assert_eq!(
-            describe_close(1008, "connect refused"),
-            "the gateway refused the connection: connect refused"
-        );
-        assert_eq!(
-            describe_close(4444, ""),
-            "the connection closed (code 4444)"
-        );
+        assert_eq!(describe_close(4000, ""), "no sign of life from the gateway (tick timeout)");
+        assert_eq!(describe_close(1008, "connect refused"), "the gateway refused the connection: connect refused");
+        assert_eq!(describe_close(4444, ""), "the connection closed (code 4444)");
     }
 }

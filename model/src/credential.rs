@@ -73,8 +73,7 @@ fn is_token_char(c: char) -> bool {
 
 /// The maximal runs of `[A-Za-z0-9_-]` in `text` (what a key is made of).
 fn tokens(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !is_token_char(c))
-        .filter(|t| !t.is_empty())
+    text.split(|c: char| !is_token_char(c)).filter(|t| !t.is_empty())
 }
 
 fn all(s: &str, f: impl Fn(char) -> bool) -> bool {
@@ -91,16 +90,12 @@ fn known_prefix(token: &str) -> Option<CredentialKind> {
     if let Some(rest) = token.strip_prefix("sk-ant-") {
         return rest_ok(rest, 20).then_some(CredentialKind::AnthropicKey);
     }
-    if let Some(rest) = token
-        .strip_prefix("sk_live_")
-        .or_else(|| token.strip_prefix("rk_live_"))
-    {
+    if let Some(rest) = token.strip_prefix("sk_live_").or_else(|| token.strip_prefix("rk_live_")) {
         return (rest.len() >= 16 && all(rest, alnum)).then_some(CredentialKind::StripeSecretKey);
     }
     if let Some(rest) = token.strip_prefix("sk-") {
         // sk-…, sk-proj-…, sk-svcacct-…: long, with digits somewhere (not a word like sk-learn).
-        return (rest_ok(rest, 20) && rest.chars().any(|c| c.is_ascii_digit()))
-            .then_some(CredentialKind::OpenAiKey);
+        return (rest_ok(rest, 20) && rest.chars().any(|c| c.is_ascii_digit())).then_some(CredentialKind::OpenAiKey);
     }
     if let Some(rest) = token.strip_prefix("github_pat_") {
         return rest_ok(rest, 22).then_some(CredentialKind::GitHubToken);
@@ -113,28 +108,17 @@ fn known_prefix(token: &str) -> Option<CredentialKind> {
     if let Some(rest) = token.strip_prefix("glpat-") {
         return rest_ok(rest, 20).then_some(CredentialKind::GitLabToken);
     }
-    if token.len() > 5
-        && token.starts_with("xox")
-        && matches!(
-            token.as_bytes()[3],
-            b'a' | b'b' | b'p' | b'o' | b's' | b'r' | b'e'
-        )
-        && token.as_bytes()[4] == b'-'
-    {
+    if token.len() > 5 && token.starts_with("xox") && matches!(token.as_bytes()[3], b'a' | b'b' | b'p' | b'o' | b's' | b'r' | b'e') && token.as_bytes()[4] == b'-' {
         let rest = &token[5..];
-        return (rest.len() >= 10 && rest.chars().filter(|c| c.is_ascii_digit()).count() >= 6)
-            .then_some(CredentialKind::SlackToken);
+        return (rest.len() >= 10 && rest.chars().filter(|c| c.is_ascii_digit()).count() >= 6).then_some(CredentialKind::SlackToken);
     }
     for p in ["AKIA", "ASIA"] {
         if let Some(rest) = token.strip_prefix(p) {
-            return (rest.len() == 16
-                && all(rest, |c| c.is_ascii_uppercase() || c.is_ascii_digit()))
-            .then_some(CredentialKind::AwsAccessKey);
+            return (rest.len() == 16 && all(rest, |c| c.is_ascii_uppercase() || c.is_ascii_digit())).then_some(CredentialKind::AwsAccessKey);
         }
     }
     if let Some(rest) = token.strip_prefix("AIza") {
-        return (rest.len() == 35 && all(rest, is_token_char))
-            .then_some(CredentialKind::GoogleApiKey);
+        return (rest.len() == 35 && all(rest, is_token_char)).then_some(CredentialKind::GoogleApiKey);
     }
     None
 }
@@ -145,21 +129,14 @@ fn is_base64url(s: &str) -> bool {
 
 /// `xxx.yyy.zzz` whose first part is a base64url JSON object (`eyJ` is `{"`).
 fn jwt_in(text: &str) -> Option<&str> {
-    text.split(|c: char| !(is_token_char(c) || c == '.'))
-        .find(|t| {
-            let parts: Vec<&str> = t.split('.').collect();
-            parts.len() == 3
-                && parts[0].starts_with("eyJ")
-                && parts[0].len() >= 10
-                && parts[1].len() >= 10
-                && parts[2].len() >= 16
-                && parts.iter().all(|p| is_base64url(p))
-        })
+    text.split(|c: char| !(is_token_char(c) || c == '.')).find(|t| {
+        let parts: Vec<&str> = t.split('.').collect();
+        parts.len() == 3 && parts[0].starts_with("eyJ") && parts[0].len() >= 10 && parts[1].len() >= 10 && parts[2].len() >= 16 && parts.iter().all(|p| is_base64url(p))
+    })
 }
 
 fn private_key_block(text: &str) -> bool {
-    (text.contains("-----BEGIN") && text.contains("PRIVATE KEY"))
-        || text.contains("PuTTY-User-Key-File")
+    (text.contains("-----BEGIN") && text.contains("PRIVATE KEY")) || text.contains("PuTTY-User-Key-File")
 }
 
 /// `Bearer <token>` (also `Authorization: Bearer`), the token at least 20 characters.
@@ -171,15 +148,8 @@ fn bearer_in(text: &str) -> Option<&str> {
         let rest = &text[at..];
         let trimmed = rest.trim_start_matches([' ', '\t', ':']);
         if trimmed.len() < rest.len() {
-            let token: &str = trimmed
-                .split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';'))
-                .next()
-                .unwrap_or("");
-            if token.len() >= 20
-                && token
-                    .chars()
-                    .all(|c| is_token_char(c) || matches!(c, '.' | '~' | '+' | '/' | '='))
-            {
+            let token: &str = trimmed.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';')).next().unwrap_or("");
+            if token.len() >= 20 && token.chars().all(|c| is_token_char(c) || matches!(c, '.' | '~' | '+' | '/' | '=')) {
                 return Some(token);
             }
         }
@@ -194,21 +164,14 @@ fn bearer_in(text: &str) -> Option<&str> {
 fn encodes_text(s: &str) -> bool {
     use base64::Engine;
     use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-    const CONFIG: GeneralPurposeConfig = GeneralPurposeConfig::new()
-        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
-        .with_decode_allow_trailing_bits(true);
+    const CONFIG: GeneralPurposeConfig = GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent).with_decode_allow_trailing_bits(true);
     const STANDARD: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::STANDARD, CONFIG);
     const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::URL_SAFE, CONFIG);
     if s.len() < 16 {
         return false;
     }
-    let Ok(bytes) = STANDARD.decode(s).or_else(|_| URL_SAFE.decode(s)) else {
-        return false;
-    };
-    let printable = bytes
-        .iter()
-        .filter(|b| matches!(b, 0x20..=0x7e | b'\n' | b'\r' | b'\t'))
-        .count();
+    let Ok(bytes) = STANDARD.decode(s).or_else(|_| URL_SAFE.decode(s)) else { return false };
+    let printable = bytes.iter().filter(|b| matches!(b, 0x20..=0x7e | b'\n' | b'\r' | b'\t')).count();
     printable * 100 >= bytes.len() * 90
 }
 
@@ -223,14 +186,10 @@ fn entropy(s: &str) -> f64 {
     if n == 0 {
         return 0.0;
     }
-    counts
-        .iter()
-        .filter(|c| **c > 0)
-        .map(|&c| {
-            let p = f64::from(c) / f64::from(n);
-            -p * p.log2()
-        })
-        .sum()
+    counts.iter().filter(|c| **c > 0).map(|&c| {
+        let p = f64::from(c) / f64::from(n);
+        -p * p.log2()
+    }).sum()
 }
 
 /// A long token that looks generated rather than written: at least 32 characters of
@@ -242,19 +201,12 @@ fn random_token(token: &str) -> bool {
         return false;
     }
     // Subresource-integrity hashes are public.
-    if ["sha256-", "sha384-", "sha512-"]
-        .iter()
-        .any(|p| token.starts_with(p))
-    {
+    if ["sha256-", "sha384-", "sha512-"].iter().any(|p| token.starts_with(p)) {
         return false;
     }
     // Base64 of binary data (images, fonts) has runs like `AAAA` (zero bytes); a generated key
     // of 62 symbols almost never repeats one four times.
-    if token
-        .as_bytes()
-        .windows(4)
-        .any(|w| w.iter().all(|b| *b == w[0]))
-    {
+    if token.as_bytes().windows(4).any(|w| w.iter().all(|b| *b == w[0])) {
         return false;
     }
     if encodes_text(token) {
@@ -275,44 +227,24 @@ fn random_token(token: &str) -> bool {
         return false;
     }
     // Case changes: random text switches case far more often than CamelCaseIdentifiers.
-    let switches = token
-        .as_bytes()
-        .windows(2)
-        .filter(|w| {
-            (w[0].is_ascii_uppercase() && w[1].is_ascii_lowercase())
-                || (w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
-                || (w[0].is_ascii_digit() != w[1].is_ascii_digit())
-        })
-        .count();
+    let switches = token.as_bytes().windows(2).filter(|w| (w[0].is_ascii_uppercase() && w[1].is_ascii_lowercase()) || (w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase()) || (w[0].is_ascii_digit() != w[1].is_ascii_digit())).count();
     entropy(token) >= 4.2 && switches * 4 >= token.len()
 }
 
 /// The first credential-shaped part of `text`, if any.
 pub fn detect(text: &str) -> Option<CredentialMatch> {
     if private_key_block(text) {
-        return Some(CredentialMatch {
-            kind: CredentialKind::PrivateKey,
-            preview: "-----BEGIN … PRIVATE KEY-----".into(),
-        });
+        return Some(CredentialMatch { kind: CredentialKind::PrivateKey, preview: "-----BEGIN … PRIVATE KEY-----".into() });
     }
     if let Some(jwt) = jwt_in(text) {
-        return Some(CredentialMatch {
-            kind: CredentialKind::Jwt,
-            preview: mask(jwt),
-        });
+        return Some(CredentialMatch { kind: CredentialKind::Jwt, preview: mask(jwt) });
     }
     if let Some(token) = bearer_in(text) {
-        return Some(CredentialMatch {
-            kind: CredentialKind::BearerToken,
-            preview: mask(token),
-        });
+        return Some(CredentialMatch { kind: CredentialKind::BearerToken, preview: mask(token) });
     }
     for token in tokens(text) {
         if let Some(kind) = known_prefix(token) {
-            return Some(CredentialMatch {
-                kind,
-                preview: mask(token),
-            });
+            return Some(CredentialMatch { kind, preview: mask(token) });
         }
     }
     // Long random tokens, outside URLs (a URL's path or query may be long and random, and is
@@ -322,25 +254,16 @@ pub fn detect(text: &str) -> Option<CredentialMatch> {
         // An SSH public key (`ssh-ed25519 AAAA…`) is meant to be shared.
         let public_key = previous.starts_with("ssh-") || previous.starts_with("ecdsa-sha2-");
         previous = word;
-        if public_key
-            || word.contains("://")
-            || word.starts_with("www.")
-            || word.starts_with("data:")
-        {
+        if public_key || word.contains("://") || word.starts_with("www.") || word.starts_with("data:") {
             continue;
         }
         // A base64 string with `+` or `/` is split into pieces by the tokenizer; judge it whole.
-        let core = word.trim_matches(|c: char| {
-            !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '-' | '_'))
-        });
+        let core = word.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '-' | '_')));
         if encodes_text(core) {
             continue;
         }
         if let Some(t) = tokens(word).find(|t| random_token(t)) {
-            return Some(CredentialMatch {
-                kind: CredentialKind::RandomToken,
-                preview: mask(t),
-            });
+            return Some(CredentialMatch { kind: CredentialKind::RandomToken, preview: mask(t) });
         }
     }
     None
@@ -360,15 +283,7 @@ mod tests {
 
     #[test]
     fn ordinary_answers_pass() {
-        for t in [
-            "Staging (Recommended)",
-            "Yes",
-            "",
-            "deploy after the 15:00 standup",
-            "3f2b1c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c",
-            "550e8400-e29b-41d4-a716-446655440000",
-            "sk-learn is fine",
-        ] {
+        for t in ["Staging (Recommended)", "Yes", "", "deploy after the 15:00 standup", "3f2b1c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c", "550e8400-e29b-41d4-a716-446655440000", "sk-learn is fine"] {
             assert_eq!(detect(t), None, "{t}");
         }
     }

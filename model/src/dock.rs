@@ -7,10 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use protocol::error::{ErrorShape, reason};
-use protocol::question::{
-    Question, QuestionAnswers, QuestionRecord, QuestionResolveParams, QuestionStatus,
-    validate_questions,
-};
+use protocol::question::{Question, QuestionAnswers, QuestionRecord, QuestionResolveParams, QuestionStatus, validate_questions};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -28,15 +25,9 @@ pub struct InvalidRecord {
 /// gateway checks a request.
 pub fn read_record(v: &Value) -> Result<QuestionRecord, InvalidRecord> {
     let id = v.get("id").and_then(Value::as_str).map(str::to_string);
-    let invalid = |problem: String| InvalidRecord {
-        id: id.clone(),
-        problem,
-        raw: protocol::frame::truncate(&protocol::frame::compact(v), 4000),
-    };
-    let record: QuestionRecord = serde_json::from_value(v.clone())
-        .map_err(|e| invalid(format!("the question does not match the protocol: {e}")))?;
-    validate_questions(&record.questions)
-        .map_err(|e| invalid(format!("the question breaks the rules: {e}")))?;
+    let invalid = |problem: String| InvalidRecord { id: id.clone(), problem, raw: protocol::frame::truncate(&protocol::frame::compact(v), 4000) };
+    let record: QuestionRecord = serde_json::from_value(v.clone()).map_err(|e| invalid(format!("the question does not match the protocol: {e}")))?;
+    validate_questions(&record.questions).map_err(|e| invalid(format!("the question breaks the rules: {e}")))?;
     Ok(record)
 }
 
@@ -45,25 +36,16 @@ pub fn read_record(v: &Value) -> Result<QuestionRecord, InvalidRecord> {
 pub enum LocalState {
     Open,
     /// `question.resolve` is in flight; `answers` is `None` for Skip.
-    Submitting {
-        answers: Option<QuestionAnswers>,
-    },
+    Submitting { answers: Option<QuestionAnswers> },
     /// The connection dropped after the answer was sent; reconciled on reconnect.
-    Unconfirmed {
-        answers: Option<QuestionAnswers>,
-    },
+    Unconfirmed { answers: Option<QuestionAnswers> },
     /// The last attempt failed; the draft is intact.
-    Failed {
-        message: String,
-    },
+    Failed { message: String },
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
-    Valid {
-        record: QuestionRecord,
-        state: LocalState,
-    },
+    Valid { record: QuestionRecord, state: LocalState },
     Invalid(InvalidRecord),
 }
 
@@ -133,12 +115,8 @@ struct OutcomeStored {
 impl From<OutcomeStored> for Outcome {
     fn from(s: OutcomeStored) -> Outcome {
         match s.kind {
-            OutcomeKind::Answered => Outcome::Answered {
-                answers: s.answers.unwrap_or_default(),
-            },
-            OutcomeKind::AnsweredElsewhere => Outcome::AnsweredElsewhere {
-                answers: s.answers.unwrap_or_default(),
-            },
+            OutcomeKind::Answered => Outcome::Answered { answers: s.answers.unwrap_or_default() },
+            OutcomeKind::AnsweredElsewhere => Outcome::AnsweredElsewhere { answers: s.answers.unwrap_or_default() },
             OutcomeKind::Skipped => Outcome::Skipped,
             OutcomeKind::SkippedElsewhere => Outcome::SkippedElsewhere,
             OutcomeKind::Expired => Outcome::Expired,
@@ -151,9 +129,7 @@ impl From<Outcome> for OutcomeStored {
     fn from(o: Outcome) -> OutcomeStored {
         let (kind, answers) = match o {
             Outcome::Answered { answers } => (OutcomeKind::Answered, Some(answers)),
-            Outcome::AnsweredElsewhere { answers } => {
-                (OutcomeKind::AnsweredElsewhere, Some(answers))
-            }
+            Outcome::AnsweredElsewhere { answers } => (OutcomeKind::AnsweredElsewhere, Some(answers)),
             Outcome::Skipped => (OutcomeKind::Skipped, None),
             Outcome::SkippedElsewhere => (OutcomeKind::SkippedElsewhere, None),
             Outcome::Expired => (OutcomeKind::Expired, None),
@@ -223,10 +199,7 @@ pub struct Dock {
 
 impl Dock {
     pub fn new() -> Self {
-        Dock {
-            expanded: true,
-            ..Default::default()
-        }
+        Dock { expanded: true, ..Default::default() }
     }
 
     /// Restores receipts saved earlier (they also tombstone their ids).
@@ -234,10 +207,7 @@ impl Dock {
         receipts.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
         for r in receipts {
             self.tombstones.insert(r.id.clone());
-            if matches!(
-                r.outcome,
-                Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere
-            ) {
+            if matches!(r.outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) {
                 // Closed on an event's word before the reload: any listing may correct it.
                 self.closed_by_event.entry(r.id.clone()).or_insert(0);
             }
@@ -278,13 +248,6 @@ impl Dock {
         }
     }
 
-    /// `(index, count)` of the shown request, 1-based.
-    pub fn position(&self) -> Option<(usize, usize)> {
-        let cur = self.current.as_deref()?;
-        let i = self.entries.iter().position(|e| e.id() == cur)?;
-        Some((i + 1, self.entries.len()))
-    }
-
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -294,10 +257,7 @@ impl Dock {
     }
 
     fn fix_current(&mut self) {
-        let valid = self
-            .current
-            .as_deref()
-            .is_some_and(|c| self.entries.iter().any(|e| e.id() == c));
+        let valid = self.current.as_deref().is_some_and(|c| self.entries.iter().any(|e| e.id() == c));
         if !valid {
             self.current = self.entries.first().map(|e| e.id().to_string());
         }
@@ -307,25 +267,6 @@ impl Dock {
         if self.entries.iter().any(|e| e.id() == id) {
             self.current = Some(id.to_string());
         }
-    }
-
-    /// Next or previous request, wrapping around.
-    pub fn step_request(&mut self, forward: bool) {
-        let n = self.entries.len();
-        if n == 0 {
-            return;
-        }
-        let i = self
-            .current
-            .as_deref()
-            .and_then(|c| self.entries.iter().position(|e| e.id() == c))
-            .unwrap_or(0);
-        let j = if forward {
-            (i + 1) % n
-        } else {
-            (i + n - 1) % n
-        };
-        self.current = Some(self.entries[j].id().to_string());
     }
 
     /// A request arrived (`question.requested`, or a listed record).
@@ -343,27 +284,21 @@ impl Dock {
         let mut fx = Vec::new();
         let entry = match read_record(payload) {
             Ok(record) => {
-                if self.tombstones.contains(&record.id) || record.status != QuestionStatus::Pending
-                {
+                if self.tombstones.contains(&record.id) || record.status != QuestionStatus::Pending {
                     return fx;
                 }
                 if let Some((status, answers)) = self.early.remove(&record.id) {
                     // Its resolution came first: never show it as answerable.
                     return self.finish_from_gateway(record, status, answers);
                 }
-                Entry::Valid {
-                    record,
-                    state: LocalState::Open,
-                }
+                Entry::Valid { record, state: LocalState::Open }
             }
             Err(invalid) => Entry::Invalid(invalid),
         };
         let id = entry.id().to_string();
         if let Some(existing) = self.entries.iter_mut().find(|e| e.id() == id) {
             // Already known: take the newer record, keep the local state.
-            if let (Entry::Valid { record: old, .. }, Entry::Valid { record: new, .. }) =
-                (&mut *existing, &entry)
-            {
+            if let (Entry::Valid { record: old, .. }, Entry::Valid { record: new, .. }) = (&mut *existing, &entry) {
                 *old = new.clone();
             }
             return fx;
@@ -383,46 +318,33 @@ impl Dock {
             // taking the composer away mid-sentence.
             self.current = Some(id);
             self.expanded = false;
-            fx.push(Effect::Announce(
-                "The agent is asking a question; it waits above the composer.".into(),
-            ));
+            fx.push(Effect::Announce("The agent is asking a question; it waits above the composer.".into()));
         } else {
             self.current = Some(id);
             // A blocking question is shown: it takes the composer's place.
             self.expanded = true;
-            fx.push(Effect::Announce(if n == 1 {
-                "The agent is asking a question.".to_string()
-            } else {
-                format!("The agent is asking a new question ({n} waiting).")
-            }));
+            fx.push(Effect::Announce(if n == 1 { "The agent is asking a question.".to_string() } else { format!("The agent is asking a new question ({n} waiting).") }));
         }
         fx
     }
 
-    /// Whether the shown request blocks the agent (and so takes the composer's place).
-    pub fn current_is_blocking(&self) -> bool {
-        self.current
-            .as_deref()
-            .and_then(|c| self.entry(c))
-            .is_some_and(|e| !e.is_async())
+    /// Whether pending request `id` blocks the agent (shown, it takes the composer's place).
+    pub fn blocks(&self, id: &str) -> bool {
+        self.entry(id).is_some_and(|e| !e.is_async())
     }
 
     /// Makes the async entries exactly `wanted` (records with `ASYNC_PREFIX` ids). New ones
     /// arrive quietly: no focus, no expanding, never in front of a blocking question.
     pub fn sync_async(&mut self, wanted: Vec<QuestionRecord>) -> Vec<Effect> {
         let was_empty = self.entries.is_empty();
-        self.entries
-            .retain(|e| !e.is_async() || wanted.iter().any(|w| w.id == e.id()));
+        self.entries.retain(|e| !e.is_async() || wanted.iter().any(|w| w.id == e.id()));
         let mut added = 0;
         for record in wanted {
             match self.entries.iter_mut().find(|e| e.id() == record.id) {
                 Some(Entry::Valid { record: old, .. }) => *old = record,
                 Some(Entry::Invalid(_)) => {}
                 None => {
-                    self.entries.push(Entry::Valid {
-                        record,
-                        state: LocalState::Open,
-                    });
+                    self.entries.push(Entry::Valid { record, state: LocalState::Open });
                     added += 1;
                 }
             }
@@ -432,13 +354,7 @@ impl Dock {
         }
         self.fix_current();
         let pending = self.entries.iter().filter(|e| e.is_async()).count();
-        if added > 0 {
-            vec![Effect::Announce(format!(
-                "The agent asked a question without stopping its work ({pending} unanswered)."
-            ))]
-        } else {
-            vec![]
-        }
+        if added > 0 { vec![Effect::Announce(format!("The agent asked a question without stopping its work ({pending} unanswered)."))] } else { vec![] }
     }
 
     /// The pending records after a (re)connect. Listed records are shown at once; known
@@ -459,16 +375,8 @@ impl Dock {
     pub fn listed_since(&mut self, records: &[Value], mark: u64) -> Vec<Effect> {
         let mut fx = Vec::new();
         // `question.list` holds the pending requests only.
-        let listed: BTreeSet<String> = records
-            .iter()
-            .filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string))
-            .collect();
-        let due: Vec<String> = self
-            .closed_by_event
-            .iter()
-            .filter(|(_, at)| **at <= mark)
-            .map(|(id, _)| id.clone())
-            .collect();
+        let listed: BTreeSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
+        let due: Vec<String> = self.closed_by_event.iter().filter(|(_, at)| **at <= mark).map(|(id, _)| id.clone()).collect();
         for id in due {
             self.closed_by_event.remove(&id);
             if listed.contains(&id) {
@@ -477,9 +385,7 @@ impl Dock {
                 self.early.remove(&id);
                 self.receipts.retain(|x| x.id != id);
                 fx.push(Effect::DropReceipt(id));
-                fx.push(Effect::Announce(
-                    "A question the gateway still has open is back.".into(),
-                ));
+                fx.push(Effect::Announce("A question the gateway still has open is back.".into()));
             } else {
                 // The closure was real: the parked draft can go.
                 fx.push(Effect::DropDraft(id));
@@ -509,25 +415,15 @@ impl Dock {
 
     /// `question.resolved` from the gateway.
     pub fn resolved(&mut self, payload: &Value) -> Vec<Effect> {
-        let Some(id) = payload.get("id").and_then(Value::as_str) else {
-            return vec![];
+        let Some(id) = payload.get("id").and_then(Value::as_str) else { return vec![] };
+        let status: QuestionStatus = match payload.get("status").cloned().map(serde_json::from_value) {
+            Some(Ok(s)) => s,
+            _ => return vec![],
         };
-        let status: QuestionStatus =
-            match payload.get("status").cloned().map(serde_json::from_value) {
-                Some(Ok(s)) => s,
-                _ => return vec![],
-            };
-        let answers: Option<QuestionAnswers> = payload
-            .get("answers")
-            .cloned()
-            .and_then(|a| serde_json::from_value(a).ok());
-        if status != QuestionStatus::Pending
-            && !id.starts_with(ASYNC_PREFIX)
-            && (self.entry(id).is_some() || !self.tombstones.contains(id))
-        {
+        let answers: Option<QuestionAnswers> = payload.get("answers").cloned().and_then(|a| serde_json::from_value(a).ok());
+        if status != QuestionStatus::Pending && !id.starts_with(ASYNC_PREFIX) && (self.entry(id).is_some() || !self.tombstones.contains(id)) {
             self.resolution_clock += 1;
-            self.closed_by_event
-                .insert(id.to_string(), self.resolution_clock);
+            self.closed_by_event.insert(id.to_string(), self.resolution_clock);
         }
         match self.record(id).cloned() {
             Some(record) => self.finish_from_gateway(record, status, answers),
@@ -547,29 +443,17 @@ impl Dock {
         }
     }
 
-    fn finish_from_gateway(
-        &mut self,
-        record: QuestionRecord,
-        status: QuestionStatus,
-        answers: Option<QuestionAnswers>,
-    ) -> Vec<Effect> {
+    fn finish_from_gateway(&mut self, record: QuestionRecord, status: QuestionStatus, answers: Option<QuestionAnswers>) -> Vec<Effect> {
         let mine = match self.state(&record.id) {
-            Some(LocalState::Submitting { answers: a })
-            | Some(LocalState::Unconfirmed { answers: a }) => Some(a.clone()),
+            Some(LocalState::Submitting { answers: a }) | Some(LocalState::Unconfirmed { answers: a }) => Some(a.clone()),
             _ => None,
         };
         let outcome = match (status, mine) {
             (QuestionStatus::Answered, Some(Some(ours))) => {
                 let theirs = answers.unwrap_or_default();
-                if same_answers(&ours, &theirs) {
-                    Outcome::Answered { answers: theirs }
-                } else {
-                    Outcome::AnsweredElsewhere { answers: theirs }
-                }
+                if same_answers(&ours, &theirs) { Outcome::Answered { answers: theirs } } else { Outcome::AnsweredElsewhere { answers: theirs } }
             }
-            (QuestionStatus::Answered, _) => Outcome::AnsweredElsewhere {
-                answers: answers.unwrap_or_default(),
-            },
+            (QuestionStatus::Answered, _) => Outcome::AnsweredElsewhere { answers: answers.unwrap_or_default() },
             (QuestionStatus::Cancelled, Some(None)) => Outcome::Skipped,
             (QuestionStatus::Cancelled, _) => Outcome::SkippedElsewhere,
             (QuestionStatus::Expired, _) => Outcome::Expired,
@@ -579,49 +463,22 @@ impl Dock {
     }
 
     /// Moves a request out of the dock into a receipt.
-    fn leave(
-        &mut self,
-        record: QuestionRecord,
-        outcome: Outcome,
-        unsent_text: String,
-    ) -> Vec<Effect> {
+    fn leave(&mut self, record: QuestionRecord, outcome: Outcome, unsent_text: String) -> Vec<Effect> {
         let id = record.id.clone();
         let label = outcome.label();
         // Closed by someone else on an event's word: the draft waits for a listing to confirm.
-        let park = matches!(
-            outcome,
-            Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere
-        ) && self.closed_by_event.contains_key(&id);
+        let park = matches!(outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) && self.closed_by_event.contains_key(&id);
         self.entries.retain(|e| e.id() != id);
         self.tombstones.insert(id.clone());
         self.get_attempts.remove(&id);
-        let receipt = Receipt {
-            id: id.clone(),
-            questions: record.questions,
-            outcome,
-            at_ms: 0.0,
-            unsent_text,
-            session_key: record.session_key,
-        };
+        let receipt = Receipt { id: id.clone(), questions: record.questions, outcome, at_ms: 0.0, unsent_text, session_key: record.session_key };
         self.receipts.retain(|r| r.id != id);
         self.receipts.push(receipt.clone());
         self.fix_current();
         let left = self.entries.len();
-        let more = if left == 0 {
-            String::new()
-        } else {
-            format!(" {left} still waiting.")
-        };
-        let draft = if park {
-            Effect::ParkDraft(id)
-        } else {
-            Effect::DropDraft(id)
-        };
-        vec![
-            Effect::SaveReceipt(receipt),
-            draft,
-            Effect::Announce(format!("Question closed: {label}.{more}")),
-        ]
+        let more = if left == 0 { String::new() } else { format!(" {left} still waiting.") };
+        let draft = if park { Effect::ParkDraft(id) } else { Effect::DropDraft(id) };
+        vec![Effect::SaveReceipt(receipt), draft, Effect::Announce(format!("Question closed: {label}.{more}"))]
     }
 
     /// Attaches text the person typed to an unanswerable request's receipt, so it stays
@@ -642,12 +499,8 @@ impl Dock {
     pub fn got(&mut self, id: &str, result: Result<&Value, Option<&str>>) -> Vec<Effect> {
         match result {
             Ok(payload) => {
-                let Some(v) = payload.get("question") else {
-                    return vec![];
-                };
-                let Ok(fresh) = serde_json::from_value::<QuestionRecord>(v.clone()) else {
-                    return vec![];
-                };
+                let Some(v) = payload.get("question") else { return vec![] };
+                let Ok(fresh) = serde_json::from_value::<QuestionRecord>(v.clone()) else { return vec![] };
                 if fresh.status == QuestionStatus::Pending {
                     if self.record(id).is_none() && !self.tombstones.contains(id) {
                         return self.arrive(v, false, true);
@@ -658,15 +511,10 @@ impl Dock {
                     return self.finish_from_gateway(record, fresh.status, fresh.answers);
                 }
                 // Expired here by the clock, but the gateway says it ended otherwise.
-                let locally_expired = self
-                    .receipts
-                    .iter()
-                    .any(|r| r.id == id && r.outcome == Outcome::Expired);
+                let locally_expired = self.receipts.iter().any(|r| r.id == id && r.outcome == Outcome::Expired);
                 if locally_expired && fresh.status != QuestionStatus::Expired {
                     let outcome = match fresh.status {
-                        QuestionStatus::Answered => Outcome::AnsweredElsewhere {
-                            answers: fresh.answers.clone().unwrap_or_default(),
-                        },
+                        QuestionStatus::Answered => Outcome::AnsweredElsewhere { answers: fresh.answers.clone().unwrap_or_default() },
                         _ => Outcome::SkippedElsewhere,
                     };
                     if let Some(r) = self.receipts.iter_mut().find(|r| r.id == id) {
@@ -677,9 +525,7 @@ impl Dock {
                 if !self.receipts.iter().any(|r| r.id == id) {
                     // Finished before we ever saw it (a deep link): show how it ended.
                     let outcome = match fresh.status {
-                        QuestionStatus::Answered => Outcome::Answered {
-                            answers: fresh.answers.clone().unwrap_or_default(),
-                        },
+                        QuestionStatus::Answered => Outcome::Answered { answers: fresh.answers.clone().unwrap_or_default() },
                         QuestionStatus::Cancelled => Outcome::Skipped,
                         _ => Outcome::Expired,
                     };
@@ -709,12 +555,8 @@ impl Dock {
                 };
                 // Gone from the gateway. If our answer was sent, keep the local answer.
                 let outcome = match self.state(id) {
-                    Some(LocalState::Submitting { answers: Some(a) })
-                    | Some(LocalState::Unconfirmed { answers: Some(a) }) => {
-                        Outcome::Answered { answers: a.clone() }
-                    }
-                    Some(LocalState::Submitting { answers: None })
-                    | Some(LocalState::Unconfirmed { answers: None }) => Outcome::Skipped,
+                    Some(LocalState::Submitting { answers: Some(a) }) | Some(LocalState::Unconfirmed { answers: Some(a) }) => Outcome::Answered { answers: a.clone() },
+                    Some(LocalState::Submitting { answers: None }) | Some(LocalState::Unconfirmed { answers: None }) => Outcome::Skipped,
                     _ => Outcome::Unavailable,
                 };
                 self.leave(record, outcome, String::new())
@@ -726,14 +568,7 @@ impl Dock {
                 match GET_RETRY_MS.get(attempt) {
                     Some(delay) => vec![Effect::GetAfter(id.to_string(), *delay)],
                     None => {
-                        self.set_state(
-                            id,
-                            LocalState::Failed {
-                                message: format!(
-                                    "Could not check this question with the gateway: {message}"
-                                ),
-                            },
-                        );
+                        self.set_state(id, LocalState::Failed { message: format!("Could not check this question with the gateway: {message}") });
                         vec![]
                     }
                 }
@@ -749,12 +584,7 @@ impl Dock {
             .iter()
             .filter_map(|e| match e {
                 Entry::Valid { record, state }
-                    if record.expires_at_ms <= now_ms
-                        && !record.id.starts_with(ASYNC_PREFIX)
-                        && !matches!(
-                            state,
-                            LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }
-                        ) =>
+                    if record.expires_at_ms <= now_ms && !record.id.starts_with(ASYNC_PREFIX) && !matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }) =>
                 {
                     Some(record.clone())
                 }
@@ -772,82 +602,37 @@ impl Dock {
     }
 
     /// Starts Submit: the params to send, or why the draft is not complete yet.
-    pub fn submit(
-        &mut self,
-        id: &str,
-        draft: &QuestionDraft,
-    ) -> Result<QuestionResolveParams, Incomplete> {
-        let record = self.record(id).cloned().ok_or(Incomplete {
-            step: 0,
-            message: "This question is no longer pending.".into(),
-        })?;
+    pub fn submit(&mut self, id: &str, draft: &QuestionDraft) -> Result<QuestionResolveParams, Incomplete> {
+        let record = self.record(id).cloned().ok_or(Incomplete { step: 0, message: "This question is no longer pending.".into() })?;
         if matches!(self.state(id), Some(LocalState::Submitting { .. })) {
-            return Err(Incomplete {
-                step: draft.step,
-                message: "Already sending this answer.".into(),
-            });
+            return Err(Incomplete { step: draft.step, message: "Already sending this answer.".into() });
         }
         let answers = draft.build(&record)?;
-        self.set_state(
-            id,
-            LocalState::Submitting {
-                answers: Some(answers.clone()),
-            },
-        );
-        Ok(QuestionResolveParams {
-            id: id.to_string(),
-            answers: Some(answers),
-            cancel: None,
-            resolved_by: None,
-            resolution_id: None,
-            secret_store_allowed_hosts: None,
-        })
+        self.set_state(id, LocalState::Submitting { answers: Some(answers.clone()) });
+        Ok(QuestionResolveParams { id: id.to_string(), answers: Some(answers), cancel: None, resolved_by: None, resolution_id: None, secret_store_allowed_hosts: None })
     }
 
     /// Starts Skip (declines the whole prompt).
     pub fn skip(&mut self, id: &str) -> Option<QuestionResolveParams> {
-        if self.record(id).is_none()
-            || matches!(self.state(id), Some(LocalState::Submitting { .. }))
-        {
+        if self.record(id).is_none() || matches!(self.state(id), Some(LocalState::Submitting { .. })) {
             return None;
         }
         self.set_state(id, LocalState::Submitting { answers: None });
-        Some(QuestionResolveParams {
-            id: id.to_string(),
-            answers: None,
-            cancel: Some(true),
-            resolved_by: None,
-            resolution_id: None,
-            secret_store_allowed_hosts: None,
-        })
+        Some(QuestionResolveParams { id: id.to_string(), answers: None, cancel: Some(true), resolved_by: None, resolution_id: None, secret_store_allowed_hosts: None })
     }
 
     /// The gateway accepted Submit or Skip.
     pub fn submit_ok(&mut self, id: &str, payload: &Value) -> Vec<Effect> {
-        let Some(record) = self.record(id).cloned() else {
-            return vec![];
-        };
-        let answers = payload
-            .get("answers")
-            .cloned()
-            .and_then(|a| serde_json::from_value(a).ok());
-        let status = if payload.get("status").and_then(Value::as_str) == Some("cancelled") {
-            QuestionStatus::Cancelled
-        } else {
-            QuestionStatus::Answered
-        };
+        let Some(record) = self.record(id).cloned() else { return vec![] };
+        let answers = payload.get("answers").cloned().and_then(|a| serde_json::from_value(a).ok());
+        let status = if payload.get("status").and_then(Value::as_str) == Some("cancelled") { QuestionStatus::Cancelled } else { QuestionStatus::Answered };
         self.finish_from_gateway(record, status, answers)
     }
 
     /// Submit or Skip failed. Never destructive: the draft stays, the reason is shown.
     /// `sent` tells whether the request left this browser (then the outcome is unknown
     /// until reconnect).
-    pub fn submit_failed(
-        &mut self,
-        id: &str,
-        error: Option<&ErrorShape>,
-        sent: bool,
-    ) -> Vec<Effect> {
+    pub fn submit_failed(&mut self, id: &str, error: Option<&ErrorShape>, sent: bool) -> Vec<Effect> {
         let answers = match self.state(id) {
             Some(LocalState::Submitting { answers }) => answers.clone(),
             _ => return vec![],
@@ -855,30 +640,19 @@ impl Dock {
         match error {
             None if sent => {
                 self.set_state(id, LocalState::Unconfirmed { answers });
-                vec![Effect::Announce(
-                    "Connection lost while sending; checking with the gateway after reconnecting."
-                        .into(),
-                )]
+                vec![Effect::Announce("Connection lost while sending; checking with the gateway after reconnecting.".into())]
             }
             None => {
                 self.set_state(id, LocalState::Failed { message: "Not connected to the gateway. Your answer is kept; submit again after reconnecting.".into() });
                 vec![]
             }
-            Some(e)
-                if e.detail_reason() == Some(reason::QUESTION_ALREADY_TERMINAL)
-                    || e.detail_reason() == Some(reason::QUESTION_NOT_FOUND) =>
-            {
+            Some(e) if e.detail_reason() == Some(reason::QUESTION_ALREADY_TERMINAL) || e.detail_reason() == Some(reason::QUESTION_NOT_FOUND) => {
                 // Someone else got there first, or it expired: ask what happened.
                 self.set_state(id, LocalState::Open);
                 vec![Effect::Get(id.to_string())]
             }
             Some(e) => {
-                self.set_state(
-                    id,
-                    LocalState::Failed {
-                        message: describe_resolve_error(e),
-                    },
-                );
+                self.set_state(id, LocalState::Failed { message: describe_resolve_error(e) });
                 vec![]
             }
         }
@@ -888,35 +662,18 @@ impl Dock {
 /// Words for a refused `question.resolve`.
 pub fn describe_resolve_error(e: &ErrorShape) -> String {
     if e.code == protocol::error::code::FORBIDDEN {
-        return format!(
-            "The gateway did not accept this answer: {}. Ask an operator for the missing scope.",
-            e.message
-        );
+        return format!("The gateway did not accept this answer: {}. Ask an operator for the missing scope.", e.message);
     }
     match e.detail_reason() {
-        Some(reason::QUESTION_INVALID_ANSWER) => {
-            format!("The gateway did not accept this answer: {}.", e.message)
-        }
-        Some(reason::QUESTION_REQUESTER_INACTIVE) => {
-            "The agent that asked is no longer running, so the answer cannot be delivered.".into()
-        }
+        Some(reason::QUESTION_INVALID_ANSWER) => format!("The gateway did not accept this answer: {}.", e.message),
+        Some(reason::QUESTION_REQUESTER_INACTIVE) => "The agent that asked is no longer running, so the answer cannot be delivered.".into(),
         _ => format!("The gateway could not take the answer: {}", e.message),
     }
 }
 
 fn same_answers(a: &QuestionAnswers, b: &QuestionAnswers) -> bool {
     // The gateway trims and canonicalises; compare the same way.
-    let norm = |x: &QuestionAnswers| {
-        x.answers
-            .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>(),
-                )
-            })
-            .collect::<BTreeMap<_, _>>()
-    };
+    let norm = |x: &QuestionAnswers| x.answers.iter().map(|(k, v)| (k.clone(), v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>();
     norm(a) == norm(b) || b.answers.values().any(|v| v.iter().any(|s| s == "stored"))
 }
 

@@ -51,10 +51,7 @@ pub struct Incomplete {
 
 impl QuestionDraft {
     pub fn new(request_id: &str) -> Self {
-        QuestionDraft {
-            request_id: request_id.to_string(),
-            ..Default::default()
-        }
+        QuestionDraft { request_id: request_id.to_string(), ..Default::default() }
     }
 
     fn entry(&mut self, question_id: &str) -> &mut AnswerDraft {
@@ -69,10 +66,7 @@ impl QuestionDraft {
     /// The first typed answer that looks like a credential. Values typed into secret questions
     /// live in `secrets`, never in `answers`, so they are not looked at.
     pub fn credential(&self) -> Option<crate::credential::CredentialMatch> {
-        self.answers
-            .values()
-            .filter(|a| !a.other_text.is_empty())
-            .find_map(|a| crate::credential::detect(&a.other_text))
+        self.answers.values().filter(|a| !a.other_text.is_empty()).find_map(|a| crate::credential::detect(&a.other_text))
     }
 
     /// What may be written to storage: the draft without any credential-shaped typed answer
@@ -106,12 +100,7 @@ impl QuestionDraft {
         if self.revision == 0 {
             return false;
         }
-        self.step > 0
-            || self
-                .answers
-                .values()
-                .any(|a| !a.selected.is_empty() || !a.other_text.is_empty())
-            || !self.secrets.is_empty()
+        self.step > 0 || self.answers.values().any(|a| !a.selected.is_empty() || !a.other_text.is_empty()) || !self.secrets.is_empty()
     }
 
     /// Single-select: picks `label` and sets the typed text aside (it is kept).
@@ -128,12 +117,7 @@ impl QuestionDraft {
             a.selected.remove(i);
         } else {
             a.selected.push(label.to_string());
-            let order = |l: &String| {
-                q.options
-                    .iter()
-                    .position(|o| &o.label == l)
-                    .unwrap_or(usize::MAX)
-            };
+            let order = |l: &String| q.options.iter().position(|o| &o.label == l).unwrap_or(usize::MAX);
             a.selected.sort_by_key(order);
         }
     }
@@ -162,9 +146,7 @@ impl QuestionDraft {
         if q.multi() || q.secret() {
             return;
         }
-        let has_text = self
-            .get(&q.question_id)
-            .is_some_and(|a| !a.other_text.is_empty());
+        let has_text = self.get(&q.question_id).is_some_and(|a| !a.other_text.is_empty());
         if has_text {
             let a = self.entry(&q.question_id);
             a.other_active = true;
@@ -183,11 +165,7 @@ impl QuestionDraft {
     /// Free text goes exactly as typed (trimmed), even when it equals an option label.
     pub fn answer_for(&self, q: &Question) -> Option<Vec<String>> {
         if q.secret() {
-            return self
-                .secrets
-                .get(&q.question_id)
-                .filter(|v| !v.is_empty())
-                .map(|v| vec![v.clone()]);
+            return self.secrets.get(&q.question_id).filter(|v| !v.is_empty()).map(|v| vec![v.clone()]);
         }
         let a = self.get(&q.question_id)?;
         let text = a.other_text.trim();
@@ -221,15 +199,8 @@ impl QuestionDraft {
                 }
                 None => {
                     let n = record.questions.len();
-                    let what = if q.header.trim().is_empty() {
-                        format!("question {}", i + 1)
-                    } else {
-                        format!("“{}” (question {} of {n})", q.header.trim(), i + 1)
-                    };
-                    return Err(Incomplete {
-                        step: i,
-                        message: format!("Answer {what} before submitting."),
-                    });
+                    let what = if q.header.trim().is_empty() { format!("question {}", i + 1) } else { format!("“{}” (question {} of {n})", q.header.trim(), i + 1) };
+                    return Err(Incomplete { step: i, message: format!("Answer {what} before submitting.") });
                 }
             }
         }
@@ -241,24 +212,17 @@ impl QuestionDraft {
     pub fn typed_text(&self, questions: &[Question]) -> String {
         questions
             .iter()
-            .filter_map(|q| {
-                self.get(&q.question_id)
-                    .map(|a| a.other_text.trim())
-                    .filter(|t| !t.is_empty())
-                    .map(|t| t.to_string())
-            })
+            .filter_map(|q| self.get(&q.question_id).map(|a| a.other_text.trim()).filter(|t| !t.is_empty()).map(|t| t.to_string()))
             .collect::<Vec<_>>()
             .join("\n")
     }
 
     /// Drops draft entries for questions the record does not have (a changed request).
     pub fn fit(&mut self, record: &QuestionRecord) {
-        self.answers
-            .retain(|k, _| record.questions.iter().any(|q| &q.question_id == k));
+        self.answers.retain(|k, _| record.questions.iter().any(|q| &q.question_id == k));
         for q in &record.questions {
             if let Some(a) = self.answers.get_mut(&q.question_id) {
-                a.selected
-                    .retain(|l| q.options.iter().any(|o| &o.label == l));
+                a.selected.retain(|l| q.options.iter().any(|o| &o.label == l));
             }
         }
         self.step = self.step.min(record.questions.len().saturating_sub(1));
@@ -280,20 +244,13 @@ mod tests {
         let found = d.credential().expect("a GitHub token");
         assert_eq!(found.kind, crate::credential::CredentialKind::GitHubToken);
         let stored = d.for_storage();
-        assert_eq!(
-            stored.get("key").unwrap().other_text,
-            "",
-            "the token stays in memory"
-        );
+        assert_eq!(stored.get("key").unwrap().other_text, "", "the token stays in memory");
         assert!(stored.credential().is_none());
         assert_eq!(stored.revision, d.revision);
         assert!(!serde_json::to_string(&stored).unwrap().contains("ghp_"));
         // Ordinary text is stored as typed.
         d.type_other(&q, "the one from last week");
-        assert_eq!(
-            d.for_storage().get("key").unwrap().other_text,
-            "the one from last week"
-        );
+        assert_eq!(d.for_storage().get("key").unwrap().other_text, "the one from last week");
     }
 
     pub fn q(id: &str, labels: &[&str], multi: bool) -> Question {
@@ -302,13 +259,7 @@ mod tests {
             header: id.to_uppercase(),
             question: format!("{id}?"),
             url: None,
-            options: labels
-                .iter()
-                .map(|l| QuestionOption {
-                    label: l.to_string(),
-                    description: None,
-                })
-                .collect(),
+            options: labels.iter().map(|l| QuestionOption { label: l.to_string(), description: None }).collect(),
             multi_select: multi.then_some(true),
             is_other: Some(true),
             is_secret: None,
@@ -318,18 +269,7 @@ mod tests {
     }
 
     fn record(qs: Vec<Question>) -> QuestionRecord {
-        QuestionRecord {
-            id: "r1".into(),
-            questions: qs,
-            agent_id: None,
-            session_key: None,
-            run_id: None,
-            created_at_ms: 0,
-            expires_at_ms: 1,
-            status: QuestionStatus::Pending,
-            answers: None,
-            resolved_by: None,
-        }
+        QuestionRecord { id: "r1".into(), questions: qs, agent_id: None, session_key: None, run_id: None, created_at_ms: 0, expires_at_ms: 1, status: QuestionStatus::Pending, answers: None, resolved_by: None }
     }
 
     #[test]
@@ -343,11 +283,7 @@ mod tests {
         assert!(d.get("target").unwrap().selected.is_empty());
         d.pick(&q1, "Production");
         assert_eq!(d.answer_for(&q1), Some(vec!["Production".into()]));
-        assert_eq!(
-            d.get("target").unwrap().other_text,
-            "Canary",
-            "typed text is kept"
-        );
+        assert_eq!(d.get("target").unwrap().other_text, "Canary", "typed text is kept");
         d.activate_other(&q1);
         assert_eq!(d.answer_for(&q1), Some(vec!["Canary".into()]));
     }
@@ -359,13 +295,8 @@ mod tests {
         d.type_other(&q1, "Staging");
         assert!(d.get("target").unwrap().selected.is_empty());
         assert!(d.get("target").unwrap().other_active);
-        let back: QuestionDraft =
-            serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
-        assert_eq!(
-            back.get("target"),
-            d.get("target"),
-            "survives storage as free text"
-        );
+        let back: QuestionDraft = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+        assert_eq!(back.get("target"), d.get("target"), "survives storage as free text");
     }
 
     #[test]
@@ -375,41 +306,21 @@ mod tests {
         d.toggle(&q2, "Slack");
         d.toggle(&q2, "Email");
         d.type_other(&q2, "  Only on weekdays ");
-        assert_eq!(
-            d.answer_for(&q2),
-            Some(vec![
-                "Email".into(),
-                "Slack".into(),
-                "Only on weekdays".into()
-            ])
-        );
+        assert_eq!(d.answer_for(&q2), Some(vec!["Email".into(), "Slack".into(), "Only on weekdays".into()]));
         d.toggle(&q2, "Email");
-        assert_eq!(
-            d.answer_for(&q2),
-            Some(vec!["Slack".into(), "Only on weekdays".into()])
-        );
+        assert_eq!(d.answer_for(&q2), Some(vec!["Slack".into(), "Only on weekdays".into()]));
         d.type_other(&q2, "Slack");
-        assert_eq!(
-            d.answer_for(&q2),
-            Some(vec!["Slack".into()]),
-            "no duplicate value"
-        );
+        assert_eq!(d.answer_for(&q2), Some(vec!["Slack".into()]), "no duplicate value");
     }
 
     #[test]
     fn build_names_the_first_unanswered_question() {
-        let r = record(vec![
-            q("target", &["A", "B"], false),
-            q("notify", &["E", "S"], true),
-        ]);
+        let r = record(vec![q("target", &["A", "B"], false), q("notify", &["E", "S"], true)]);
         let mut d = QuestionDraft::new("r1");
         d.pick(&r.questions[0], "A");
         let e = d.build(&r).unwrap_err();
         assert_eq!(e.step, 1);
-        assert_eq!(
-            e.message,
-            "Answer “NOTIFY” (question 2 of 2) before submitting."
-        );
+        assert_eq!(e.message, "Answer “NOTIFY” (question 2 of 2) before submitting.");
         d.toggle(&r.questions[1], "S");
         let a = d.build(&r).unwrap();
         assert_eq!(a.answers["target"], vec!["A"]);

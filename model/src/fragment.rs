@@ -16,10 +16,7 @@ fn percent_decode(s: &str) -> String {
     while i < bytes.len() {
         match bytes[i] {
             b'%' if i + 2 < bytes.len() => {
-                match std::str::from_utf8(&bytes[i + 1..i + 3])
-                    .ok()
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                {
+                match std::str::from_utf8(&bytes[i + 1..i + 3]).ok().and_then(|h| u8::from_str_radix(h, 16).ok()) {
                     Some(b) => {
                         out.push(b);
                         i += 3;
@@ -61,22 +58,14 @@ pub fn parse_fragment(hash: &str) -> FragmentSettings {
             _ => keep.push(part),
         }
     }
-    out.remaining = if keep.is_empty() {
-        String::new()
-    } else {
-        format!("#{}", keep.join("&"))
-    };
+    out.remaining = if keep.is_empty() { String::new() } else { format!("#{}", keep.join("&")) };
     out
 }
 
 /// The WebSocket URL for a page: same host, `ws`/`wss` by the page's scheme, under the
 /// base path the gateway serves the UI from.
 pub fn default_gateway_url(page_protocol: &str, host: &str, base_path: &str) -> String {
-    let scheme = if page_protocol == "https:" {
-        "wss"
-    } else {
-        "ws"
-    };
+    let scheme = if page_protocol == "https:" { "wss" } else { "ws" };
     let base = base_path.trim_end_matches('/');
     format!("{scheme}://{host}{base}")
 }
@@ -98,14 +87,10 @@ pub fn app_path<'a>(pathname: &'a str, base_path: &str) -> &'a str {
 
 /// Whether a gateway URL is one we may connect to: `ws:` or `wss:` with a host.
 pub fn check_gateway_url(url: &str) -> Result<(), String> {
-    let rest = url
-        .strip_prefix("ws://")
-        .or_else(|| url.strip_prefix("wss://"));
+    let rest = url.strip_prefix("ws://").or_else(|| url.strip_prefix("wss://"));
     match rest {
         Some(r) if !r.is_empty() && !r.starts_with('/') => Ok(()),
-        _ => Err(format!(
-            "“{url}” is not a WebSocket address; it must start with ws:// or wss://, for example ws://127.0.0.1:18789"
-        )),
+        _ => Err(format!("“{url}” is not a WebSocket address; it must start with ws:// or wss://, for example ws://127.0.0.1:18789")),
     }
 }
 
@@ -118,11 +103,7 @@ mod tests {
         assert_eq!(app_path("/ui/ask/q1", "/ui/"), "/ask/q1");
         assert_eq!(app_path("/ui", "/ui"), "/");
         assert_eq!(app_path("/ui/", "/ui"), "/");
-        assert_eq!(
-            app_path("/uix/ask/q1", "/ui"),
-            "/uix/ask/q1",
-            "only a whole segment is the base path"
-        );
+        assert_eq!(app_path("/uix/ask/q1", "/ui"), "/uix/ask/q1", "only a whole segment is the base path");
         assert_eq!(app_path("/ask/q1", "/ui"), "/ask/q1");
     }
 
@@ -130,15 +111,10 @@ mod tests {
 
     #[test]
     fn token_and_password_are_taken_out_and_other_parts_stay() {
-        let f = parse_fragment(
-            "#token=ab%2Bc&password=x&gatewayUrl=ws%3A%2F%2F127.0.0.1%3A1&view=chat",
-        );
+        let f = parse_fragment("#token=ab%2Bc&password=x&gatewayUrl=ws%3A%2F%2F127.0.0.1%3A1&view=chat");
         assert_eq!(f.token.as_deref(), Some("ab+c"));
         assert_eq!(f.gateway_url.as_deref(), Some("ws://127.0.0.1:1"));
-        assert_eq!(
-            f.remaining,
-            "#gatewayUrl=ws%3A%2F%2F127.0.0.1%3A1&view=chat"
-        );
+        assert_eq!(f.remaining, "#gatewayUrl=ws%3A%2F%2F127.0.0.1%3A1&view=chat");
         assert_eq!(parse_fragment("#token=T").remaining, "");
         assert_eq!(parse_fragment("").token, None);
         assert_eq!(parse_fragment("#token=").token, None);
@@ -147,14 +123,8 @@ mod tests {
 
     #[test]
     fn default_url_follows_the_page() {
-        assert_eq!(
-            default_gateway_url("http:", "127.0.0.1:18789", ""),
-            "ws://127.0.0.1:18789"
-        );
-        assert_eq!(
-            default_gateway_url("https:", "gw.example", "/ui/"),
-            "wss://gw.example/ui"
-        );
+        assert_eq!(default_gateway_url("http:", "127.0.0.1:18789", ""), "ws://127.0.0.1:18789");
+        assert_eq!(default_gateway_url("https:", "gw.example", "/ui/"), "wss://gw.example/ui");
     }
 
     #[test]

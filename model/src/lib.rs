@@ -2,8 +2,6 @@
 //! native test: connection status and failures, and (in later modules) the question dock,
 //! the outbox and async answers.
 
-pub mod async_q;
-pub mod attention;
 pub mod connection;
 pub mod credential;
 pub mod dock;
@@ -15,6 +13,8 @@ pub mod outbox;
 pub mod panes;
 pub mod parts;
 pub mod route;
+pub mod async_q;
+pub mod attention;
 
 /// The first `max` characters of `s` on one line, for naming a message in a sentence.
 pub fn preview(s: &str, max: usize) -> String {

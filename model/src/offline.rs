@@ -38,11 +38,7 @@ impl SavedIndex {
         if self.used.len() <= MAX_CONVERSATIONS {
             return Vec::new();
         }
-        self.used
-            .split_off(MAX_CONVERSATIONS)
-            .into_iter()
-            .map(|(k, _)| k)
-            .collect()
+        self.used.split_off(MAX_CONVERSATIONS).into_iter().map(|(k, _)| k).collect()
     }
 
     /// The conversation used last, to open when the address names none.
@@ -58,9 +54,7 @@ fn secret_call_ids(messages: &[Value]) -> Vec<String> {
         .iter()
         .flat_map(crate::parts::parts)
         .filter_map(|p| match p {
-            crate::parts::Part::ToolCall { id, arguments, .. } if asks_secret(&arguments) => {
-                Some(id)
-            }
+            crate::parts::Part::ToolCall { id, arguments, .. } if asks_secret(&arguments) => Some(id),
             _ => None,
         })
         .collect()
@@ -69,35 +63,17 @@ fn secret_call_ids(messages: &[Value]) -> Vec<String> {
 /// Whether a value (a tool call's arguments, a question) has a question marked secret.
 fn asks_secret(v: &Value) -> bool {
     match v {
-        Value::Object(o) => {
-            o.get("isSecret") == Some(&Value::Bool(true)) || o.values().any(asks_secret)
-        }
+        Value::Object(o) => o.get("isSecret") == Some(&Value::Bool(true)) || o.values().any(asks_secret),
         Value::Array(a) => a.iter().any(asks_secret),
         // Arguments may come as a JSON string.
-        Value::String(s) if s.contains("isSecret") => {
-            serde_json::from_str::<Value>(s).is_ok_and(|v| asks_secret(&v))
-        }
+        Value::String(s) if s.contains("isSecret") => serde_json::from_str::<Value>(s).is_ok_and(|v| asks_secret(&v)),
         _ => false,
     }
 }
 
 /// Fields that hold identifiers, signatures and bytes, never words a person or agent wrote
 /// (they are long and random by design, and would all look like tokens).
-const NOT_WRITTEN: &[&str] = &[
-    "__openclaw",
-    "id",
-    "artifactId",
-    "toolCallId",
-    "idempotencyKey",
-    "parentId",
-    "responseId",
-    "runId",
-    "thinkingSignature",
-    "textSignature",
-    "thoughtSignature",
-    "data",
-    "mimeType",
-];
+const NOT_WRITTEN: &[&str] = &["__openclaw", "id", "artifactId", "toolCallId", "idempotencyKey", "parentId", "responseId", "runId", "thinkingSignature", "textSignature", "thoughtSignature", "data", "mimeType"];
 
 /// Whether any written string in `v` looks like a credential: text, thinking, tool arguments,
 /// command output, summaries alike.
@@ -105,9 +81,7 @@ fn holds_credential(v: &Value) -> bool {
     match v {
         Value::String(s) => crate::credential::detect(s).is_some(),
         Value::Array(a) => a.iter().any(holds_credential),
-        Value::Object(o) => o
-            .iter()
-            .any(|(k, v)| !NOT_WRITTEN.contains(&k.as_str()) && holds_credential(v)),
+        Value::Object(o) => o.iter().any(|(k, v)| !NOT_WRITTEN.contains(&k.as_str()) && holds_credential(v)),
         _ => false,
     }
 }
@@ -115,11 +89,7 @@ fn holds_credential(v: &Value) -> bool {
 /// Why `m` is not kept in the saved copy, if it is not: anything in it looks like a
 /// credential, it asks a secret question, or it answers one. An `ask_user` result whose call is
 /// not on the page is withheld too: nothing says its question was not secret.
-pub fn withhold_reason(
-    m: &Value,
-    secret_calls: &[String],
-    calls_on_page: &[String],
-) -> Option<&'static str> {
+pub fn withhold_reason(m: &Value, secret_calls: &[String], calls_on_page: &[String]) -> Option<&'static str> {
     if asks_secret(m) {
         return Some("it asks for a secret");
     }
@@ -127,9 +97,7 @@ pub fn withhold_reason(
     if call.is_some_and(|id| secret_calls.iter().any(|s| s == id)) {
         return Some("it answers a secret question");
     }
-    if m.get("toolName").and_then(Value::as_str) == Some("ask_user")
-        && !call.is_some_and(|id| calls_on_page.iter().any(|c| c == id))
-    {
+    if m.get("toolName").and_then(Value::as_str) == Some("ask_user") && !call.is_some_and(|id| calls_on_page.iter().any(|c| c == id)) {
         return Some("it answers a question that may have been secret");
     }
     if holds_credential(m) {
@@ -181,11 +149,7 @@ mod tests {
         assert_eq!(page.len(), MAX_MESSAGES);
         assert_eq!(page[0]["__openclaw"]["id"], "m50");
         assert_eq!(page[MAX_MESSAGES - 1]["__openclaw"]["id"], "m249");
-        assert_eq!(
-            saved_page(&all[..3]),
-            all[..3].to_vec(),
-            "a short page is kept whole and unchanged"
-        );
+        assert_eq!(saved_page(&all[..3]), all[..3].to_vec(), "a short page is kept whole and unchanged");
     }
 
     #[test]
@@ -196,18 +160,8 @@ mod tests {
         let answer = json!({"role": "toolResult", "toolCallId": "call_9", "toolName": "ask_user", "content": [{"type": "text", "text": "hunter2"}], "__openclaw": {"id": "r1", "seq": 4}});
         let plain_answer = json!({"role": "toolResult", "toolCallId": "call_other", "toolName": "ask_user", "content": [{"type": "text", "text": "Production"}], "__openclaw": {"id": "r2", "seq": 5}});
         let plain_call = json!({"role": "assistant", "content": [{"type": "toolCall", "id": "call_other", "name": "ask_user", "arguments": {"questions": [{"id": "env", "question": "Which environment?"}]}}], "__openclaw": {"id": "a3", "seq": 6}});
-        let page = saved_page(&[
-            token,
-            ask,
-            ask_as_string,
-            answer,
-            plain_answer.clone(),
-            plain_call,
-        ]);
-        assert_eq!(
-            withheld(&page[0]),
-            Some("it looks like it holds a credential")
-        );
+        let page = saved_page(&[token, ask, ask_as_string, answer, plain_answer.clone(), plain_call]);
+        assert_eq!(withheld(&page[0]), Some("it looks like it holds a credential"));
         assert_eq!(page[0]["__openclaw"]["id"], "u1");
         assert_eq!(page[0]["timestamp"], 5.0);
         assert!(!page[0].to_string().contains("sk-proj"), "{}", page[0]);
@@ -215,16 +169,10 @@ mod tests {
         assert_eq!(withheld(&page[2]), Some("it asks for a secret"));
         assert_eq!(withheld(&page[3]), Some("it answers a secret question"));
         assert!(!page[3].to_string().contains("hunter2"));
-        assert_eq!(
-            page[4], plain_answer,
-            "an answer to an ordinary question is kept"
-        );
+        assert_eq!(page[4], plain_answer, "an answer to an ordinary question is kept");
         // Without its call on the page, nothing says an answer's question was not secret.
         let orphan = saved_page(&[plain_answer]);
-        assert_eq!(
-            withheld(&orphan[0]),
-            Some("it answers a question that may have been secret")
-        );
+        assert_eq!(withheld(&orphan[0]), Some("it answers a question that may have been secret"));
     }
 
     #[test]
@@ -248,11 +196,7 @@ mod tests {
             {"type": "toolCall", "id": "call_9fQ2xK7mZ4vB8nL1rT6wY3pH", "name": "read_file", "arguments": {"path": "deploy.toml"}},
             {"type": "image", "mimeType": "image/png", "omitted": true, "bytes": 70, "artifactId": "artifact_transcript_image_eyJzIjoiaHJUMVY3Qm0yRjZRdjR4c2p3bFAyakUiLCJxIjoxNTN9"}
         ], "__openclaw": {"id": "0f8e4c1a-9b2d-4e7f-8a6c-3d5b1e9f7a2c", "seq": 1}});
-        assert_eq!(
-            saved_page(std::slice::from_ref(&ordinary)),
-            vec![ordinary],
-            "ordinary rows are kept as they are"
-        );
+        assert_eq!(saved_page(std::slice::from_ref(&ordinary)), vec![ordinary], "ordinary rows are kept as they are");
     }
 
     #[test]

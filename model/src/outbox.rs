@@ -24,9 +24,7 @@ pub enum SendState {
     /// The gateway accepted it; saved history does not show it yet.
     AwaitingConfirmation,
     Confirmed,
-    Failed {
-        reason: String,
-    },
+    Failed { reason: String },
 }
 
 impl SendState {
@@ -135,9 +133,7 @@ impl From<OutboxRowStored> for OutboxRow {
             StateName::WaitingReconnect => SendState::WaitingReconnect,
             StateName::AwaitingConfirmation => SendState::AwaitingConfirmation,
             StateName::Confirmed => SendState::Confirmed,
-            StateName::Failed => SendState::Failed {
-                reason: s.reason.unwrap_or_default(),
-            },
+            StateName::Failed => SendState::Failed { reason: s.reason.unwrap_or_default() },
         };
         OutboxRow {
             id: s.id,
@@ -196,14 +192,7 @@ impl From<OutboxRow> for OutboxRowStored {
 pub const DEFAULT_STALE_MS: f64 = 24.0 * 3600.0 * 1000.0;
 
 impl OutboxRow {
-    pub fn new(
-        id: &str,
-        session_key: &str,
-        text: &str,
-        idempotency_key: &str,
-        now_ms: f64,
-        order: u64,
-    ) -> OutboxRow {
+    pub fn new(id: &str, session_key: &str, text: &str, idempotency_key: &str, now_ms: f64, order: u64) -> OutboxRow {
         OutboxRow {
             id: id.into(),
             session_key: session_key.into(),
@@ -250,11 +239,7 @@ impl OutboxRow {
     }
 
     pub fn can_retry(&self) -> bool {
-        !self.discarded
-            && matches!(
-                self.state,
-                SendState::Failed { .. } | SendState::Queued | SendState::WaitingReconnect
-            )
+        !self.discarded && matches!(self.state, SendState::Failed { .. } | SendState::Queued | SendState::WaitingReconnect)
     }
 }
 
@@ -267,15 +252,10 @@ pub fn describe(row: &OutboxRow, rows: &[OutboxRow], now_ms: f64, stale_ms: f64)
         if row.is_stale(now_ms, stale_ms) {
             // Whole hours as an integer: formatting an f64 would link its Display (about 4 KB).
             let hours = ((now_ms - row.created_ms) / 3_600_000.0).max(0.0) as u64;
-            return format!(
-                "Held: written {hours} h ago, so it is not sent without you. Retry to send it now."
-            );
+            return format!("Held: written {hours} h ago, so it is not sent without you. Retry to send it now.");
         }
         if let Some(blocker) = blocker(row, rows) {
-            return format!(
-                "Queued behind “{}”, which is not sent yet",
-                crate::preview(&blocker.text, 40)
-            );
+            return format!("Queued behind “{}”, which is not sent yet", crate::preview(&blocker.text, 40));
         }
     }
     row.state.label().to_string()
@@ -285,15 +265,7 @@ pub fn describe(row: &OutboxRow, rows: &[OutboxRow], now_ms: f64, stale_ms: f64)
 pub fn blocker<'a>(row: &OutboxRow, rows: &'a [OutboxRow]) -> Option<&'a OutboxRow> {
     rows.iter()
         .filter(|r| r.session_key == row.session_key && r.order < row.order && !r.discarded)
-        .filter(|r| {
-            matches!(
-                r.state,
-                SendState::Queued
-                    | SendState::Sending
-                    | SendState::WaitingReconnect
-                    | SendState::Failed { .. }
-            )
-        })
+        .filter(|r| matches!(r.state, SendState::Queued | SendState::Sending | SendState::WaitingReconnect | SendState::Failed { .. }))
         .min_by_key(|r| r.order)
 }
 
@@ -308,15 +280,7 @@ pub fn next_to_send(rows: &[OutboxRow], now_ms: f64, stale_ms: f64) -> Option<&O
         let head = rows
             .iter()
             .filter(|r| r.session_key == s && !r.discarded)
-            .filter(|r| {
-                matches!(
-                    r.state,
-                    SendState::Queued
-                        | SendState::Sending
-                        | SendState::WaitingReconnect
-                        | SendState::Failed { .. }
-                )
-            })
+            .filter(|r| matches!(r.state, SendState::Queued | SendState::Sending | SendState::WaitingReconnect | SendState::Failed { .. }))
             .min_by_key(|r| r.order);
         if let Some(h) = head {
             if h.state == SendState::Queued && !h.is_stale(now_ms, stale_ms) {
@@ -324,9 +288,7 @@ pub fn next_to_send(rows: &[OutboxRow], now_ms: f64, stale_ms: f64) -> Option<&O
             }
         }
     }
-    candidates
-        .into_iter()
-        .min_by(|a, b| a.created_ms.total_cmp(&b.created_ms))
+    candidates.into_iter().min_by(|a, b| a.created_ms.total_cmp(&b.created_ms))
 }
 
 /// How a send ended.
@@ -344,28 +306,14 @@ pub enum SendResult {
 }
 
 /// Reads a `chat.send` response (payload or error) as a [`SendResult`].
-pub fn read_send_response(
-    ok: bool,
-    payload: Option<&Value>,
-    error_message: Option<&str>,
-    error_code: Option<&str>,
-) -> SendResult {
-    let status = payload
-        .and_then(|p| p.get("status"))
-        .and_then(Value::as_str);
-    if ok
-        || matches!(
-            status,
-            Some("started" | "in_flight" | "ok" | "error" | "aborted")
-        )
-    {
+pub fn read_send_response(ok: bool, payload: Option<&Value>, error_message: Option<&str>, error_code: Option<&str>) -> SendResult {
+    let status = payload.and_then(|p| p.get("status")).and_then(Value::as_str);
+    if ok || matches!(status, Some("started" | "in_flight" | "ok" | "error" | "aborted")) {
         return SendResult::Accepted;
     }
     let msg = error_message.unwrap_or("the gateway refused the message");
     match error_code {
-        Some("FORBIDDEN") => SendResult::Refused(format!(
-            "{msg}. This connection may not send messages here."
-        )),
+        Some("FORBIDDEN") => SendResult::Refused(format!("{msg}. This connection may not send messages here.")),
         _ => SendResult::Refused(msg.to_string()),
     }
 }
@@ -392,13 +340,11 @@ impl OutboxRow {
             }
             SendResult::NotSent => {
                 self.state = SendState::Queued;
-                self.last_error =
-                    Some("Not connected to the gateway; it is sent after reconnecting.".into());
+                self.last_error = Some("Not connected to the gateway; it is sent after reconnecting.".into());
             }
             SendResult::Unknown => {
                 self.state = SendState::WaitingReconnect;
-                self.last_error =
-                    Some("The connection dropped before the gateway answered.".into());
+                self.last_error = Some("The connection dropped before the gateway answered.".into());
             }
             SendResult::Refused(reason) => {
                 self.last_error = Some(reason.clone());
@@ -419,10 +365,7 @@ impl OutboxRow {
     /// unknown go back to the queue, with the same key (the gateway's dedupe catches a
     /// message it already has).
     pub fn requeue_after_reconcile(&mut self) {
-        if matches!(
-            self.state,
-            SendState::WaitingReconnect | SendState::AwaitingConfirmation
-        ) {
+        if matches!(self.state, SendState::WaitingReconnect | SendState::AwaitingConfirmation) {
             self.state = SendState::Queued;
         }
     }
@@ -480,36 +423,24 @@ pub fn confirm_from_history(rows: &mut [OutboxRow], messages: &[Value]) -> Vec<S
     let mut confirmed = Vec::new();
     let mut used = vec![false; messages.len()];
     let key_of = |m: &Value| -> Option<String> {
-        m.get("__openclaw")
-            .and_then(|o| o.get("idempotencyKey"))
-            .or_else(|| m.get("idempotencyKey"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
+        m.get("__openclaw").and_then(|o| o.get("idempotencyKey")).or_else(|| m.get("idempotencyKey")).and_then(Value::as_str).map(str::to_string)
     };
     for row in rows.iter_mut().filter(|r| r.state != SendState::Confirmed) {
         let saved = row.saved_key();
-        if let Some(i) = messages.iter().enumerate().position(|(i, m)| {
-            !used[i] && key_of(m).is_some_and(|k| k == saved || k == row.idempotency_key)
-        }) {
+        if let Some(i) = messages.iter().enumerate().position(|(i, m)| !used[i] && key_of(m).is_some_and(|k| k == saved || k == row.idempotency_key)) {
             used[i] = true;
             row.state = SendState::Confirmed;
             confirmed.push(row.id.clone());
         }
     }
-    for row in rows
-        .iter_mut()
-        .filter(|r| r.state != SendState::Confirmed && !r.discarded)
-    {
+    for row in rows.iter_mut().filter(|r| r.state != SendState::Confirmed && !r.discarded) {
         // Keyless fallback: only for messages that carry no key at all.
         let hit = messages.iter().enumerate().position(|(i, m)| {
             !used[i]
                 && key_of(m).is_none()
                 && m.get("role").and_then(Value::as_str) == Some("user")
                 && crate::message_text(m) == row.text
-                && m.get("__openclaw")
-                    .and_then(|o| o.get("replyToId"))
-                    .and_then(Value::as_str)
-                    == row.reply_to_id.as_deref()
+                && m.get("__openclaw").and_then(|o| o.get("replyToId")).and_then(Value::as_str) == row.reply_to_id.as_deref()
         });
         if let Some(i) = hit {
             used[i] = true;
@@ -530,32 +461,13 @@ mod tests {
     #[test]
     fn edit_is_offered_only_while_the_gateway_certainly_has_not_taken_the_row() {
         let base = row("a", "s", 1, 0.0);
-        let with = |state: SendState| OutboxRow {
-            state,
-            ..base.clone()
-        };
+        let with = |state: SendState| OutboxRow { state, ..base.clone() };
         assert!(with(SendState::Queued).can_edit());
-        assert!(
-            with(SendState::Failed {
-                reason: "refused".into()
-            })
-            .can_edit()
-        );
-        for state in [
-            SendState::Sending,
-            SendState::WaitingReconnect,
-            SendState::AwaitingConfirmation,
-            SendState::Confirmed,
-        ] {
+        assert!(with(SendState::Failed { reason: "refused".into() }).can_edit());
+        for state in [SendState::Sending, SendState::WaitingReconnect, SendState::AwaitingConfirmation, SendState::Confirmed] {
             assert!(!with(state.clone()).can_edit(), "{state:?}");
         }
-        assert!(
-            !OutboxRow {
-                discarded: true,
-                ..base.clone()
-            }
-            .can_edit()
-        );
+        assert!(!OutboxRow { discarded: true, ..base.clone() }.can_edit());
         // A stale row (held back by age) is still queued, so it can be edited, and the edit
         // lets it go.
         let mut stale = base.clone();
@@ -568,14 +480,7 @@ mod tests {
     fn an_edited_row_keeps_its_place_and_changes_key_only_if_it_was_ever_attempted() {
         let mut never_sent = row("a", "s", 7, 0.0);
         assert!(never_sent.edit("edited", "fresh", 10.0));
-        assert_eq!(
-            (
-                never_sent.text.as_str(),
-                never_sent.idempotency_key.as_str(),
-                never_sent.order
-            ),
-            ("edited", "key-a", 7)
-        );
+        assert_eq!((never_sent.text.as_str(), never_sent.idempotency_key.as_str(), never_sent.order), ("edited", "key-a", 7));
         assert_eq!(never_sent.key_note, None);
         assert_eq!(never_sent.edited_ms, Some(10.0));
 
@@ -588,19 +493,8 @@ mod tests {
         assert_eq!(refused.state, SendState::Queued);
         assert_eq!(refused.attempts, 0, "the new key was never sent");
         assert_eq!(refused.order, 8);
-        assert_eq!(
-            refused.reply_to_id.as_deref(),
-            Some("async-1"),
-            "an async answer keeps its question"
-        );
-        assert!(
-            refused
-                .key_note
-                .as_deref()
-                .is_some_and(|n| n.contains("edited after 1 attempt")),
-            "{:?}",
-            refused.key_note
-        );
+        assert_eq!(refused.reply_to_id.as_deref(), Some("async-1"), "an async answer keeps its question");
+        assert!(refused.key_note.as_deref().is_some_and(|n| n.contains("edited after 1 attempt")), "{:?}", refused.key_note);
         // Editing it again before it is sent keeps the new key.
         assert!(refused.edit("shorter still", "fresher", 30.0));
         assert_eq!(refused.idempotency_key, "fresh");
@@ -615,14 +509,7 @@ mod tests {
     }
 
     fn row(id: &str, session: &str, order: u64, now: f64) -> OutboxRow {
-        OutboxRow::new(
-            id,
-            session,
-            &format!("text {id}"),
-            &format!("key-{id}"),
-            now,
-            order,
-        )
+        OutboxRow::new(id, session, &format!("text {id}"), &format!("key-{id}"), now, order)
     }
 
     /// The stored JSON is byte for byte what earlier builds wrote (a flattened, internally
@@ -630,9 +517,7 @@ mod tests {
     #[test]
     fn stored_rows_keep_their_json_form() {
         let mut r = row("a", "s", 3, 1.5);
-        r.state = SendState::Failed {
-            reason: "boom".into(),
-        };
+        r.state = SendState::Failed { reason: "boom".into() };
         r.attempts = 2;
         let failed = r#"{"id":"a","sessionKey":"s","text":"text a","idempotencyKey":"key-a","createdMs":1.5,"order":3,"state":"failed","reason":"boom","attempts":2,"discarded":false}"#;
         assert_eq!(serde_json::to_string(&r).unwrap(), failed);
@@ -646,52 +531,28 @@ mod tests {
         ] {
             r.state = state.clone();
             let text = serde_json::to_string(&r).unwrap();
-            assert!(
-                text.contains(&format!(r#""order":3,"state":"{name}","attempts":2"#)),
-                "{text}"
-            );
-            assert_eq!(
-                serde_json::from_str::<OutboxRow>(&text).unwrap().state,
-                state
-            );
+            assert!(text.contains(&format!(r#""order":3,"state":"{name}","attempts":2"#)), "{text}");
+            assert_eq!(serde_json::from_str::<OutboxRow>(&text).unwrap().state, state);
         }
         let minimal = r#"{"id":"b","sessionKey":"s","text":"t","idempotencyKey":"k","createdMs":1,"order":1,"state":"queued","replyToId":"m1"}"#;
         let back = serde_json::from_str::<OutboxRow>(minimal).unwrap();
-        assert_eq!(
-            (
-                back.state,
-                back.attempts,
-                back.reply_to_id.as_deref(),
-                back.discarded
-            ),
-            (SendState::Queued, 0, Some("m1"), false)
-        );
+        assert_eq!((back.state, back.attempts, back.reply_to_id.as_deref(), back.discarded), (SendState::Queued, 0, Some("m1"), false));
         let err = serde_json::from_str::<OutboxRow>(r#"{"id":"b","sessionKey":"s","text":"t","idempotencyKey":"k","createdMs":1,"order":1,"state":"lost"}"#).unwrap_err();
         assert!(err.to_string().contains("unknown variant `lost`"), "{err}");
     }
 
     #[test]
     fn fifo_per_session_and_a_failed_head_holds_its_session_only() {
-        let mut rows = vec![
-            row("a1", "A", 1, 10.0),
-            row("a2", "A", 2, 11.0),
-            row("b1", "B", 3, 12.0),
-        ];
+        let mut rows = vec![row("a1", "A", 1, 10.0), row("a2", "A", 2, 11.0), row("b1", "B", 3, 12.0)];
         assert_eq!(next_to_send(&rows, 100.0, STALE).unwrap().id, "a1");
         assert!(rows[0].begin_send(100.0, STALE));
         // a1 in flight: a2 waits, b1 may go.
         assert_eq!(next_to_send(&rows, 100.0, STALE).unwrap().id, "b1");
         rows[0].finish_send(SendResult::Refused("nope".into()));
-        assert_eq!(
-            describe(&rows[1], &rows, 100.0, STALE),
-            "Queued behind “text a1”, which is not sent yet"
-        );
+        assert_eq!(describe(&rows[1], &rows, 100.0, STALE), "Queued behind “text a1”, which is not sent yet");
         assert_eq!(describe(&rows[0], &rows, 100.0, STALE), "Not sent: nope");
         rows[2].state = SendState::Confirmed;
-        assert!(
-            next_to_send(&rows, 100.0, STALE).is_none(),
-            "a2 waits behind the failed a1"
-        );
+        assert!(next_to_send(&rows, 100.0, STALE).is_none(), "a2 waits behind the failed a1");
         assert!(rows[0].retry(101.0));
         assert_eq!(next_to_send(&rows, 102.0, STALE).unwrap().id, "a1");
         assert_eq!(rows[0].idempotency_key, "key-a1", "Retry keeps the key");
@@ -730,11 +591,7 @@ mod tests {
         assert_eq!(r.discard(), None, "only once");
         let mut sending = row("b", "A", 2, 0.0);
         sending.begin_send(1.0, STALE);
-        assert_eq!(
-            sending.discard(),
-            None,
-            "not while the frame may be on the wire"
-        );
+        assert_eq!(sending.discard(), None, "not while the frame may be on the wire");
     }
 
     #[test]
@@ -745,63 +602,30 @@ mod tests {
         for r in &mut rows {
             r.recover_after_reload();
         }
-        assert!(
-            rows.iter()
-                .all(|r| r.state == SendState::AwaitingConfirmation)
-        );
-        let history = vec![
-            json!({"role":"user","content":"text a","__openclaw":{"idempotencyKey":"key-a:user","id":"m1","seq":1}}),
-        ];
-        assert_eq!(
-            confirm_from_history(&mut rows, &history),
-            vec!["a".to_string()]
-        );
+        assert!(rows.iter().all(|r| r.state == SendState::AwaitingConfirmation));
+        let history = vec![json!({"role":"user","content":"text a","__openclaw":{"idempotencyKey":"key-a:user","id":"m1","seq":1}})];
+        assert_eq!(confirm_from_history(&mut rows, &history), vec!["a".to_string()]);
         for r in &mut rows {
             r.requeue_after_reconcile();
         }
         assert_eq!(rows[0].state, SendState::Confirmed);
-        assert_eq!(
-            rows[1].state,
-            SendState::Queued,
-            "not in history: resent with the same key"
-        );
+        assert_eq!(rows[1].state, SendState::Queued, "not in history: resent with the same key");
     }
 
     #[test]
     fn keyless_history_confirms_by_text_once() {
         let mut rows = vec![row("a", "A", 1, 0.0), row("b", "A", 2, 0.0)];
         rows[1].text = "text a".into();
-        let history =
-            vec![json!({"role":"user","content":"text a","__openclaw":{"id":"m1","seq":1}})];
-        assert_eq!(
-            confirm_from_history(&mut rows, &history),
-            vec!["a".to_string()]
-        );
-        assert_eq!(
-            rows[1].state,
-            SendState::Queued,
-            "one saved message confirms one row"
-        );
+        let history = vec![json!({"role":"user","content":"text a","__openclaw":{"id":"m1","seq":1}})];
+        assert_eq!(confirm_from_history(&mut rows, &history), vec!["a".to_string()]);
+        assert_eq!(rows[1].state, SendState::Queued, "one saved message confirms one row");
     }
 
     #[test]
     fn send_responses_are_read_as_accepted_or_refused() {
-        assert_eq!(
-            read_send_response(true, Some(&json!({"status":"started"})), None, None),
-            SendResult::Accepted
-        );
-        assert_eq!(
-            read_send_response(
-                false,
-                Some(&json!({"status":"error","summary":"x"})),
-                Some("run failed"),
-                Some("UNAVAILABLE")
-            ),
-            SendResult::Accepted
-        );
-        assert!(
-            matches!(read_send_response(false, None, Some("missing scope: operator.write"), Some("FORBIDDEN")), SendResult::Refused(m) if m.contains("may not send"))
-        );
+        assert_eq!(read_send_response(true, Some(&json!({"status":"started"})), None, None), SendResult::Accepted);
+        assert_eq!(read_send_response(false, Some(&json!({"status":"error","summary":"x"})), Some("run failed"), Some("UNAVAILABLE")), SendResult::Accepted);
+        assert!(matches!(read_send_response(false, None, Some("missing scope: operator.write"), Some("FORBIDDEN")), SendResult::Refused(m) if m.contains("may not send")));
     }
 
     #[test]

@@ -27,23 +27,10 @@ pub enum ImageSource {
 pub enum Part {
     Text(String),
     /// The model's reasoning. `redacted`: the provider hid it.
-    Thinking {
-        text: String,
-        redacted: bool,
-    },
-    ToolCall {
-        id: String,
-        name: String,
-        arguments: Value,
-    },
-    Image {
-        source: ImageSource,
-        alt: String,
-    },
-    Unsupported {
-        kind: String,
-        raw: Value,
-    },
+    Thinking { text: String, redacted: bool },
+    ToolCall { id: String, name: String, arguments: Value },
+    Image { source: ImageSource, alt: String },
+    Unsupported { kind: String, raw: Value },
 }
 
 /// The host a person should see for `url` (user info dropped: `https://bank.example@evil.example/`
@@ -60,72 +47,35 @@ pub fn host_of(url: &str) -> String {
 /// another site: anything but plain path characters is refused.
 fn is_same_origin_path(url: &str) -> bool {
     let b = url.as_bytes();
-    b.first() == Some(&b'/')
-        && b.get(1).is_some_and(|c| *c != b'/')
-        && b.iter()
-            .all(|c| c.is_ascii_alphanumeric() || b"/._~%-+=&?:;,@!$'()*".contains(c))
+    b.first() == Some(&b'/') && b.get(1).is_some_and(|c| *c != b'/') && b.iter().all(|c| c.is_ascii_alphanumeric() || b"/._~%-+=&?:;,@!$'()*".contains(c))
 }
 
 /// Raster image types a `data:` URL may carry (SVG is left out: it is a document).
-const INLINE_TYPES: &[&str] = &[
-    "image/png",
-    "image/jpeg",
-    "image/gif",
-    "image/webp",
-    "image/avif",
-];
+const INLINE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif"];
 
 fn image(part: &Value) -> Part {
-    let alt = part
-        .get("alt")
-        .or_else(|| part.get("fileName"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
-    let mime = part
-        .get("mimeType")
-        .or_else(|| part.get("mime_type"))
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let url = part.get("url").and_then(Value::as_str).or_else(|| {
-        part.get("image_url")
-            .and_then(|u| u.as_str().or_else(|| u.get("url").and_then(Value::as_str)))
-    });
-    let source = if let (Some(data), true) = (
-        part.get("data").and_then(Value::as_str),
-        INLINE_TYPES.contains(&mime.as_str()),
-    ) {
-        if data
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
-        {
+    let alt = part.get("alt").or_else(|| part.get("fileName")).and_then(Value::as_str).unwrap_or("").to_string();
+    let mime = part.get("mimeType").or_else(|| part.get("mime_type")).and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
+    let url = part.get("url").and_then(Value::as_str).or_else(|| part.get("image_url").and_then(|u| u.as_str().or_else(|| u.get("url").and_then(Value::as_str))));
+    let source = if let (Some(data), true) = (part.get("data").and_then(Value::as_str), INLINE_TYPES.contains(&mime.as_str())) {
+        if data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
             ImageSource::Inline(format!("data:{mime};base64,{data}"))
         } else {
             ImageSource::Omitted { bytes: None }
         }
     } else if let Some(url) = url {
         let lower = url.to_ascii_lowercase();
-        if lower.starts_with("data:")
-            && INLINE_TYPES
-                .iter()
-                .any(|t| lower.starts_with(&format!("data:{t};base64,")))
-        {
+        if lower.starts_with("data:") && INLINE_TYPES.iter().any(|t| lower.starts_with(&format!("data:{t};base64,"))) {
             ImageSource::Inline(url.to_string())
         } else if is_same_origin_path(url) {
             ImageSource::SameOrigin(url.to_string())
         } else if lower.starts_with("https://") || lower.starts_with("http://") {
-            ImageSource::Remote {
-                url: url.to_string(),
-                host: host_of(url),
-            }
+            ImageSource::Remote { url: url.to_string(), host: host_of(url) }
         } else {
             ImageSource::Omitted { bytes: None }
         }
     } else {
-        ImageSource::Omitted {
-            bytes: part.get("bytes").and_then(Value::as_u64),
-        }
+        ImageSource::Omitted { bytes: part.get("bytes").and_then(Value::as_u64) }
     };
     Part::Image { source, alt }
 }
@@ -133,69 +83,28 @@ fn image(part: &Value) -> Part {
 /// The parts of a message, in order. A string `content` is one text part.
 pub fn parts(m: &Value) -> Vec<Part> {
     let content = match m.get("content") {
-        Some(Value::String(s)) => {
-            return if s.is_empty() {
-                Vec::new()
-            } else {
-                vec![Part::Text(s.clone())]
-            };
-        }
+        Some(Value::String(s)) => return if s.is_empty() { Vec::new() } else { vec![Part::Text(s.clone())] },
         Some(Value::Array(a)) => a,
         Some(Value::Null) | None => return Vec::new(),
-        Some(other) => {
-            return vec![Part::Unsupported {
-                kind: "content".into(),
-                raw: other.clone(),
-            }];
-        }
+        Some(other) => return vec![Part::Unsupported { kind: "content".into(), raw: other.clone() }],
     };
     content
         .iter()
         .map(|p| {
             let kind = p.get("type").and_then(Value::as_str).unwrap_or("");
             match kind {
-                "text" | "input_text" | "output_text" => Part::Text(
-                    p.get("text")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                ),
+                "text" | "input_text" | "output_text" => Part::Text(p.get("text").and_then(Value::as_str).unwrap_or("").to_string()),
                 "thinking" | "reasoning" | "redacted_thinking" => Part::Thinking {
-                    text: p
-                        .get("thinking")
-                        .or_else(|| p.get("text"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    redacted: kind == "redacted_thinking"
-                        || p.get("redacted") == Some(&Value::Bool(true)),
+                    text: p.get("thinking").or_else(|| p.get("text")).and_then(Value::as_str).unwrap_or("").to_string(),
+                    redacted: kind == "redacted_thinking" || p.get("redacted") == Some(&Value::Bool(true)),
                 },
                 kind if is_tool_call_type(kind) => Part::ToolCall {
-                    id: p
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .unwrap_or("")
-                        .to_string(),
-                    name: p
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .unwrap_or("tool")
-                        .to_string(),
-                    arguments: p
-                        .get("arguments")
-                        .or_else(|| p.get("input"))
-                        .cloned()
-                        .unwrap_or(Value::Null),
+                    id: p.get("id").and_then(Value::as_str).unwrap_or("").to_string(),
+                    name: p.get("name").and_then(Value::as_str).unwrap_or("tool").to_string(),
+                    arguments: p.get("arguments").or_else(|| p.get("input")).cloned().unwrap_or(Value::Null),
                 },
                 "image" | "image_url" | "input_image" => image(p),
-                _ => Part::Unsupported {
-                    kind: if kind.is_empty() {
-                        "untyped".into()
-                    } else {
-                        kind.to_string()
-                    },
-                    raw: p.clone(),
-                },
+                _ => Part::Unsupported { kind: if kind.is_empty() { "untyped".into() } else { kind.to_string() }, raw: p.clone() },
             }
         })
         .collect()
@@ -203,10 +112,7 @@ pub fn parts(m: &Value) -> Vec<Part> {
 
 /// The spellings of a tool call part that the gateway accepts.
 pub fn is_tool_call_type(kind: &str) -> bool {
-    matches!(
-        kind,
-        "toolCall" | "toolUse" | "tool_call" | "tool_use" | "tooluse"
-    )
+    matches!(kind, "toolCall" | "toolUse" | "tool_call" | "tool_use" | "tooluse")
 }
 
 /// A tool's result, from a row of its own.
@@ -220,10 +126,7 @@ pub struct ToolResult {
 
 /// Whether a row is a tool result (the spellings the gateway accepts).
 pub fn is_tool_result(m: &Value) -> bool {
-    matches!(
-        m.get("role").and_then(Value::as_str),
-        Some("toolResult" | "tool" | "tool_result" | "function")
-    )
+    matches!(m.get("role").and_then(Value::as_str), Some("toolResult" | "tool" | "tool_result" | "function"))
 }
 
 pub fn tool_result(m: &Value) -> Option<ToolResult> {
@@ -239,17 +142,8 @@ pub fn tool_result(m: &Value) -> Option<ToolResult> {
         .collect::<Vec<_>>()
         .join("\n");
     Some(ToolResult {
-        call_id: m
-            .get("toolCallId")
-            .or_else(|| m.get("tool_call_id"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string(),
-        name: m
-            .get("toolName")
-            .and_then(Value::as_str)
-            .unwrap_or("tool")
-            .to_string(),
+        call_id: m.get("toolCallId").or_else(|| m.get("tool_call_id")).and_then(Value::as_str).unwrap_or("").to_string(),
+        name: m.get("toolName").and_then(Value::as_str).unwrap_or("tool").to_string(),
         text,
         is_error: m.get("isError") == Some(&Value::Bool(true)),
     })
@@ -285,11 +179,7 @@ pub fn ask_questions(arguments: &Value) -> Vec<Question> {
         .enumerate()
         .filter(|(_, q)| q.get("question").and_then(Value::as_str).is_some())
         .map(|(i, q)| Question {
-            question_id: q
-                .get("id")
-                .or_else(|| q.get("questionId"))
-                .and_then(Value::as_str)
-                .map_or_else(|| format!("q{i}"), str::to_string),
+            question_id: q.get("id").or_else(|| q.get("questionId")).and_then(Value::as_str).map_or_else(|| format!("q{i}"), str::to_string),
             header: text(q, "header"),
             question: text(q, "question"),
             url: None,
@@ -298,15 +188,7 @@ pub fn ask_questions(arguments: &Value) -> Vec<Question> {
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .filter_map(|o| {
-                    Some(QuestionOption {
-                        label: o.get("label")?.as_str()?.to_string(),
-                        description: o
-                            .get("description")
-                            .and_then(Value::as_str)
-                            .map(str::to_string),
-                    })
-                })
+                .filter_map(|o| Some(QuestionOption { label: o.get("label")?.as_str()?.to_string(), description: o.get("description").and_then(Value::as_str).map(str::to_string) }))
                 .collect(),
             multi_select: q.get("multiSelect").and_then(Value::as_bool),
             is_other: None,
@@ -324,30 +206,12 @@ pub fn ask_outcome(result: &ToolResult) -> Outcome {
     if result.is_error {
         return Outcome::Unavailable;
     }
-    let json = result
-        .text
-        .rfind("\n\n{")
-        .map(|i| &result.text[i + 2..])
-        .or_else(|| {
-            result
-                .text
-                .trim_start()
-                .starts_with('{')
-                .then_some(result.text.trim_start())
-        });
-    let outcome: Value = json
-        .and_then(|j| serde_json::from_str(j).ok())
-        .unwrap_or(Value::Null);
+    let json = result.text.rfind("\n\n{").map(|i| &result.text[i + 2..]).or_else(|| result.text.trim_start().starts_with('{').then_some(result.text.trim_start()));
+    let outcome: Value = json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
     match outcome.get("status").and_then(Value::as_str) {
         Some("answered") => {
-            let answers: BTreeMap<String, Vec<String>> = outcome
-                .get("answers")
-                .and_then(|a| a.get("answers"))
-                .and_then(|a| serde_json::from_value(a.clone()).ok())
-                .unwrap_or_default();
-            Outcome::Answered {
-                answers: QuestionAnswers { answers },
-            }
+            let answers: BTreeMap<String, Vec<String>> = outcome.get("answers").and_then(|a| a.get("answers")).and_then(|a| serde_json::from_value(a.clone()).ok()).unwrap_or_default();
+            Outcome::Answered { answers: QuestionAnswers { answers } }
         }
         Some("no_answer") if result.text.starts_with("No answer arrived") => Outcome::Expired,
         Some("no_answer") => Outcome::Skipped,
@@ -358,22 +222,9 @@ pub fn ask_outcome(result: &ToolResult) -> Outcome {
 /// The summary an `ask_user` call and its result leave, in the dock's own terms, so that a
 /// question answered in another browser reads the same as one answered here. `None` while the
 /// call has no result yet (the question is still open).
-pub fn ask_receipt(
-    call_id: &str,
-    arguments: &Value,
-    result: Option<&ToolResult>,
-    at_ms: f64,
-    session: &str,
-) -> Option<Receipt> {
+pub fn ask_receipt(call_id: &str, arguments: &Value, result: Option<&ToolResult>, at_ms: f64, session: &str) -> Option<Receipt> {
     let result = result?;
-    Some(Receipt {
-        id: format!("call:{call_id}"),
-        questions: ask_questions(arguments),
-        outcome: ask_outcome(result),
-        at_ms,
-        unsent_text: String::new(),
-        session_key: Some(session.to_string()),
-    })
+    Some(Receipt { id: format!("call:{call_id}"), questions: ask_questions(arguments), outcome: ask_outcome(result), at_ms, unsent_text: String::new(), session_key: Some(session.to_string()) })
 }
 
 #[cfg(test)]
@@ -398,99 +249,34 @@ mod tests {
         assert_eq!(
             parts(&m),
             vec![
-                Part::Thinking {
-                    text: "Need the deploy target.".into(),
-                    redacted: false
-                },
-                Part::Thinking {
-                    text: "".into(),
-                    redacted: true
-                },
+                Part::Thinking { text: "Need the deploy target.".into(), redacted: false },
+                Part::Thinking { text: "".into(), redacted: true },
                 Part::Text("I need one decision first.".into()),
-                Part::ToolCall {
-                    id: "call_a1".into(),
-                    name: "ask_user".into(),
-                    arguments: json!({"questions": []})
-                },
-                Part::Image {
-                    source: ImageSource::Omitted { bytes: Some(48213) },
-                    alt: "".into()
-                },
-                Part::Image {
-                    source: ImageSource::Inline("data:image/png;base64,iVBORw0KGgo=".into()),
-                    alt: "".into()
-                },
-                Part::Image {
-                    source: ImageSource::Omitted { bytes: None },
-                    alt: "".into()
-                },
-                Part::Image {
-                    source: ImageSource::Remote {
-                        url: "https://cdn.example.net/a.png".into(),
-                        host: "cdn.example.net".into()
-                    },
-                    alt: "".into()
-                },
-                Part::Image {
-                    source: ImageSource::SameOrigin("/media/inbound/ab12.png".into()),
-                    alt: "".into()
-                },
-                Part::Unsupported {
-                    kind: "canvas".into(),
-                    raw: json!({"type": "canvas", "html": "<b>x</b>"})
-                },
+                Part::ToolCall { id: "call_a1".into(), name: "ask_user".into(), arguments: json!({"questions": []}) },
+                Part::Image { source: ImageSource::Omitted { bytes: Some(48213) }, alt: "".into() },
+                Part::Image { source: ImageSource::Inline("data:image/png;base64,iVBORw0KGgo=".into()), alt: "".into() },
+                Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() },
+                Part::Image { source: ImageSource::Remote { url: "https://cdn.example.net/a.png".into(), host: "cdn.example.net".into() }, alt: "".into() },
+                Part::Image { source: ImageSource::SameOrigin("/media/inbound/ab12.png".into()), alt: "".into() },
+                Part::Unsupported { kind: "canvas".into(), raw: json!({"type": "canvas", "html": "<b>x</b>"}) },
             ]
         );
-        assert_eq!(
-            parts(&json!({"role": "user", "content": "hello"})),
-            vec![Part::Text("hello".into())]
-        );
+        assert_eq!(parts(&json!({"role": "user", "content": "hello"})), vec![Part::Text("hello".into())]);
         assert!(parts(&json!({"role": "user"})).is_empty());
     }
 
     #[test]
     fn images_never_come_from_a_script_url_or_another_site_by_themselves() {
-        for url in [
-            "javascript:alert(1)",
-            "//evil.example/p.gif",
-            "/\t/evil.example/p.gif",
-            "/\n/evil.example/p.gif",
-            "/\r/evil.example/p.gif",
-            "/\\evil.example/p.gif",
-            "/ /x",
-            "data:text/html;base64,PHNjcmlwdD4=",
-            "data:image/svg+xml;base64,PHN2Zz4=",
-        ] {
+        for url in ["javascript:alert(1)", "//evil.example/p.gif", "/\t/evil.example/p.gif", "/\n/evil.example/p.gif", "/\r/evil.example/p.gif", "/\\evil.example/p.gif", "/ /x", "data:text/html;base64,PHNjcmlwdD4=", "data:image/svg+xml;base64,PHN2Zz4="] {
             let p = parts(&json!({"content": [{"type": "image", "url": url}]}));
-            assert_eq!(
-                p,
-                vec![Part::Image {
-                    source: ImageSource::Omitted { bytes: None },
-                    alt: "".into()
-                }],
-                "{url}"
-            );
+            assert_eq!(p, vec![Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() }], "{url}");
         }
-        let p = parts(
-            &json!({"content": [{"type": "image", "mimeType": "image/png", "data": "\"><script>"}]}),
-        );
-        assert_eq!(
-            p,
-            vec![Part::Image {
-                source: ImageSource::Omitted { bytes: None },
-                alt: "".into()
-            }],
-            "bytes that are not base64 are not put in a URL"
-        );
+        let p = parts(&json!({"content": [{"type": "image", "mimeType": "image/png", "data": "\"><script>"}]}));
+        assert_eq!(p, vec![Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() }], "bytes that are not base64 are not put in a URL");
     }
 
     fn result(text: &str, is_error: bool) -> ToolResult {
-        ToolResult {
-            call_id: "call_a1".into(),
-            name: "ask_user".into(),
-            text: text.into(),
-            is_error,
-        }
+        ToolResult { call_id: "call_a1".into(), name: "ask_user".into(), text: text.into(), is_error }
     }
 
     #[test]
@@ -499,46 +285,16 @@ mod tests {
         let answered = "Deploy: Staging (Recommended)\nNotify: Email, Slack, Only on weekdays\n\n{\n  \"status\": \"answered\",\n  \"answers\": {\n    \"answers\": {\n      \"deploy_target\": [\n        \"Staging (Recommended)\"\n      ],\n      \"notify\": [\n        \"Email\",\n        \"Slack\",\n        \"Only on weekdays\"\n      ]\n    }\n  }\n}";
         match ask_outcome(&result(answered, false)) {
             Outcome::Answered { answers } => {
-                assert_eq!(
-                    answers.answers["deploy_target"],
-                    vec!["Staging (Recommended)"]
-                );
-                assert_eq!(
-                    answers.answers["notify"],
-                    vec!["Email", "Slack", "Only on weekdays"]
-                );
+                assert_eq!(answers.answers["deploy_target"], vec!["Staging (Recommended)"]);
+                assert_eq!(answers.answers["notify"], vec!["Email", "Slack", "Only on weekdays"]);
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(
-            ask_outcome(&result(
-                "The question was cancelled; proceed with best judgment.\n\n{\n  \"status\": \"no_answer\"\n}",
-                false
-            )),
-            Outcome::Skipped
-        );
-        assert_eq!(
-            ask_outcome(&result(
-                "No answer arrived; proceed with best judgment.\n\n{\n  \"status\": \"no_answer\"\n}",
-                false
-            )),
-            Outcome::Expired
-        );
-        assert_eq!(
-            ask_outcome(&result(
-                "The prompt became visible, but its controls failed to deliver.\n\n{\n  \"status\": \"delivery_failed\"\n}",
-                false
-            )),
-            Outcome::Unavailable
-        );
-        assert_eq!(
-            ask_outcome(&result("Operation aborted", true)),
-            Outcome::Unavailable
-        );
-        assert_eq!(
-            ask_outcome(&result("free text with no JSON", false)),
-            Outcome::Unavailable
-        );
+        assert_eq!(ask_outcome(&result("The question was cancelled; proceed with best judgment.\n\n{\n  \"status\": \"no_answer\"\n}", false)), Outcome::Skipped);
+        assert_eq!(ask_outcome(&result("No answer arrived; proceed with best judgment.\n\n{\n  \"status\": \"no_answer\"\n}", false)), Outcome::Expired);
+        assert_eq!(ask_outcome(&result("The prompt became visible, but its controls failed to deliver.\n\n{\n  \"status\": \"delivery_failed\"\n}", false)), Outcome::Unavailable);
+        assert_eq!(ask_outcome(&result("Operation aborted", true)), Outcome::Unavailable);
+        assert_eq!(ask_outcome(&result("free text with no JSON", false)), Outcome::Unavailable);
     }
 
     #[test]
@@ -552,46 +308,22 @@ mod tests {
         assert_eq!(qs.len(), 2);
         assert_eq!(qs[0].question_id, "deploy_target");
         assert_eq!(qs[0].question, "Where should this change be deployed?");
-        assert_eq!(
-            qs[0].options[0].description.as_deref(),
-            Some("Safe default")
-        );
+        assert_eq!(qs[0].options[0].description.as_deref(), Some("Safe default"));
         assert_eq!(qs[1].multi_select, Some(true));
-        assert_eq!(
-            ask_questions(&json!(args.to_string())),
-            qs,
-            "arguments given as a JSON string read the same"
-        );
-        let r = result(
-            "No answer arrived; proceed with best judgment.\n\n{\"status\":\"no_answer\"}",
-            false,
-        );
+        assert_eq!(ask_questions(&json!(args.to_string())), qs, "arguments given as a JSON string read the same");
+        let r = result("No answer arrived; proceed with best judgment.\n\n{\"status\":\"no_answer\"}", false);
         let receipt = ask_receipt("call_a1", &args, Some(&r), 5.0, "agent:main:main").unwrap();
         assert_eq!(receipt.outcome, Outcome::Expired);
         assert_eq!(receipt.questions, qs);
-        assert!(
-            ask_receipt("call_a1", &args, None, 5.0, "s").is_none(),
-            "no summary while it is open"
-        );
+        assert!(ask_receipt("call_a1", &args, None, 5.0, "s").is_none(), "no summary while it is open");
     }
 
     #[test]
     fn tool_results_are_read_from_their_rows() {
         let m = json!({"role": "toolResult", "toolCallId": "call_7", "toolName": "read_file", "content": [{"type": "text", "text": "fn main() {}"}], "isError": false});
-        assert_eq!(
-            tool_result(&m),
-            Some(ToolResult {
-                call_id: "call_7".into(),
-                name: "read_file".into(),
-                text: "fn main() {}".into(),
-                is_error: false
-            })
-        );
+        assert_eq!(tool_result(&m), Some(ToolResult { call_id: "call_7".into(), name: "read_file".into(), text: "fn main() {}".into(), is_error: false }));
         assert!(tool_result(&json!({"role": "assistant", "content": "x"})).is_none());
-        let page = vec![
-            json!({"role": "assistant", "content": [{"type": "toolCall", "id": "b", "name": "x"}, {"type": "toolCall", "id": "a", "name": "y"}]}),
-            m,
-        ];
+        let page = vec![json!({"role": "assistant", "content": [{"type": "toolCall", "id": "b", "name": "x"}, {"type": "toolCall", "id": "a", "name": "y"}]}), m];
         assert_eq!(tool_call_ids(&page), vec!["a".to_string(), "b".to_string()]);
     }
 }

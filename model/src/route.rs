@@ -27,10 +27,7 @@ const RESERVED: [&str; 4] = ["main", "global", "boot", "sessions"];
 
 /// A path segment with its `%XX` escapes decoded; `None` when that is not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8()
-        .ok()
-        .map(|c| c.into_owned())
+    percent_encoding::percent_decode_str(s).decode_utf8().ok().map(|c| c.into_owned())
 }
 
 fn unescape(segment: &str) -> String {
@@ -45,10 +42,7 @@ fn unescape(segment: &str) -> String {
 /// The short id a one-segment reference ends in, if any.
 fn short_id(segment: &str) -> Option<&str> {
     let last = segment.rsplit('-').next()?;
-    let is_id = (8..=32).contains(&last.len())
-        && last
-            .bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+    let is_id = (8..=32).contains(&last.len()) && last.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
     is_id.then_some(last)
 }
 
@@ -56,11 +50,7 @@ fn short_id(segment: &str) -> Option<&str> {
 /// with an agent.
 pub fn parse_chat_path(path: &str) -> Option<ChatRoute> {
     let rest = path.strip_prefix("/chat/")?;
-    let mut segments: Vec<String> = rest
-        .split('/')
-        .filter(|s| !s.is_empty())
-        .map(percent_decode)
-        .collect::<Option<_>>()?;
+    let mut segments: Vec<String> = rest.split('/').filter(|s| !s.is_empty()).map(percent_decode).collect::<Option<_>>()?;
     if segments.is_empty() {
         return None;
     }
@@ -69,37 +59,20 @@ pub fn parse_chat_path(path: &str) -> Option<ChatRoute> {
     if literal {
         segments.remove(0);
     }
-    let key = |segs: &[String]| {
-        format!(
-            "agent:{agent}:{}",
-            segs.iter()
-                .map(|s| unescape(s))
-                .collect::<Vec<_>>()
-                .join(":")
-        )
-    };
+    let key = |segs: &[String]| format!("agent:{agent}:{}", segs.iter().map(|s| unescape(s)).collect::<Vec<_>>().join(":"));
     match segments.len() {
         0 => Some(ChatRoute::Key(format!("agent:{agent}:main"))),
-        1 if !literal && !RESERVED.contains(&segments[0].as_str()) => {
-            match short_id(&segments[0]) {
-                Some(id) => Some(ChatRoute::ShortId {
-                    agent: agent.clone(),
-                    id_prefix: id.to_string(),
-                }),
-                None => Some(ChatRoute::Key(key(&segments))),
-            }
-        }
+        1 if !literal && !RESERVED.contains(&segments[0].as_str()) => match short_id(&segments[0]) {
+            Some(id) => Some(ChatRoute::ShortId { agent: agent.clone(), id_prefix: id.to_string() }),
+            None => Some(ChatRoute::Key(key(&segments))),
+        },
         _ => Some(ChatRoute::Key(key(&segments))),
     }
 }
 
 /// The key among `keys` that a short reference names: the one session of that agent whose
 /// key ends in a UUID starting with the prefix. `None` when none does, or several do.
-pub fn resolve_short_id<'a>(
-    agent: &str,
-    id_prefix: &str,
-    keys: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
+pub fn resolve_short_id<'a>(agent: &str, id_prefix: &str, keys: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let head = format!("agent:{agent}:");
     let mut found = keys.into_iter().filter(|k| {
         if !k.starts_with(&head) || k.len() < 36 {
@@ -107,9 +80,7 @@ pub fn resolve_short_id<'a>(
         }
         let uuid = &k[k.len() - 36..];
         let plain: String = uuid.chars().filter(|c| *c != '-').collect();
-        uuid.chars().filter(|c| *c == '-').count() == 4
-            && plain.len() == 32
-            && plain.starts_with(id_prefix)
+        uuid.chars().filter(|c| *c == '-').count() == 4 && plain.len() == 32 && plain.starts_with(id_prefix)
     });
     let first = found.next()?;
     found.next().is_none().then_some(first)
@@ -126,68 +97,25 @@ mod tests {
     #[test]
     fn chat_links_read_as_the_sessions_they_name() {
         assert_eq!(parse_chat_path("/chat/main"), key("agent:main:main"));
-        assert_eq!(
-            parse_chat_path("/chat/research/"),
-            key("agent:research:main")
-        );
+        assert_eq!(parse_chat_path("/chat/research/"), key("agent:research:main"));
         assert_eq!(parse_chat_path("/chat/main/side"), key("agent:main:side"));
-        assert_eq!(
-            parse_chat_path("/chat/main/telegram/12345"),
-            key("agent:main:telegram:12345")
-        );
-        assert_eq!(
-            parse_chat_path("/chat/main/cron/nightly/run/8821"),
-            key("agent:main:cron:nightly:run:8821")
-        );
-        assert_eq!(
-            parse_chat_path("/chat/research/global"),
-            key("agent:research:global"),
-            "reserved names are literal"
-        );
-        assert_eq!(
-            parse_chat_path("/chat/research/~key/global"),
-            key("agent:research:global")
-        );
-        assert_eq!(
-            parse_chat_path("/chat/main/~key/release-deadbeef"),
-            key("agent:main:release-deadbeef"),
-            "~key forces literal"
-        );
-        assert_eq!(
-            parse_chat_path("/chat/main/a/~dot/~dotdot/~~x"),
-            key("agent:main:a:.:..:~x")
-        );
-        assert_eq!(
-            parse_chat_path("/chat/main/dm%3Aalice"),
-            key("agent:main:dm:alice")
-        );
+        assert_eq!(parse_chat_path("/chat/main/telegram/12345"), key("agent:main:telegram:12345"));
+        assert_eq!(parse_chat_path("/chat/main/cron/nightly/run/8821"), key("agent:main:cron:nightly:run:8821"));
+        assert_eq!(parse_chat_path("/chat/research/global"), key("agent:research:global"), "reserved names are literal");
+        assert_eq!(parse_chat_path("/chat/research/~key/global"), key("agent:research:global"));
+        assert_eq!(parse_chat_path("/chat/main/~key/release-deadbeef"), key("agent:main:release-deadbeef"), "~key forces literal");
+        assert_eq!(parse_chat_path("/chat/main/a/~dot/~dotdot/~~x"), key("agent:main:a:.:..:~x"));
+        assert_eq!(parse_chat_path("/chat/main/dm%3Aalice"), key("agent:main:dm:alice"));
         assert_eq!(
             parse_chat_path("/chat/main/deploy-monitor-6db92d48"),
-            Some(ChatRoute::ShortId {
-                agent: "main".into(),
-                id_prefix: "6db92d48".into()
-            })
+            Some(ChatRoute::ShortId { agent: "main".into(), id_prefix: "6db92d48".into() })
         );
-        assert_eq!(
-            parse_chat_path("/chat/main/6db92d48aa"),
-            Some(ChatRoute::ShortId {
-                agent: "main".into(),
-                id_prefix: "6db92d48aa".into()
-            })
-        );
-        assert_eq!(
-            parse_chat_path("/chat/main/release-deadbee"),
-            key("agent:main:release-deadbee"),
-            "seven hex characters are no short id"
-        );
+        assert_eq!(parse_chat_path("/chat/main/6db92d48aa"), Some(ChatRoute::ShortId { agent: "main".into(), id_prefix: "6db92d48aa".into() }));
+        assert_eq!(parse_chat_path("/chat/main/release-deadbee"), key("agent:main:release-deadbee"), "seven hex characters are no short id");
         assert_eq!(parse_chat_path("/chat"), None);
         assert_eq!(parse_chat_path("/chat/"), None);
         assert_eq!(parse_chat_path("/ask/q1"), None);
-        assert_eq!(
-            parse_chat_path("/chat/main/%FF"),
-            None,
-            "an escape that is not UTF-8 names nothing"
-        );
+        assert_eq!(parse_chat_path("/chat/main/%FF"), None, "an escape that is not UTF-8 names nothing");
     }
 
     #[test]
@@ -199,14 +127,8 @@ mod tests {
             "agent:other:x:6db92d48-9999-4222-8333-444455556666",
             "agent:main:task:7aa00001-1111-4222-8333-444455556666",
         ];
-        assert_eq!(
-            resolve_short_id("main", "6db92d48", keys),
-            Some("agent:main:dashboard:6db92d48-1111-4222-8333-444455556666")
-        );
-        assert_eq!(
-            resolve_short_id("main", "6db92d481111", keys),
-            Some("agent:main:dashboard:6db92d48-1111-4222-8333-444455556666")
-        );
+        assert_eq!(resolve_short_id("main", "6db92d48", keys), Some("agent:main:dashboard:6db92d48-1111-4222-8333-444455556666"));
+        assert_eq!(resolve_short_id("main", "6db92d481111", keys), Some("agent:main:dashboard:6db92d48-1111-4222-8333-444455556666"));
         assert_eq!(resolve_short_id("main", "7aa0000", keys), None, "ambiguous");
         assert_eq!(resolve_short_id("main", "12345678", keys), None, "unknown");
     }

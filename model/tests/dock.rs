@@ -22,15 +22,7 @@ fn answered_draft(dock: &Dock, id: &str) -> QuestionDraft {
 }
 
 fn receipts(fx: &[Effect]) -> Vec<Outcome> {
-    fx.iter()
-        .filter_map(|e| {
-            if let Effect::SaveReceipt(r) = e {
-                Some(r.outcome.clone())
-            } else {
-                None
-            }
-        })
-        .collect()
+    fx.iter().filter_map(|e| if let Effect::SaveReceipt(r) = e { Some(r.outcome.clone()) } else { None }).collect()
 }
 
 #[test]
@@ -39,24 +31,22 @@ fn a_new_request_takes_priority_unless_the_person_is_typing_in_the_dock() {
     d.requested(&rec("a", 1, 10_000), false);
     assert_eq!(d.current.as_deref(), Some("a"));
     d.requested(&rec("b", 2, 10_000), false);
-    assert_eq!(
-        d.current.as_deref(),
-        Some("b"),
-        "the newest blocking request is shown"
-    );
+    assert_eq!(d.current.as_deref(), Some("b"), "the newest blocking request is shown");
     let fx = d.requested(&rec("c", 3, 10_000), true);
-    assert_eq!(
-        d.current.as_deref(),
-        Some("b"),
-        "no switch under the person's fingers"
-    );
+    assert_eq!(d.current.as_deref(), Some("b"), "no switch under the person's fingers");
     assert!(matches!(&fx[0], Effect::Announce(t) if t.contains("3 questions are waiting")));
-    assert_eq!(d.position(), Some((2, 3)));
-    d.step_request(true);
+    // The arrows step through the pending requests in arrival order (a pane's `DockView`).
+    let ids: Vec<String> = d.entries.iter().map(|e| e.id().to_string()).collect();
+    assert_eq!(ids, ["a", "b", "c"]);
+    let step = |d: &mut Dock, forward| {
+        let next = model::panes::pane_step(&ids, d.current.as_deref(), forward).unwrap();
+        d.select(&next);
+    };
+    step(&mut d, true);
     assert_eq!(d.current.as_deref(), Some("c"));
-    d.step_request(true);
+    step(&mut d, true);
     assert_eq!(d.current.as_deref(), Some("a"), "arrows wrap");
-    d.step_request(false);
+    step(&mut d, false);
     assert_eq!(d.current.as_deref(), Some("c"));
 }
 
@@ -64,8 +54,7 @@ fn a_new_request_takes_priority_unless_the_person_is_typing_in_the_dock() {
 fn an_invalid_record_becomes_a_readable_notice_not_a_crash() {
     let mut d = Dock::new();
     let mut bad = rec("x", 1, 10_000);
-    bad["questions"][0]["options"] =
-        json!([{"label":"1"},{"label":"2"},{"label":"3"},{"label":"4"},{"label":"5"}]);
+    bad["questions"][0]["options"] = json!([{"label":"1"},{"label":"2"},{"label":"3"},{"label":"4"},{"label":"5"}]);
     d.requested(&bad, false);
     match d.entry("x").unwrap() {
         model::dock::Entry::Invalid(i) => {
@@ -87,27 +76,14 @@ fn submit_then_resolved_with_our_answers_is_answered_and_other_answers_are_answe
     d.requested(&rec("b", 2, 10_000), false);
     let draft = answered_draft(&d, "a");
     let params = d.submit("a", &draft).unwrap();
-    assert_eq!(
-        params.answers.as_ref().unwrap().answers["notify"],
-        vec!["Email", "weekdays only"]
-    );
-    assert!(
-        d.submit("a", &draft).is_err(),
-        "no double submission while waiting"
-    );
+    assert_eq!(params.answers.as_ref().unwrap().answers["notify"], vec!["Email", "weekdays only"]);
+    assert!(d.submit("a", &draft).is_err(), "no double submission while waiting");
     let fx = d.resolved(&json!({"id":"a","status":"answered","answers":{"answers":{"target":["Staging"],"notify":["Email","weekdays only"]}}}));
-    assert_eq!(
-        receipts(&fx),
-        vec![Outcome::Answered {
-            answers: params.answers.clone().unwrap()
-        }]
-    );
+    assert_eq!(receipts(&fx), vec![Outcome::Answered { answers: params.answers.clone().unwrap() }]);
     assert!(fx.contains(&Effect::DropDraft("a".into())));
     // b was answered by someone else.
     let fx = d.resolved(&json!({"id":"b","status":"answered","answers":{"answers":{"target":["Production"],"notify":["Slack"]}}}));
-    assert!(
-        matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { answers } if answers.answers["target"] == vec!["Production"])
-    );
+    assert!(matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { answers } if answers.answers["target"] == vec!["Production"]));
     assert!(d.is_empty());
     // A late submit response changes nothing.
     assert!(d.submit_ok("a", &json!({"status":"answered"})).is_empty());
@@ -116,10 +92,7 @@ fn submit_then_resolved_with_our_answers_is_answered_and_other_answers_are_answe
 #[test]
 fn a_resolution_before_its_request_is_kept_and_the_id_never_comes_back() {
     let mut d = Dock::new();
-    assert!(
-        d.resolved(&json!({"id":"early","status":"cancelled"}))
-            .is_empty()
-    );
+    assert!(d.resolved(&json!({"id":"early","status":"cancelled"})).is_empty());
     let fx = d.requested(&rec("early", 1, 10_000), false);
     assert_eq!(receipts(&fx), vec![Outcome::SkippedElsewhere]);
     assert!(d.is_empty());
@@ -135,31 +108,17 @@ fn reconnect_hydrates_from_the_list_and_gets_the_missing_ones() {
     d.requested(&rec("gone", 2, 10_000), false);
     let fx = d.listed(&[rec("kept", 1, 10_000), rec("new", 3, 10_000)]);
     assert!(fx.contains(&Effect::Get("gone".into())));
-    assert!(
-        !fx.iter()
-            .any(|e| matches!(e, Effect::Get(id) if id == "kept"))
-    );
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Get(id) if id == "kept")));
     assert_eq!(d.len(), 3);
     let fx = d.got("gone", Err(None));
     assert_eq!(receipts(&fx), vec![Outcome::Unavailable]);
     // A transient failure is retried after 1, 2 and 4 s, then reported.
     d.requested(&rec("flaky", 4, 10_000), false);
-    assert_eq!(
-        d.got("flaky", Err(Some("boom"))),
-        vec![Effect::GetAfter("flaky".into(), 1000)]
-    );
-    assert_eq!(
-        d.got("flaky", Err(Some("boom"))),
-        vec![Effect::GetAfter("flaky".into(), 2000)]
-    );
-    assert_eq!(
-        d.got("flaky", Err(Some("boom"))),
-        vec![Effect::GetAfter("flaky".into(), 4000)]
-    );
+    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 1000)]);
+    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 2000)]);
+    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 4000)]);
     assert!(d.got("flaky", Err(Some("boom"))).is_empty());
-    assert!(
-        matches!(d.state("flaky"), Some(LocalState::Failed { message }) if message.contains("boom"))
-    );
+    assert!(matches!(d.state("flaky"), Some(LocalState::Failed { message }) if message.contains("boom")));
 }
 
 #[test]
@@ -174,12 +133,7 @@ fn a_lost_acknowledgement_keeps_the_local_answer() {
     let fx = d.listed(&[]);
     assert!(fx.contains(&Effect::Get("a".into())));
     let fx = d.got("a", Err(None));
-    assert_eq!(
-        receipts(&fx),
-        vec![Outcome::Answered {
-            answers: params.answers.unwrap()
-        }]
-    );
+    assert_eq!(receipts(&fx), vec![Outcome::Answered { answers: params.answers.unwrap() }]);
 }
 
 #[test]
@@ -190,9 +144,7 @@ fn an_answer_that_never_landed_reopens_with_the_draft_intact() {
     d.submit("a", &draft).unwrap();
     d.submit_failed("a", None, true);
     d.listed(&[rec("a", 1, 10_000)]);
-    assert!(
-        matches!(d.state("a"), Some(LocalState::Failed { message }) if message.contains("submit again"))
-    );
+    assert!(matches!(d.state("a"), Some(LocalState::Failed { message }) if message.contains("submit again")));
     assert!(d.submit("a", &draft).is_ok(), "can be sent again");
 }
 
@@ -203,32 +155,16 @@ fn errors_are_non_destructive_and_already_terminal_is_reconciled() {
     let draft = answered_draft(&d, "a");
     d.submit("a", &draft).unwrap();
     d.submit_failed("a", None, false);
-    assert!(
-        matches!(d.state("a"), Some(LocalState::Failed { message }) if message.starts_with("Not connected"))
-    );
+    assert!(matches!(d.state("a"), Some(LocalState::Failed { message }) if message.starts_with("Not connected")));
     d.submit("a", &draft).unwrap();
-    let invalid = ErrorShape::question(
-        "QUESTION_INVALID_ANSWER",
-        "question 'target' contains an unknown option",
-    );
+    let invalid = ErrorShape::question("QUESTION_INVALID_ANSWER", "question 'target' contains an unknown option");
     d.submit_failed("a", Some(&invalid), true);
-    assert!(
-        matches!(d.state("a"), Some(LocalState::Failed { message }) if message.contains("unknown option"))
-    );
+    assert!(matches!(d.state("a"), Some(LocalState::Failed { message }) if message.contains("unknown option")));
     d.submit("a", &draft).unwrap();
-    let done = ErrorShape::question(
-        "QUESTION_ALREADY_TERMINAL",
-        "question 'a' is already answered",
-    );
-    assert_eq!(
-        d.submit_failed("a", Some(&done), true),
-        vec![Effect::Get("a".into())]
-    );
+    let done = ErrorShape::question("QUESTION_ALREADY_TERMINAL", "question 'a' is already answered");
+    assert_eq!(d.submit_failed("a", Some(&done), true), vec![Effect::Get("a".into())]);
     let fx = d.got("a", Ok(&json!({"question": {"id":"a","questions":rec("a",1,1)["questions"],"createdAtMs":1,"expiresAtMs":2,"status":"answered","answers":{"answers":{"target":["Production"],"notify":["Slack"]}}}})));
-    assert!(matches!(
-        &receipts(&fx)[0],
-        Outcome::AnsweredElsewhere { .. }
-    ));
+    assert!(matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { .. }));
 }
 
 #[test]
@@ -239,10 +175,7 @@ fn skip_is_its_own_outcome_and_expiry_never_answers() {
     let p = d.skip("s").unwrap();
     assert_eq!(p.cancel, Some(true));
     assert!(p.answers.is_none());
-    assert_eq!(
-        receipts(&d.submit_ok("s", &json!({"status":"cancelled"}))),
-        vec![Outcome::Skipped]
-    );
+    assert_eq!(receipts(&d.submit_ok("s", &json!({"status":"cancelled"}))), vec![Outcome::Skipped]);
     assert!(d.tick(4_999).is_empty());
     let fx = d.tick(5_000);
     assert_eq!(receipts(&fx), vec![Outcome::Expired]);
@@ -250,10 +183,7 @@ fn skip_is_its_own_outcome_and_expiry_never_answers() {
     assert!(d.is_empty());
     // The gateway says someone answered it just in time: the receipt is corrected.
     let fx = d.got("e", Ok(&json!({"question": {"id":"e","questions":rec("e",1,1)["questions"],"createdAtMs":1,"expiresAtMs":2,"status":"answered","answers":{"answers":{"target":["Staging"],"notify":["Email"]}}}})));
-    assert!(matches!(
-        &receipts(&fx)[0],
-        Outcome::AnsweredElsewhere { .. }
-    ));
+    assert!(matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { .. }));
     let texts = d.keep_unsent_text("e", "typed".into());
     assert!(texts.is_some());
 }
@@ -277,33 +207,19 @@ fn async_questions_arrive_collapsed_behind_blocking_ones_and_leave_when_no_longe
     let mut d = Dock::new();
     d.sync_async(vec![async_record("x")]);
     assert!(!d.expanded, "an async question arrives collapsed");
-    assert!(!d.current_is_blocking());
+    assert!(!d.blocks(d.current.as_deref().unwrap()));
     d.requested(&rec("block", 2, 10_000), false);
-    assert!(
-        d.expanded && d.current_is_blocking(),
-        "a blocking question takes priority and is shown"
-    );
+    assert!(d.expanded && d.blocks(d.current.as_deref().unwrap()), "a blocking question takes priority and is shown");
     d.sync_async(vec![async_record("x"), async_record("y")]);
-    assert_eq!(
-        d.current.as_deref(),
-        Some("block"),
-        "async arrivals never take the front"
-    );
+    assert_eq!(d.current.as_deref(), Some("block"), "async arrivals never take the front");
     assert_eq!(d.len(), 3);
     // Reconnect listing does not ask the gateway about async entries.
     let fx = d.listed(&[rec("block", 2, 10_000)]);
-    assert!(
-        !fx.iter()
-            .any(|e| matches!(e, Effect::Get(id) if id.starts_with("async:")))
-    );
+    assert!(!fx.iter().any(|e| matches!(e, Effect::Get(id) if id.starts_with("async:"))));
     d.sync_async(vec![async_record("y")]);
     assert_eq!(d.len(), 2);
     let fx = d.tick(i64::MAX - 1);
-    assert!(
-        fx.iter()
-            .all(|e| !matches!(e, Effect::SaveReceipt(r) if r.id.starts_with("async:"))),
-        "async questions never expire"
-    );
+    assert!(fx.iter().all(|e| !matches!(e, Effect::SaveReceipt(r) if r.id.starts_with("async:"))), "async questions never expire");
     assert!(d.entry("async:y").is_some());
 }
 
@@ -322,13 +238,7 @@ fn a_resolution_the_gateway_never_made_is_undone_by_a_listing_asked_for_after_it
     d.requested(&rec("real", 1, 10_000), false);
     // A broken or replayed frame says it was answered elsewhere.
     let fx = d.resolved(&json!({"id": "real", "status": "answered", "answers": {"answers": {"target": ["Production"]}}}));
-    assert_eq!(
-        receipts(&fx),
-        vec![Outcome::AnsweredElsewhere {
-            answers: serde_json::from_value(json!({"answers": {"target": ["Production"]}}))
-                .unwrap()
-        }]
-    );
+    assert_eq!(receipts(&fx), vec![Outcome::AnsweredElsewhere { answers: serde_json::from_value(json!({"answers": {"target": ["Production"]}})).unwrap() }]);
     assert!(d.is_empty());
     // The resync's listing, asked for after that event, still has it pending: it comes back.
     let mark = d.list_mark();
@@ -347,10 +257,7 @@ fn a_listing_asked_for_before_a_resolution_cannot_bring_it_back() {
     d.resolved(&json!({"id": "real", "status": "cancelled"}));
     let fx = d.listed_since(&[rec("real", 1, 10_000)], mark);
     assert!(!fx.contains(&Effect::DropReceipt("real".into())));
-    assert!(
-        d.is_empty(),
-        "a stale listing must not resurrect a closed request"
-    );
+    assert!(d.is_empty(), "a stale listing must not resurrect a closed request");
     assert_eq!(d.receipts.len(), 1);
 }
 
@@ -360,24 +267,14 @@ fn a_draft_closed_on_an_events_word_waits_for_the_listing_that_confirms_it() {
     d.requested(&rec("kept", 1, 10_000), false);
     d.requested(&rec("gone", 2, 10_000), false);
     let fx = d.resolved(&json!({"id": "kept", "status": "cancelled"}));
-    assert!(
-        fx.contains(&Effect::ParkDraft("kept".into()))
-            && !fx.contains(&Effect::DropDraft("kept".into())),
-        "{fx:?}"
-    );
+    assert!(fx.contains(&Effect::ParkDraft("kept".into())) && !fx.contains(&Effect::DropDraft("kept".into())), "{fx:?}");
     let fx = d.resolved(&json!({"id": "gone", "status": "cancelled"}));
     assert!(fx.contains(&Effect::ParkDraft("gone".into())));
     // The listing asked for afterwards still has "kept" (the event lied) but not "gone".
     let mark = d.list_mark();
     let fx = d.listed_since(&[rec("kept", 1, 10_000)], mark);
-    assert!(
-        fx.contains(&Effect::DropDraft("gone".into())),
-        "the real closure drops its draft: {fx:?}"
-    );
-    assert!(
-        !fx.contains(&Effect::DropDraft("kept".into())),
-        "the draft of the request that came back stays: {fx:?}"
-    );
+    assert!(fx.contains(&Effect::DropDraft("gone".into())), "the real closure drops its draft: {fx:?}");
+    assert!(!fx.contains(&Effect::DropDraft("kept".into())), "the draft of the request that came back stays: {fx:?}");
     assert_eq!(d.len(), 1);
 }
 
@@ -385,24 +282,12 @@ fn a_draft_closed_on_an_events_word_waits_for_the_listing_that_confirms_it() {
 /// for the answered kinds, exactly as earlier builds wrote it.
 #[test]
 fn stored_outcomes_keep_their_json_form() {
-    let answers: protocol::question::QuestionAnswers =
-        serde_json::from_value(json!({"answers": {"q": ["A"]}})).unwrap();
+    let answers: protocol::question::QuestionAnswers = serde_json::from_value(json!({"answers": {"q": ["A"]}})).unwrap();
     let cases = [
-        (
-            Outcome::Answered {
-                answers: answers.clone(),
-            },
-            json!({"kind": "answered", "answers": {"answers": {"q": ["A"]}}}),
-        ),
-        (
-            Outcome::AnsweredElsewhere { answers },
-            json!({"kind": "answeredElsewhere", "answers": {"answers": {"q": ["A"]}}}),
-        ),
+        (Outcome::Answered { answers: answers.clone() }, json!({"kind": "answered", "answers": {"answers": {"q": ["A"]}}})),
+        (Outcome::AnsweredElsewhere { answers }, json!({"kind": "answeredElsewhere", "answers": {"answers": {"q": ["A"]}}})),
         (Outcome::Skipped, json!({"kind": "skipped"})),
-        (
-            Outcome::SkippedElsewhere,
-            json!({"kind": "skippedElsewhere"}),
-        ),
+        (Outcome::SkippedElsewhere, json!({"kind": "skippedElsewhere"})),
         (Outcome::Expired, json!({"kind": "expired"})),
         (Outcome::Unavailable, json!({"kind": "unavailable"})),
     ];

@@ -44,11 +44,7 @@ pub struct SessionRow {
 pub fn message_text(m: &Value) -> String {
     match m.get("content") {
         Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text")?.as_str())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Some(Value::Array(parts)) => parts.iter().filter_map(|p| p.get("text")?.as_str()).collect::<Vec<_>>().join("\n"),
         _ => String::new(),
     }
 }
@@ -56,11 +52,7 @@ pub fn message_text(m: &Value) -> String {
 /// The canonical form of a session key, as the gateway reports it in events and history:
 /// a bare `main` (or any key without the `agent:` prefix) belongs to the default agent.
 pub fn canonical_session_key(key: &str) -> String {
-    if key.starts_with("agent:") {
-        key.to_string()
-    } else {
-        format!("agent:main:{key}")
-    }
+    if key.starts_with("agent:") { key.to_string() } else { format!("agent:main:{key}") }
 }
 
 #[cfg(test)]

@@ -72,18 +72,12 @@ mod tests {
     fn unknown_missing_and_wrongly_typed_fields_are_named_with_their_path() {
         let e = from_value_closed::<Outer>(json!({"inner":{"a":1,"b":2},"list":[]})).unwrap_err();
         assert_eq!(e, "unknown field `inner.b`");
-        let e = from_value_closed::<Outer>(json!({"inner":{"a":1},"list":[{"a":1,"zz":0}]}))
-            .unwrap_err();
+        let e = from_value_closed::<Outer>(json!({"inner":{"a":1},"list":[{"a":1,"zz":0}]})).unwrap_err();
         assert_eq!(e, "unknown field `list.0.zz`");
-        let e =
-            from_value_closed::<Outer>(json!({"inner":{"a":1},"list":[{"a":"x"}]})).unwrap_err();
+        let e = from_value_closed::<Outer>(json!({"inner":{"a":1},"list":[{"a":"x"}]})).unwrap_err();
         assert!(e.starts_with("`list.0.a`: invalid type: string"), "{e}");
-        let e = from_value_closed::<Outer>(json!({"inner":{"a":1},"list":[],"someText":5}))
-            .unwrap_err();
-        assert!(
-            e.starts_with("`someText`: invalid type: integer `5`"),
-            "{e}"
-        );
+        let e = from_value_closed::<Outer>(json!({"inner":{"a":1},"list":[],"someText":5})).unwrap_err();
+        assert!(e.starts_with("`someText`: invalid type: integer `5`"), "{e}");
         let e = from_value_closed::<Outer>(json!({"inner":{},"list":[]})).unwrap_err();
         assert_eq!(e, "missing field `inner.a`");
         let e = from_value_closed::<Outer>(json!({"list":[]})).unwrap_err();

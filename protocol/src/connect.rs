@@ -14,28 +14,12 @@ pub struct ConnectChallenge {
 
 /// Valid `client.id` values (closed enum on the gateway).
 pub const CLIENT_IDS: &[&str] = &[
-    "webchat-ui",
-    "openclaw-control-ui",
-    "openclaw-browser-copilot",
-    "openclaw-tui",
-    "webchat",
-    "cli",
-    "gateway-client",
-    "openclaw-macos",
-    "openclaw-linux",
-    "openclaw-ios",
-    "openclaw-watchos",
-    "openclaw-android",
-    "node-host",
-    "openclaw-worker",
-    "test",
-    "fingerprint",
-    "openclaw-probe",
+    "webchat-ui", "openclaw-control-ui", "openclaw-browser-copilot", "openclaw-tui", "webchat", "cli",
+    "gateway-client", "openclaw-macos", "openclaw-linux", "openclaw-ios", "openclaw-watchos",
+    "openclaw-android", "node-host", "openclaw-worker", "test", "fingerprint", "openclaw-probe",
 ];
 /// Valid `client.mode` values.
-pub const CLIENT_MODES: &[&str] = &[
-    "webchat", "cli", "ui", "backend", "node", "worker", "probe", "test",
-];
+pub const CLIENT_MODES: &[&str] = &["webchat", "cli", "ui", "backend", "node", "worker", "probe", "test"];
 
 /// What a Control UI identifies as.
 pub const CONTROL_UI_CLIENT_ID: &str = "openclaw-control-ui";
@@ -74,19 +58,8 @@ pub struct DeviceAuth {
 
 impl DeviceAuth {
     /// The device block for a signature over `challenge` (signed at the challenge's `ts`).
-    pub fn signed(
-        device_id: String,
-        public_key_b64: String,
-        signature_b64: String,
-        challenge: &ConnectChallenge,
-    ) -> DeviceAuth {
-        DeviceAuth {
-            id: device_id,
-            public_key: public_key_b64,
-            signature: signature_b64,
-            signed_at: challenge.ts,
-            nonce: Some(challenge.nonce.clone()),
-        }
+    pub fn signed(device_id: String, public_key_b64: String, signature_b64: String, challenge: &ConnectChallenge) -> DeviceAuth {
+        DeviceAuth { id: device_id, public_key: public_key_b64, signature: signature_b64, signed_at: challenge.ts, nonce: Some(challenge.nonce.clone()) }
     }
 }
 
@@ -111,13 +84,10 @@ impl AuthParams {
     /// The credential that goes into the signed payload: token, else device token, else
     /// bootstrap token, else nothing.
     pub fn signing_token(&self) -> &str {
-        self.token
-            .as_deref()
-            .or(self.device_token.as_deref())
-            .or(self.bootstrap_token.as_deref())
-            .unwrap_or("")
+        self.token.as_deref().or(self.device_token.as_deref()).or(self.bootstrap_token.as_deref()).unwrap_or("")
     }
 }
+
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -176,31 +146,17 @@ impl ConnectParams {
     /// `connect` params for an operator, speaking protocol v4, with the device signature
     /// (v3 payload over the challenge) when an identity is given.
     #[cfg(feature = "ed25519")]
-    pub fn operator(
-        client: ClientInfo,
-        scopes: Vec<String>,
-        auth: AuthParams,
-        identity: Option<&crate::device::DeviceIdentity>,
-        challenge: &ConnectChallenge,
-    ) -> ConnectParams {
+    pub fn operator(client: ClientInfo, scopes: Vec<String>, auth: AuthParams, identity: Option<&crate::device::DeviceIdentity>, challenge: &ConnectChallenge) -> ConnectParams {
         let device = identity.map(|id| {
             let device_id = id.device_id();
-            let signature = id.sign_b64(&Self::operator_payload(
-                &client, &scopes, &auth, &device_id, challenge,
-            ));
+            let signature = id.sign_b64(&Self::operator_payload(&client, &scopes, &auth, &device_id, challenge));
             DeviceAuth::signed(device_id, id.public_key_b64(), signature, challenge)
         });
         Self::operator_signed(client, scopes, auth, device)
     }
 
     /// The v3 payload an operator's device signs for these params and this challenge.
-    pub fn operator_payload(
-        client: &ClientInfo,
-        scopes: &[String],
-        auth: &AuthParams,
-        device_id: &str,
-        challenge: &ConnectChallenge,
-    ) -> String {
+    pub fn operator_payload(client: &ClientInfo, scopes: &[String], auth: &AuthParams, device_id: &str, challenge: &ConnectChallenge) -> String {
         crate::device::SignedFields {
             device_id,
             client_id: &client.id,
@@ -218,12 +174,7 @@ impl ConnectParams {
 
     /// `connect` params for an operator, speaking protocol v4, with a device signature made
     /// elsewhere (the UI signs [`ConnectParams::operator_payload`] with WebCrypto).
-    pub fn operator_signed(
-        client: ClientInfo,
-        scopes: Vec<String>,
-        auth: AuthParams,
-        device: Option<DeviceAuth>,
-    ) -> ConnectParams {
+    pub fn operator_signed(client: ClientInfo, scopes: Vec<String>, auth: AuthParams, device: Option<DeviceAuth>) -> ConnectParams {
         ConnectParams {
             min_protocol: crate::PROTOCOL_VERSION,
             max_protocol: crate::PROTOCOL_VERSION,
@@ -251,22 +202,12 @@ impl ConnectParams {
             return Err("`minProtocol` and `maxProtocol` must be at least 1".into());
         }
         if !CLIENT_IDS.contains(&self.client.id.as_str()) {
-            return Err(format!(
-                "`client.id` must be one of the known client ids, not `{}`",
-                crate::frame::truncate(&self.client.id, 40)
-            ));
+            return Err(format!("`client.id` must be one of the known client ids, not `{}`", crate::frame::truncate(&self.client.id, 40)));
         }
         if !CLIENT_MODES.contains(&self.client.mode.as_str()) {
-            return Err(format!(
-                "`client.mode` must be one of {}, not `{}`",
-                CLIENT_MODES.join(", "),
-                crate::frame::truncate(&self.client.mode, 40)
-            ));
+            return Err(format!("`client.mode` must be one of {}, not `{}`", CLIENT_MODES.join(", "), crate::frame::truncate(&self.client.mode, 40)));
         }
-        for (name, v) in [
-            ("client.version", &self.client.version),
-            ("client.platform", &self.client.platform),
-        ] {
+        for (name, v) in [("client.version", &self.client.version), ("client.platform", &self.client.platform)] {
             if v.is_empty() {
                 return Err(format!("`{name}` must be non-empty"));
             }
@@ -399,9 +340,7 @@ pub struct HelloSummary {
 impl HelloSummary {
     pub fn read(v: &Value) -> Result<HelloSummary, String> {
         fn object<'a>(v: &'a Value, field: &str) -> Result<&'a Value, String> {
-            v.get(field.rsplit('.').next().unwrap_or(field))
-                .filter(|o| o.is_object())
-                .ok_or_else(|| format!("`{field}` is missing or not an object"))
+            v.get(field.rsplit('.').next().unwrap_or(field)).filter(|o| o.is_object()).ok_or_else(|| format!("`{field}` is missing or not an object"))
         }
         fn text(v: &Value, key: &str, field: &str) -> Result<Option<String>, String> {
             match v.get(key) {
@@ -413,48 +352,26 @@ impl HelloSummary {
         if !v.is_object() {
             return Err("hello-ok is not a JSON object".into());
         }
-        let protocol = v
-            .get("protocol")
-            .and_then(Value::as_u64)
-            .ok_or("`protocol` is missing or not a whole number")?;
+        let protocol = v.get("protocol").and_then(Value::as_u64).ok_or("`protocol` is missing or not a whole number")?;
         let server = object(v, "server")?;
-        let server_version =
-            text(server, "version", "server.version")?.ok_or("`server.version` is missing")?;
+        let server_version = text(server, "version", "server.version")?.ok_or("`server.version` is missing")?;
         let auth = object(v, "auth")?;
         let scopes = match auth.get("scopes") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(list)) => list
-                .iter()
-                .map(|s| s.as_str().map(str::to_string))
-                .collect::<Option<Vec<_>>>()
-                .ok_or("`auth.scopes` is not a list of text")?,
+            Some(Value::Array(list)) => list.iter().map(|s| s.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().ok_or("`auth.scopes` is not a list of text")?,
             Some(_) => return Err("`auth.scopes` is not a list of text".into()),
         };
         let device_token = text(auth, "deviceToken", "auth.deviceToken")?;
         let policy = object(v, "policy")?;
         let tick_interval_ms = match policy.get("tickIntervalMs") {
             None | Some(Value::Null) => None,
-            Some(n) => Some(
-                n.as_u64()
-                    .ok_or("`policy.tickIntervalMs` is not a whole number")?,
-            ),
+            Some(n) => Some(n.as_u64().ok_or("`policy.tickIntervalMs` is not a whole number")?),
         };
         let main_session_key = match v.get("snapshot").and_then(|s| s.get("sessionDefaults")) {
-            Some(d) if d.is_object() => text(
-                d,
-                "mainSessionKey",
-                "snapshot.sessionDefaults.mainSessionKey",
-            )?,
+            Some(d) if d.is_object() => text(d, "mainSessionKey", "snapshot.sessionDefaults.mainSessionKey")?,
             _ => None,
         };
-        Ok(HelloSummary {
-            protocol,
-            server_version,
-            scopes,
-            device_token,
-            tick_interval_ms,
-            main_session_key,
-        })
+        Ok(HelloSummary { protocol, server_version, scopes, device_token, tick_interval_ms, main_session_key })
     }
 }
 
@@ -473,54 +390,27 @@ mod tests {
             "policy": {"maxPayload": 26214400, "tickIntervalMs": 30000},
         });
         let s = HelloSummary::read(&hello).unwrap();
-        assert_eq!(
-            s,
-            HelloSummary {
-                protocol: 4,
-                server_version: "2026.9.6".into(),
-                scopes: vec!["operator.read".into(), "operator.questions".into()],
-                device_token: Some("dt".into()),
-                tick_interval_ms: Some(30000),
-                main_session_key: Some("agent:main:main".into()),
-            }
-        );
+        assert_eq!(s, HelloSummary {
+            protocol: 4,
+            server_version: "2026.9.6".into(),
+            scopes: vec!["operator.read".into(), "operator.questions".into()],
+            device_token: Some("dt".into()),
+            tick_interval_ms: Some(30000),
+            main_session_key: Some("agent:main:main".into()),
+        });
         let mut bare = hello.clone();
         bare["snapshot"] = Value::Null;
         bare["auth"] = serde_json::json!({});
         bare["policy"] = serde_json::json!({});
         let s = HelloSummary::read(&bare).unwrap();
-        assert_eq!(
-            (
-                s.scopes.len(),
-                s.device_token,
-                s.tick_interval_ms,
-                s.main_session_key
-            ),
-            (0, None, None, None)
-        );
+        assert_eq!((s.scopes.len(), s.device_token, s.tick_interval_ms, s.main_session_key), (0, None, None, None));
         for (path, bad, named) in [
             ("/protocol", serde_json::json!("4"), "`protocol`"),
             ("/server/version", serde_json::json!(7), "`server.version`"),
-            (
-                "/auth/scopes",
-                serde_json::json!(["ok", 1]),
-                "`auth.scopes`",
-            ),
-            (
-                "/auth/deviceToken",
-                serde_json::json!(true),
-                "`auth.deviceToken`",
-            ),
-            (
-                "/policy/tickIntervalMs",
-                serde_json::json!(-1),
-                "`policy.tickIntervalMs`",
-            ),
-            (
-                "/snapshot/sessionDefaults/mainSessionKey",
-                serde_json::json!({}),
-                "`snapshot.sessionDefaults.mainSessionKey`",
-            ),
+            ("/auth/scopes", serde_json::json!(["ok", 1]), "`auth.scopes`"),
+            ("/auth/deviceToken", serde_json::json!(true), "`auth.deviceToken`"),
+            ("/policy/tickIntervalMs", serde_json::json!(-1), "`policy.tickIntervalMs`"),
+            ("/snapshot/sessionDefaults/mainSessionKey", serde_json::json!({}), "`snapshot.sessionDefaults.mainSessionKey`"),
         ] {
             let mut v = hello.clone();
             *v.pointer_mut(path).unwrap() = bad;
@@ -529,24 +419,13 @@ mod tests {
         }
         let mut no_policy = hello.clone();
         no_policy.as_object_mut().unwrap().remove("policy");
-        assert!(
-            HelloSummary::read(&no_policy)
-                .unwrap_err()
-                .contains("`policy` is missing")
-        );
-        assert!(
-            HelloSummary::read(&serde_json::json!([1]))
-                .unwrap_err()
-                .contains("not a JSON object")
-        );
+        assert!(HelloSummary::read(&no_policy).unwrap_err().contains("`policy` is missing"));
+        assert!(HelloSummary::read(&serde_json::json!([1])).unwrap_err().contains("not a JSON object"));
     }
 
     #[test]
     fn signing_token_prefers_token_then_device_then_bootstrap() {
-        let mut a = AuthParams {
-            bootstrap_token: Some("b".into()),
-            ..Default::default()
-        };
+        let mut a = AuthParams { bootstrap_token: Some("b".into()), ..Default::default() };
         assert_eq!(a.signing_token(), "b");
         a.device_token = Some("d".into());
         assert_eq!(a.signing_token(), "d");

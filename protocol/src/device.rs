@@ -17,17 +17,9 @@ use crate::connect::{ConnectParams, DeviceAuth};
 use crate::error::detail;
 
 /// Base64url without padding: how keys and signatures travel. Reads padded text too.
-const B64URL: GeneralPurpose = GeneralPurpose::new(
-    &alphabet::URL_SAFE,
-    GeneralPurposeConfig::new()
-        .with_encode_padding(false)
-        .with_decode_padding_mode(DecodePaddingMode::Indifferent),
-);
+const B64URL: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, GeneralPurposeConfig::new().with_encode_padding(false).with_decode_padding_mode(DecodePaddingMode::Indifferent));
 /// The standard alphabet, padded or not: other clients are not always strict about base64url.
-const B64STD: GeneralPurpose = GeneralPurpose::new(
-    &alphabet::STANDARD,
-    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
-);
+const B64STD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent));
 
 /// Base64url without padding, as the protocol writes keys and signatures.
 pub fn encode_b64url(bytes: &[u8]) -> String {
@@ -93,15 +85,7 @@ impl SignedFields<'_> {
 /// The device id from the SHA-256 digest of the raw 32-byte public key: lowercase hex.
 pub fn device_id_from_digest(digest: &[u8]) -> String {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    digest
-        .iter()
-        .flat_map(|b| {
-            [
-                HEX[usize::from(b >> 4)] as char,
-                HEX[usize::from(b & 15)] as char,
-            ]
-        })
-        .collect()
+    digest.iter().flat_map(|b| [HEX[usize::from(b >> 4)] as char, HEX[usize::from(b & 15)] as char]).collect()
 }
 
 /// Lowercase hex SHA-256 of the raw 32-byte public key.
@@ -120,9 +104,7 @@ pub struct DeviceIdentity {
 #[cfg(feature = "ed25519")]
 impl DeviceIdentity {
     pub fn from_seed(seed: [u8; 32]) -> Self {
-        DeviceIdentity {
-            key: SigningKey::from_bytes(&seed),
-        }
+        DeviceIdentity { key: SigningKey::from_bytes(&seed) }
     }
     pub fn seed(&self) -> [u8; 32] {
         self.key.to_bytes()
@@ -162,16 +144,10 @@ impl DeviceAuthError {
     }
     pub fn message(self) -> &'static str {
         match self {
-            Self::DeviceIdMismatch => {
-                "device identity mismatch: device.id is not the SHA-256 of device.publicKey"
-            }
-            Self::SignatureExpired => {
-                "device signature expired: signedAt is more than 120 s from the gateway clock"
-            }
+            Self::DeviceIdMismatch => "device identity mismatch: device.id is not the SHA-256 of device.publicKey",
+            Self::SignatureExpired => "device signature expired: signedAt is more than 120 s from the gateway clock",
             Self::NonceRequired => "device nonce required: sign the connect.challenge nonce",
-            Self::NonceMismatch => {
-                "device nonce mismatch: the signed nonce is not this connection's challenge"
-            }
+            Self::NonceMismatch => "device nonce mismatch: the signed nonce is not this connection's challenge",
             Self::SignatureInvalid => "device signature invalid",
             Self::PublicKeyInvalid => "device public key invalid",
         }
@@ -188,15 +164,8 @@ pub enum PayloadVersion {
 #[cfg(feature = "ed25519")]
 /// Verifies `params.device` the way the real gateway does, in its order: id, clock skew,
 /// nonce, then the signature (v3 first, then v2).
-pub fn verify_connect(
-    params: &ConnectParams,
-    challenge_nonce: &str,
-    now_ms: i64,
-) -> Result<PayloadVersion, DeviceAuthError> {
-    let device: &DeviceAuth = params
-        .device
-        .as_ref()
-        .ok_or(DeviceAuthError::SignatureInvalid)?;
+pub fn verify_connect(params: &ConnectParams, challenge_nonce: &str, now_ms: i64) -> Result<PayloadVersion, DeviceAuthError> {
+    let device: &DeviceAuth = params.device.as_ref().ok_or(DeviceAuthError::SignatureInvalid)?;
     let key_bytes = decode_b64url(&device.public_key).ok_or(DeviceAuthError::PublicKeyInvalid)?;
     if device_id_for(&key_bytes) != device.id {
         return Err(DeviceAuthError::DeviceIdMismatch);
@@ -204,24 +173,14 @@ pub fn verify_connect(
     if (now_ms - device.signed_at).abs() > crate::SIGNATURE_SKEW_MS {
         return Err(DeviceAuthError::SignatureExpired);
     }
-    let nonce = device
-        .nonce
-        .as_deref()
-        .filter(|n| !n.is_empty())
-        .ok_or(DeviceAuthError::NonceRequired)?;
+    let nonce = device.nonce.as_deref().filter(|n| !n.is_empty()).ok_or(DeviceAuthError::NonceRequired)?;
     if nonce != challenge_nonce {
         return Err(DeviceAuthError::NonceMismatch);
     }
-    let key_arr: [u8; 32] = key_bytes
-        .as_slice()
-        .try_into()
-        .map_err(|_| DeviceAuthError::PublicKeyInvalid)?;
+    let key_arr: [u8; 32] = key_bytes.as_slice().try_into().map_err(|_| DeviceAuthError::PublicKeyInvalid)?;
     let key = VerifyingKey::from_bytes(&key_arr).map_err(|_| DeviceAuthError::PublicKeyInvalid)?;
     let sig_bytes = decode_b64url(&device.signature).ok_or(DeviceAuthError::SignatureInvalid)?;
-    let sig_arr: [u8; 64] = sig_bytes
-        .as_slice()
-        .try_into()
-        .map_err(|_| DeviceAuthError::SignatureInvalid)?;
+    let sig_arr: [u8; 64] = sig_bytes.as_slice().try_into().map_err(|_| DeviceAuthError::SignatureInvalid)?;
     let sig = Signature::from_bytes(&sig_arr);
     let empty = Vec::new();
     let fields = SignedFields {
@@ -231,11 +190,7 @@ pub fn verify_connect(
         role: params.role.as_deref().unwrap_or("operator"),
         scopes: params.scopes.as_ref().unwrap_or(&empty),
         signed_at_ms: device.signed_at,
-        token: params
-            .auth
-            .as_ref()
-            .map(|a| a.signing_token())
-            .unwrap_or(""),
+        token: params.auth.as_ref().map(|a| a.signing_token()).unwrap_or(""),
         nonce,
         platform: &params.client.platform,
         device_family: params.client.device_family.as_deref().unwrap_or(""),
@@ -256,8 +211,7 @@ pub mod vector {
     pub const PAYLOAD: &str = "v3|device|openclaw-control-ui|webchat|operator|operator.read|1700000000000|token|nonce|linux x86_64|";
     pub const PUBLIC_KEY_B64: &str = "6kpsY-KcUgq-9VB7Ey7F-ZVHdq6-vnuSQh7qaRRG0iw";
     pub const DEVICE_ID: &str = "fe812c12f3ab4ce6ac5db69ac352f906cb1b11ef43fb33e252ef7ff552263889";
-    pub const SIGNATURE_B64: &str =
-        "dPdC6Dh-iZSnqUzG3wcDKPJdoUIsskjAp1-SRigSiS3IcjsyibOkWyJ6lVKaJRgAwwN-0vOIrhdLrJXg5yXfAA";
+    pub const SIGNATURE_B64: &str = "dPdC6Dh-iZSnqUzG3wcDKPJdoUIsskjAp1-SRigSiS3IcjsyibOkWyJ6lVKaJRgAwwN-0vOIrhdLrJXg5yXfAA";
 }
 
 #[cfg(all(test, feature = "ed25519"))]
@@ -279,34 +233,15 @@ mod b64_tests {
 
     #[test]
     fn base64url_is_written_unpadded_and_read_in_every_form_clients_send() {
-        for (raw, enc) in [
-            ("", ""),
-            ("f", "Zg"),
-            ("fo", "Zm8"),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg"),
-            ("\u{ff}\u{fe}", "w7_Dvg"),
-        ] {
+        for (raw, enc) in [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("\u{ff}\u{fe}", "w7_Dvg")] {
             assert_eq!(encode_b64url(raw.as_bytes()), enc);
             assert_eq!(decode_b64url(enc).unwrap(), raw.as_bytes());
         }
         assert_eq!(decode_b64url("Zg=="), Some(b"f".to_vec()), "padded");
-        assert_eq!(
-            decode_b64url("w7/Dvg"),
-            Some("\u{ff}\u{fe}".as_bytes().to_vec()),
-            "standard alphabet"
-        );
-        assert_eq!(
-            decode_b64url("+/8="),
-            Some(vec![0xfb, 0xff]),
-            "standard alphabet, padded"
-        );
+        assert_eq!(decode_b64url("w7/Dvg"), Some("\u{ff}\u{fe}".as_bytes().to_vec()), "standard alphabet");
+        assert_eq!(decode_b64url("+/8="), Some(vec![0xfb, 0xff]), "standard alphabet, padded");
         assert_eq!(decode_b64url("Z"), None);
-        assert_eq!(
-            decode_b64url("Zh"),
-            None,
-            "non-zero leftover bits are rejected"
-        );
+        assert_eq!(decode_b64url("Zh"), None, "non-zero leftover bits are rejected");
         assert_eq!(decode_b64url("Zm9v!"), None);
     }
 

@@ -11,11 +11,7 @@ pub struct ErrorShape {
     pub details: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retryable: Option<bool>,
-    #[serde(
-        default,
-        rename = "retryAfterMs",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, rename = "retryAfterMs", skip_serializing_if = "Option::is_none")]
     pub retry_after_ms: Option<u64>,
 }
 
@@ -56,13 +52,7 @@ pub mod reason {
 
 impl ErrorShape {
     pub fn new(code: &str, message: impl Into<String>) -> Self {
-        ErrorShape {
-            code: code.into(),
-            message: message.into(),
-            details: None,
-            retryable: None,
-            retry_after_ms: None,
-        }
+        ErrorShape { code: code.into(), message: message.into(), details: None, retryable: None, retry_after_ms: None }
     }
     pub fn with_details(mut self, details: Value) -> Self {
         self.details = Some(details);

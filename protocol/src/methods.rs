@@ -12,85 +12,36 @@ pub mod scope {
     pub const TALK_SECRETS: &str = "operator.talk.secrets";
 
     /// Every operator scope a gateway knows.
-    pub const ALL: &[&str] = &[
-        ADMIN,
-        READ,
-        WRITE,
-        APPROVALS,
-        QUESTIONS,
-        PAIRING,
-        SESSIONS_READ,
-        SESSIONS_WRITE,
-        TALK_SECRETS,
-    ];
+    pub const ALL: &[&str] = &[ADMIN, READ, WRITE, APPROVALS, QUESTIONS, PAIRING, SESSIONS_READ, SESSIONS_WRITE, TALK_SECRETS];
 }
 
 /// The scopes this UI asks for, in the order it signs them.
-pub const UI_SCOPES: &[&str] = &[
-    scope::READ,
-    scope::WRITE,
-    scope::APPROVALS,
-    scope::QUESTIONS,
-];
+pub const UI_SCOPES: &[&str] = &[scope::READ, scope::WRITE, scope::APPROVALS, scope::QUESTIONS];
 
 /// Method → the broad scope it needs, and the narrow guest scope that allows it for the
 /// caller's own sessions only (if any).
 pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
     ("health", scope::READ, None),
     ("sessions.list", scope::READ, Some(scope::SESSIONS_READ)),
-    (
-        "sessions.subscribe",
-        scope::READ,
-        Some(scope::SESSIONS_READ),
-    ),
+    ("sessions.subscribe", scope::READ, Some(scope::SESSIONS_READ)),
     ("sessions.create", scope::WRITE, Some(scope::SESSIONS_WRITE)),
-    (
-        "sessions.messages.subscribe",
-        scope::READ,
-        Some(scope::SESSIONS_READ),
-    ),
-    (
-        "sessions.messages.unsubscribe",
-        scope::READ,
-        Some(scope::SESSIONS_READ),
-    ),
+    ("sessions.messages.subscribe", scope::READ, Some(scope::SESSIONS_READ)),
+    ("sessions.messages.unsubscribe", scope::READ, Some(scope::SESSIONS_READ)),
     ("chat.history", scope::READ, Some(scope::SESSIONS_READ)),
     ("chat.send", scope::WRITE, Some(scope::SESSIONS_WRITE)),
     ("chat.abort", scope::WRITE, Some(scope::SESSIONS_WRITE)),
     ("chat.inject", scope::ADMIN, None),
-    (
-        "question.list",
-        scope::QUESTIONS,
-        Some(scope::SESSIONS_WRITE),
-    ),
-    (
-        "question.get",
-        scope::QUESTIONS,
-        Some(scope::SESSIONS_WRITE),
-    ),
-    (
-        "question.resolve",
-        scope::QUESTIONS,
-        Some(scope::SESSIONS_WRITE),
-    ),
+    ("question.list", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    ("question.get", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    ("question.resolve", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
     ("question.request", scope::QUESTIONS, None),
-    (
-        "question.waitAnswer",
-        scope::QUESTIONS,
-        Some(scope::SESSIONS_WRITE),
-    ),
+    ("question.waitAnswer", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
 ];
 
 /// Events a gateway may send to an operator UI.
 pub const EVENTS: &[&str] = &[
-    "connect.challenge",
-    "tick",
-    "shutdown",
-    "question.requested",
-    "question.resolved",
-    "chat",
-    "session.message",
-    "sessions.changed",
+    "connect.challenge", "tick", "shutdown", "question.requested", "question.resolved", "chat",
+    "session.message", "sessions.changed",
 ];
 
 /// How far a connection may use a method.
@@ -104,10 +55,7 @@ pub enum Access {
 
 /// Whether `granted` may call `method`. `Err` carries the missing scope and the list of
 /// scopes that would do; `None` means the method is unknown.
-pub fn access(
-    method: &str,
-    granted: &[String],
-) -> Option<Result<Access, (&'static str, Vec<&'static str>)>> {
+pub fn access(method: &str, granted: &[String]) -> Option<Result<Access, (&'static str, Vec<&'static str>)>> {
     let &(_, broad, narrow) = METHOD_SCOPES.iter().find(|(m, _, _)| *m == method)?;
     let has = |s: &str| granted.iter().any(|g| g == s);
     if has(scope::ADMIN) || has(broad) {
@@ -143,11 +91,7 @@ mod tests {
     #[test]
     fn admin_satisfies_everything_and_unknown_methods_are_none() {
         for (m, _, _) in METHOD_SCOPES {
-            assert_eq!(
-                access(m, &s(&[scope::ADMIN])),
-                Some(Ok(Access::Full)),
-                "{m}"
-            );
+            assert_eq!(access(m, &s(&[scope::ADMIN])), Some(Ok(Access::Full)), "{m}");
         }
         assert_eq!(access("no.such", &s(&[scope::ADMIN])), None);
     }
@@ -155,9 +99,7 @@ mod tests {
     #[test]
     fn every_method_fails_without_its_scope() {
         for (m, broad, _) in METHOD_SCOPES {
-            let Some(Err((missing, required))) = access(m, &[]) else {
-                panic!("{m} allowed with no scopes")
-            };
+            let Some(Err((missing, required))) = access(m, &[]) else { panic!("{m} allowed with no scopes") };
             assert_eq!(missing, *broad);
             assert!(required.contains(broad));
         }
@@ -166,10 +108,7 @@ mod tests {
     #[test]
     fn guest_scope_gives_own_session_access_to_questions_only_where_listed() {
         let guest = s(&[scope::SESSIONS_WRITE]);
-        assert_eq!(
-            access("question.resolve", &guest),
-            Some(Ok(Access::OwnSessions))
-        );
+        assert_eq!(access("question.resolve", &guest), Some(Ok(Access::OwnSessions)));
         assert!(matches!(access("question.request", &guest), Some(Err(_))));
         assert!(can_answer_questions(&guest));
         assert!(!can_answer_questions(&s(&[scope::READ, scope::WRITE])));

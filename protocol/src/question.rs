@@ -165,8 +165,7 @@ pub struct QuestionResolved {
 
 fn valid_question_id(id: &str) -> bool {
     let mut chars = id.chars();
-    matches!(chars.next(), Some('a'..='z'))
-        && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
+    matches!(chars.next(), Some('a'..='z')) && chars.all(|c| matches!(c, 'a'..='z' | '0'..='9' | '_'))
 }
 
 fn valid_url(url: &str) -> bool {
@@ -178,11 +177,7 @@ fn valid_url(url: &str) -> bool {
         return false;
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    !url.is_empty()
-        && url.len() <= 2048
-        && !authority.is_empty()
-        && !authority.contains('@')
-        && !url.chars().any(char::is_whitespace)
+    !url.is_empty() && url.len() <= 2048 && !authority.is_empty() && !authority.contains('@') && !url.chars().any(char::is_whitespace)
 }
 
 fn valid_secret_name(name: &str) -> bool {
@@ -196,37 +191,27 @@ fn valid_secret_name(name: &str) -> bool {
 /// The error message is the gateway's.
 pub fn validate_questions(questions: &[Question]) -> Result<(), String> {
     if questions.is_empty() || questions.len() > 3 {
-        return Err(format!(
-            "questions must have 1 to 3 items, not {}",
-            questions.len()
-        ));
+        return Err(format!("questions must have 1 to 3 items, not {}", questions.len()));
     }
     let mut seen: Vec<&str> = Vec::new();
     for q in questions {
         let id = q.question_id.as_str();
         if !valid_question_id(id) {
-            return Err(format!(
-                "question id '{}' must match ^[a-z][a-z0-9_]*$",
-                crate::frame::truncate(id, 64)
-            ));
+            return Err(format!("question id '{}' must match ^[a-z][a-z0-9_]*$", crate::frame::truncate(id, 64)));
         }
         if seen.contains(&id) {
             return Err(format!("duplicate question id '{id}'"));
         }
         seen.push(id);
         if q.header.chars().count() > 12 {
-            return Err(format!(
-                "question '{id}' header must be at most 12 characters"
-            ));
+            return Err(format!("question '{id}' header must be at most 12 characters"));
         }
         if q.question.trim().is_empty() {
             return Err(format!("question '{id}' must have question text"));
         }
         let n = q.options.len();
         if n == 1 || n > 4 {
-            return Err(format!(
-                "question '{id}' must have either no options or 2 to 4 options"
-            ));
+            return Err(format!("question '{id}' must have either no options or 2 to 4 options"));
         }
         let mut labels: Vec<String> = Vec::new();
         for o in &q.options {
@@ -235,18 +220,13 @@ pub fn validate_questions(questions: &[Question]) -> Result<(), String> {
                 return Err(format!("question '{id}' has an empty option label"));
             }
             if labels.contains(&key) {
-                return Err(format!(
-                    "question '{id}' has duplicate option label '{}'",
-                    o.label.trim()
-                ));
+                return Err(format!("question '{id}' has duplicate option label '{}'", o.label.trim()));
             }
             labels.push(key);
         }
         if let Some(url) = &q.url {
             if !valid_url(url) {
-                return Err(format!(
-                    "question '{id}' requires an absolute HTTP(S) URL without credentials"
-                ));
+                return Err(format!("question '{id}' requires an absolute HTTP(S) URL without credentials"));
             }
         }
         if let Some(store) = &q.secret_store {
@@ -254,29 +234,17 @@ pub fn validate_questions(questions: &[Question]) -> Result<(), String> {
                 return Err(format!("question '{id}' secretStore requires isSecret"));
             }
             if questions.len() != 1 || !q.options.is_empty() || q.multi() {
-                return Err(format!(
-                    "question '{id}' secretStore requires exactly one free-text single-select question"
-                ));
+                return Err(format!("question '{id}' secretStore requires exactly one free-text single-select question"));
             }
             if store.kind != "secret" || !valid_secret_name(&store.name) {
-                return Err(format!(
-                    "question '{id}' secretStore must have kind 'secret' and a name matching ^[A-Z][A-Z0-9_]{{0,127}}$"
-                ));
+                return Err(format!("question '{id}' secretStore must have kind 'secret' and a name matching ^[A-Z][A-Z0-9_]{{0,127}}$"));
             }
-            if store
-                .reason
-                .as_ref()
-                .is_some_and(|r| r.chars().count() > 200)
-            {
-                return Err(format!(
-                    "question '{id}' secretStore reason must be at most 200 characters"
-                ));
+            if store.reason.as_ref().is_some_and(|r| r.chars().count() > 200) {
+                return Err(format!("question '{id}' secretStore reason must be at most 200 characters"));
             }
             if let Some(hosts) = &store.allowed_hosts {
                 if hosts.len() > 128 || hosts.iter().any(|h| h.is_empty() || h.len() > 253) {
-                    return Err(format!(
-                        "question '{id}' secretStore allowedHosts must be at most 128 hosts of 1 to 253 characters"
-                    ));
+                    return Err(format!("question '{id}' secretStore allowedHosts must be at most 128 hosts of 1 to 253 characters"));
                 }
             }
         }
@@ -285,19 +253,13 @@ pub fn validate_questions(questions: &[Question]) -> Result<(), String> {
 }
 
 fn invalid_answer(question_id: &str, what: &str) -> ErrorShape {
-    ErrorShape::question(
-        reason::QUESTION_INVALID_ANSWER,
-        format!("question '{question_id}' {what}"),
-    )
+    ErrorShape::question(reason::QUESTION_INVALID_ANSWER, format!("question '{question_id}' {what}"))
 }
 
 /// Checks and canonicalises an answer, in the gateway's order. A value equal (trimmed,
 /// case-sensitive) to an option label becomes that label; other values stay as trimmed
 /// free text, allowed only with `isOther` or when the question has no options.
-pub fn canonicalize_answers(
-    questions: &[Question],
-    given: &QuestionAnswers,
-) -> Result<QuestionAnswers, ErrorShape> {
+pub fn canonicalize_answers(questions: &[Question], given: &QuestionAnswers) -> Result<QuestionAnswers, ErrorShape> {
     for key in given.answers.keys() {
         if !questions.iter().any(|q| &q.question_id == key) {
             return Err(invalid_answer(key, "is not part of this request"));
@@ -310,13 +272,7 @@ pub fn canonicalize_answers(
             Some(v) if !v.is_empty() => v,
             _ => return Err(invalid_answer(id, "requires an answer")),
         };
-        let blank = |v: &String| {
-            if q.secret() {
-                v.is_empty()
-            } else {
-                v.trim().is_empty()
-            }
-        };
+        let blank = |v: &String| if q.secret() { v.is_empty() } else { v.trim().is_empty() };
         if values.iter().any(blank) {
             return Err(invalid_answer(id, "contains an empty answer"));
         }
@@ -347,13 +303,7 @@ mod tests {
             header: "H".into(),
             question: "Which?".into(),
             url: None,
-            options: labels
-                .iter()
-                .map(|l| QuestionOption {
-                    label: l.to_string(),
-                    description: None,
-                })
-                .collect(),
+            options: labels.iter().map(|l| QuestionOption { label: l.to_string(), description: None }).collect(),
             multi_select: None,
             is_other: None,
             is_secret: None,
@@ -362,45 +312,21 @@ mod tests {
         }
     }
     fn ans(pairs: &[(&str, &[&str])]) -> QuestionAnswers {
-        QuestionAnswers {
-            answers: pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
-                .collect(),
-        }
+        QuestionAnswers { answers: pairs.iter().map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect())).collect() }
     }
 
     #[test]
     fn request_validation_uses_the_gateways_messages() {
-        assert_eq!(
-            validate_questions(&[q("a", &["x"])]).unwrap_err(),
-            "question 'a' must have either no options or 2 to 4 options"
-        );
-        assert_eq!(
-            validate_questions(&[q("a", &["1", "2", "3", "4", "5"])]).unwrap_err(),
-            "question 'a' must have either no options or 2 to 4 options"
-        );
-        assert_eq!(
-            validate_questions(&[q("a", &["x", "y"]), q("a", &[])]).unwrap_err(),
-            "duplicate question id 'a'"
-        );
-        assert_eq!(
-            validate_questions(&[q("a", &["Yes", " yes "])]).unwrap_err(),
-            "question 'a' has duplicate option label 'yes'"
-        );
-        assert!(
-            validate_questions(&[q("Bad", &[])])
-                .unwrap_err()
-                .contains("must match")
-        );
+        assert_eq!(validate_questions(&[q("a", &["x"])]).unwrap_err(), "question 'a' must have either no options or 2 to 4 options");
+        assert_eq!(validate_questions(&[q("a", &["1", "2", "3", "4", "5"])]).unwrap_err(), "question 'a' must have either no options or 2 to 4 options");
+        assert_eq!(validate_questions(&[q("a", &["x", "y"]), q("a", &[])]).unwrap_err(), "duplicate question id 'a'");
+        assert_eq!(validate_questions(&[q("a", &["Yes", " yes "])]).unwrap_err(), "question 'a' has duplicate option label 'yes'");
+        assert!(validate_questions(&[q("Bad", &[])]).unwrap_err().contains("must match"));
         assert!(validate_questions(&[]).is_err());
         assert!(validate_questions(&[q("a", &[]), q("b", &[]), q("c", &[]), q("d", &[])]).is_err());
         let mut with_url = q("a", &[]);
         with_url.url = Some("https://user:pw@example.com/x".into());
-        assert_eq!(
-            validate_questions(&[with_url.clone()]).unwrap_err(),
-            "question 'a' requires an absolute HTTP(S) URL without credentials"
-        );
+        assert_eq!(validate_questions(&[with_url.clone()]).unwrap_err(), "question 'a' requires an absolute HTTP(S) URL without credentials");
         with_url.url = Some("https://example.com/x?y=@".into());
         assert!(validate_questions(&[with_url]).is_ok());
         let mut long_header = q("a", &[]);
@@ -411,49 +337,14 @@ mod tests {
 
     #[test]
     fn answer_validation_runs_in_the_gateways_order() {
-        let qs = vec![q("a", &["Red", "Blue"]), {
-            let mut m = q("b", &["x", "y"]);
-            m.multi_select = Some(true);
-            m
-        }];
+        let qs = vec![q("a", &["Red", "Blue"]), { let mut m = q("b", &["x", "y"]); m.multi_select = Some(true); m }];
         let reason = |e: ErrorShape| (e.message.clone(), e.detail_reason().map(str::to_string));
-        assert_eq!(
-            reason(canonicalize_answers(&qs, &ans(&[("zz", &["Red"])])).unwrap_err()),
-            (
-                "question 'zz' is not part of this request".into(),
-                Some("QUESTION_INVALID_ANSWER".into())
-            )
-        );
-        assert_eq!(
-            canonicalize_answers(&qs, &ans(&[("a", &["Red"])]))
-                .unwrap_err()
-                .message,
-            "question 'b' requires an answer"
-        );
-        assert_eq!(
-            canonicalize_answers(&qs, &ans(&[("a", &["Red"]), ("b", &[])]))
-                .unwrap_err()
-                .message,
-            "question 'b' requires an answer"
-        );
-        assert_eq!(
-            canonicalize_answers(&qs, &ans(&[("a", &["  "]), ("b", &["x"])]))
-                .unwrap_err()
-                .message,
-            "question 'a' contains an empty answer"
-        );
-        assert_eq!(
-            canonicalize_answers(&qs, &ans(&[("a", &["Red", "Blue"]), ("b", &["x"])]))
-                .unwrap_err()
-                .message,
-            "question 'a' does not allow multiple answers"
-        );
-        assert_eq!(
-            canonicalize_answers(&qs, &ans(&[("a", &["red"]), ("b", &["x"])]))
-                .unwrap_err()
-                .message,
-            "question 'a' contains an unknown option"
-        );
+        assert_eq!(reason(canonicalize_answers(&qs, &ans(&[("zz", &["Red"])])).unwrap_err()), ("question 'zz' is not part of this request".into(), Some("QUESTION_INVALID_ANSWER".into())));
+        assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["Red"])])).unwrap_err().message, "question 'b' requires an answer");
+        assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["Red"]), ("b", &[])])).unwrap_err().message, "question 'b' requires an answer");
+        assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["  "]), ("b", &["x"])])).unwrap_err().message, "question 'a' contains an empty answer");
+        assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["Red", "Blue"]), ("b", &["x"])])).unwrap_err().message, "question 'a' does not allow multiple answers");
+        assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["red"]), ("b", &["x"])])).unwrap_err().message, "question 'a' contains an unknown option");
         let ok = canonicalize_answers(&qs, &ans(&[("a", &[" Red "]), ("b", &["x", "y"])])).unwrap();
         assert_eq!(ok, ans(&[("a", &["Red"]), ("b", &["x", "y"])]));
     }
@@ -463,14 +354,10 @@ mod tests {
         let mut other = q("a", &["Red", "Blue"]);
         other.is_other = Some(true);
         other.multi_select = Some(true);
-        let ok = canonicalize_answers(&[other], &ans(&[("a", &["Red", "  only on weekdays "])]))
-            .unwrap();
+        let ok = canonicalize_answers(&[other], &ans(&[("a", &["Red", "  only on weekdays "])])).unwrap();
         assert_eq!(ok, ans(&[("a", &["Red", "only on weekdays"])]));
         let open = q("b", &[]);
-        assert_eq!(
-            canonicalize_answers(&[open], &ans(&[("b", &["anything"])])).unwrap(),
-            ans(&[("b", &["anything"])])
-        );
+        assert_eq!(canonicalize_answers(&[open], &ans(&[("b", &["anything"])])).unwrap(), ans(&[("b", &["anything"])]));
     }
 }
 
@@ -486,10 +373,7 @@ fn map_reply_part(q: &Question, part: &str) -> Option<String> {
             return Some(q.options[n - 1].label.clone());
         }
     }
-    if let Some(o) = q.options.iter().find(|o| {
-        o.label.trim().eq_ignore_ascii_case(t)
-            || crate::text::lowercase(o.label.trim()) == crate::text::lowercase(t)
-    }) {
+    if let Some(o) = q.options.iter().find(|o| o.label.trim().eq_ignore_ascii_case(t) || crate::text::lowercase(o.label.trim()) == crate::text::lowercase(t)) {
         return Some(o.label.clone());
     }
     q.allows_free_text().then(|| t.to_string())
@@ -500,11 +384,7 @@ fn reply_for_question(q: &Question, text: &str) -> Option<Vec<String>> {
         return map_reply_part(q, text).map(|v| vec![v]);
     }
     let whole = text.trim();
-    if let Some(o) = q
-        .options
-        .iter()
-        .find(|o| crate::text::lowercase(o.label.trim()) == crate::text::lowercase(whole))
-    {
+    if let Some(o) = q.options.iter().find(|o| crate::text::lowercase(o.label.trim()) == crate::text::lowercase(whole)) {
         return Some(vec![o.label.clone()]);
     }
     let mut out: Vec<String> = Vec::new();
@@ -526,37 +406,21 @@ fn reply_for_question(q: &Question, text: &str) -> Option<Vec<String>> {
 pub fn claim_plain_text(questions: &[Question], text: &str) -> Option<QuestionAnswers> {
     let mut answers = QuestionAnswers::default();
     if questions.len() == 1 {
-        answers.answers.insert(
-            questions[0].question_id.clone(),
-            reply_for_question(&questions[0], text)?,
-        );
+        answers.answers.insert(questions[0].question_id.clone(), reply_for_question(&questions[0], text)?);
     } else {
-        let lines: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
+        let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
         let keyed = |line: &str| -> Option<(usize, String)> {
             let pos = line.find([':', '=', '-'])?;
-            let (key, value) = (
-                crate::text::lowercase(line[..pos].trim()),
-                line[pos + 1..].trim().to_string(),
-            );
+            let (key, value) = (crate::text::lowercase(line[..pos].trim()), line[pos + 1..].trim().to_string());
             let idx = questions.iter().enumerate().position(|(i, q)| {
-                key == crate::text::lowercase(&q.question_id)
-                    || (!q.header.trim().is_empty()
-                        && key == crate::text::lowercase(q.header.trim()))
-                    || key == crate::text::lowercase(q.question.trim())
-                    || key == (i + 1).to_string()
+                key == crate::text::lowercase(&q.question_id) || (!q.header.trim().is_empty() && key == crate::text::lowercase(q.header.trim())) || key == crate::text::lowercase(q.question.trim()) || key == (i + 1).to_string()
             })?;
             Some((idx, value))
         };
         for (i, line) in lines.iter().enumerate() {
             let (idx, value) = keyed(line).unwrap_or((i, line.to_string()));
             let q = questions.get(idx)?;
-            answers
-                .answers
-                .insert(q.question_id.clone(), reply_for_question(q, &value)?);
+            answers.answers.insert(q.question_id.clone(), reply_for_question(q, &value)?);
         }
     }
     canonicalize_answers(questions, &answers).ok()
@@ -572,13 +436,7 @@ mod claim_tests {
             header: header.into(),
             question: format!("{id}?"),
             url: None,
-            options: labels
-                .iter()
-                .map(|l| QuestionOption {
-                    label: l.to_string(),
-                    description: None,
-                })
-                .collect(),
+            options: labels.iter().map(|l| QuestionOption { label: l.to_string(), description: None }).collect(),
             multi_select: multi.then_some(true),
             is_other: other.then_some(true),
             is_secret: None,
@@ -592,74 +450,32 @@ mod claim_tests {
 
     #[test]
     fn single_select_takes_a_number_a_label_or_free_text() {
-        let qs = [q(
-            "target",
-            "Deploy",
-            &["Staging", "Production"],
-            false,
-            true,
-        )];
-        assert_eq!(
-            get(&claim_plain_text(&qs, " 2 ").unwrap(), "target"),
-            vec!["Production"]
-        );
-        assert_eq!(
-            get(&claim_plain_text(&qs, "staging").unwrap(), "target"),
-            vec!["Staging"]
-        );
-        assert_eq!(
-            get(&claim_plain_text(&qs, "canary first").unwrap(), "target"),
-            vec!["canary first"]
-        );
-        let strict = [q(
-            "target",
-            "Deploy",
-            &["Staging", "Production"],
-            false,
-            false,
-        )];
-        assert!(
-            claim_plain_text(&strict, "canary").is_none(),
-            "no free text without isOther"
-        );
+        let qs = [q("target", "Deploy", &["Staging", "Production"], false, true)];
+        assert_eq!(get(&claim_plain_text(&qs, " 2 ").unwrap(), "target"), vec!["Production"]);
+        assert_eq!(get(&claim_plain_text(&qs, "staging").unwrap(), "target"), vec!["Staging"]);
+        assert_eq!(get(&claim_plain_text(&qs, "canary first").unwrap(), "target"), vec!["canary first"]);
+        let strict = [q("target", "Deploy", &["Staging", "Production"], false, false)];
+        assert!(claim_plain_text(&strict, "canary").is_none(), "no free text without isOther");
         assert!(claim_plain_text(&strict, "3").is_none());
     }
 
     #[test]
     fn multi_select_splits_on_commas_semicolons_and_newlines_and_dedupes() {
-        let qs = [q(
-            "notify",
-            "Notify",
-            &["Email", "Slack", "Pager"],
-            true,
-            true,
-        )];
-        assert_eq!(
-            get(
-                &claim_plain_text(&qs, "1, slack;email\nweekdays only").unwrap(),
-                "notify"
-            ),
-            vec!["Email", "Slack", "weekdays only"]
-        );
+        let qs = [q("notify", "Notify", &["Email", "Slack", "Pager"], true, true)];
+        assert_eq!(get(&claim_plain_text(&qs, "1, slack;email\nweekdays only").unwrap(), "notify"), vec!["Email", "Slack", "weekdays only"]);
         let strict = [q("notify", "Notify", &["Email", "Slack"], true, false)];
         assert!(claim_plain_text(&strict, "email, fax").is_none());
     }
 
     #[test]
     fn several_questions_by_key_or_by_line() {
-        let qs = [
-            q("target", "Deploy", &["Staging", "Production"], false, true),
-            q("notify", "Notify", &["Email", "Slack"], true, true),
-        ];
+        let qs = [q("target", "Deploy", &["Staging", "Production"], false, true), q("notify", "Notify", &["Email", "Slack"], true, true)];
         let a = claim_plain_text(&qs, "notify: 2\ndeploy = production").unwrap();
         assert_eq!(get(&a, "target"), vec!["Production"]);
         assert_eq!(get(&a, "notify"), vec!["Slack"]);
         let a = claim_plain_text(&qs, "1\nEmail, Slack").unwrap();
         assert_eq!(get(&a, "target"), vec!["Staging"]);
         assert_eq!(get(&a, "notify"), vec!["Email", "Slack"]);
-        assert!(
-            claim_plain_text(&qs, "just one line").is_none(),
-            "partial answers stay pending"
-        );
+        assert!(claim_plain_text(&qs, "just one line").is_none(), "partial answers stay pending");
     }
 }

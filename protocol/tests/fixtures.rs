@@ -5,10 +5,7 @@ use protocol::closed::from_value_closed;
 use protocol::connect::{ConnectChallenge, ConnectParams, HelloOk};
 use protocol::device::{PayloadVersion, verify_connect};
 use protocol::frame::Frame;
-use protocol::question::{
-    QuestionRecord, QuestionRequestParams, QuestionResolveParams, QuestionResolved,
-    validate_questions,
-};
+use protocol::question::{QuestionRecord, QuestionRequestParams, QuestionResolveParams, QuestionResolved, validate_questions};
 use serde_json::Value;
 
 const FILES: &[&str] = &[
@@ -36,11 +33,7 @@ fn payload_of(frame: &Value, field: &str) -> Value {
 #[test]
 fn every_captured_frame_parses_and_round_trips() {
     let all = frames();
-    assert!(
-        all.len() > 150,
-        "expected the full captures, got {}",
-        all.len()
-    );
+    assert!(all.len() > 150, "expected the full captures, got {}", all.len());
     for raw in &all {
         let text = raw.to_string();
         let parsed = Frame::parse(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
@@ -57,11 +50,7 @@ fn every_captured_frame_parses_and_round_trips() {
 fn typed_payloads_round_trip_exactly() {
     let mut counts = std::collections::BTreeMap::<&str, usize>::new();
     for raw in frames() {
-        let name = raw
-            .get("method")
-            .or_else(|| raw.get("event"))
-            .and_then(Value::as_str)
-            .unwrap_or("");
+        let name = raw.get("method").or_else(|| raw.get("event")).and_then(Value::as_str).unwrap_or("");
         match (raw["type"].as_str().unwrap(), name) {
             ("req", "connect") => {
                 let p: ConnectParams = from_value_closed(payload_of(&raw, "params")).unwrap();
@@ -70,15 +59,13 @@ fn typed_payloads_round_trip_exactly() {
                 *counts.entry("connect").or_default() += 1;
             }
             ("req", "question.request") => {
-                let p: QuestionRequestParams =
-                    from_value_closed(payload_of(&raw, "params")).unwrap();
+                let p: QuestionRequestParams = from_value_closed(payload_of(&raw, "params")).unwrap();
                 validate_questions(&p.questions).unwrap();
                 assert_eq!(serde_json::to_value(&p).unwrap(), raw["params"]);
                 *counts.entry("question.request").or_default() += 1;
             }
             ("req", "question.resolve") => {
-                let p: QuestionResolveParams =
-                    from_value_closed(payload_of(&raw, "params")).unwrap();
+                let p: QuestionResolveParams = from_value_closed(payload_of(&raw, "params")).unwrap();
                 assert_eq!(serde_json::to_value(&p).unwrap(), raw["params"]);
                 *counts.entry("question.resolve").or_default() += 1;
             }
@@ -103,8 +90,7 @@ fn typed_payloads_round_trip_exactly() {
                 if payload.get("type").and_then(Value::as_str) == Some("hello-ok") {
                     // The captures abridge the feature lists; the full ones are in their own file.
                     let mut payload = payload.clone();
-                    payload["features"] =
-                        serde_json::from_str(include_str!("data/hello-ok-features.json")).unwrap();
+                    payload["features"] = serde_json::from_str(include_str!("data/hello-ok-features.json")).unwrap();
                     // ... and the snapshot; this one is the documented fresh-gateway snapshot.
                     payload["snapshot"] = serde_json::json!({"uptimeMs": 1, "authMode": "token", "sessionDefaults": {"defaultAgentId":"main","modelConfigured":false,"ownership":"sole","selectionRequired":false,"mainKey":"main","mainSessionKey":"agent:main:main","scope":"per-sender"}});
                     // What the UI reads of it agrees with the full decode.
@@ -116,14 +102,7 @@ fn typed_payloads_round_trip_exactly() {
                     assert_eq!(summary.device_token, h.auth.device_token);
                     assert_eq!(summary.tick_interval_ms, h.policy.tick_interval_ms);
                     assert_eq!(summary.main_session_key.as_deref(), Some("agent:main:main"));
-                    assert_eq!(
-                        h.snapshot
-                            .session_defaults
-                            .unwrap()
-                            .main_session_key
-                            .as_deref(),
-                        Some("agent:main:main")
-                    );
+                    assert_eq!(h.snapshot.session_defaults.unwrap().main_session_key.as_deref(), Some("agent:main:main"));
                     assert!(h.features.methods.iter().any(|m| m == "question.resolve"));
                     assert!(h.features.events.iter().any(|m| m == "question.resolved"));
                     assert_eq!(h.protocol, 4);
@@ -140,20 +119,8 @@ fn typed_payloads_round_trip_exactly() {
             _ => {}
         }
     }
-    for kind in [
-        "connect",
-        "question.request",
-        "question.resolve",
-        "connect.challenge",
-        "question.requested",
-        "question.resolved",
-        "hello-ok",
-        "question.get",
-    ] {
-        assert!(
-            counts.get(kind).copied().unwrap_or(0) > 0,
-            "no {kind} seen in the captures: {counts:?}"
-        );
+    for kind in ["connect", "question.request", "question.resolve", "connect.challenge", "question.requested", "question.resolved", "hello-ok", "question.get"] {
+        assert!(counts.get(kind).copied().unwrap_or(0) > 0, "no {kind} seen in the captures: {counts:?}");
     }
 }
 
@@ -167,8 +134,7 @@ fn captured_device_signatures_verify_v3_and_v2() {
         let p: ConnectParams = serde_json::from_value(raw["params"].clone()).unwrap();
         let Some(device) = &p.device else { continue };
         let nonce = device.nonce.clone().unwrap();
-        let v = verify_connect(&p, &nonce, device.signed_at)
-            .expect("a signature the real gateway accepted");
+        let v = verify_connect(&p, &nonce, device.signed_at).expect("a signature the real gateway accepted");
         versions.push(v);
         // One flipped scope breaks it.
         let mut tampered = p.clone();

@@ -22,40 +22,26 @@ fn main() {
         std::process::exit(2)
     };
     while let Some(a) = args.next() {
-        let mut val = |name: &str| {
-            args.next()
-                .unwrap_or_else(|| fail(format!("{name} needs a value")))
-        };
-        let num = |name: &str, v: String| {
-            v.parse::<u64>()
-                .unwrap_or_else(|_| fail(format!("{name} must be a number")))
-        };
+        let mut val = |name: &str| args.next().unwrap_or_else(|| fail(format!("{name} needs a value")));
+        let num = |name: &str, v: String| v.parse::<u64>().unwrap_or_else(|_| fail(format!("{name} must be a number")));
         match a.as_str() {
             "--clients" => opts.clients = num("--clients", val("--clients")) as usize,
             "--seconds" => opts.run_for = Duration::from_secs(num("--seconds", val("--seconds"))),
-            "--think-ms" => {
-                opts.think = Duration::from_millis(num("--think-ms", val("--think-ms")))
-            }
-            "--drain-seconds" => {
-                opts.drain_for = Duration::from_secs(num("--drain-seconds", val("--drain-seconds")))
-            }
+            "--think-ms" => opts.think = Duration::from_millis(num("--think-ms", val("--think-ms"))),
+            "--drain-seconds" => opts.drain_for = Duration::from_secs(num("--drain-seconds", val("--drain-seconds"))),
             "--gateway" => opts.gateway_bin = Some(PathBuf::from(val("--gateway"))),
             "--url" => opts.url = Some(val("--url")),
             "--token" => opts.token = val("--token"),
             "--out" => out = Some(PathBuf::from(val("--out"))),
             "-h" | "--help" => {
-                println!(
-                    "usage: loadgen [--clients N] [--seconds T] [--think-ms M] [--drain-seconds D] [--gateway PATH | --url URL --token T] [--out FILE]"
-                );
+                println!("usage: loadgen [--clients N] [--seconds T] [--think-ms M] [--drain-seconds D] [--gateway PATH | --url URL --token T] [--out FILE]");
                 return;
             }
             other => fail(format!("unknown argument `{other}`")),
         }
     }
     if opts.gateway_bin.is_none() && opts.url.is_none() {
-        let beside = std::env::current_exe()
-            .ok()
-            .and_then(|e| Some(e.parent()?.join("gateway")));
+        let beside = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.join("gateway")));
         match beside.filter(|p| p.is_file()) {
             Some(p) => opts.gateway_bin = Some(p),
             None => fail("no gateway binary beside loadgen: pass --gateway PATH or --url".into()),
@@ -64,19 +50,9 @@ fn main() {
     if opts.clients == 0 || opts.run_for.is_zero() {
         fail("--clients and --seconds must be at least 1".into());
     }
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(2);
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(threads)
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let title = format!(
-        "Gateway load: {} clients for {} s",
-        opts.clients,
-        opts.run_for.as_secs()
-    );
+    let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build().expect("runtime");
+    let title = format!("Gateway load: {} clients for {} s", opts.clients, opts.run_for.as_secs());
     eprintln!("loadgen: {title} (think {} ms)…", opts.think.as_millis());
     // Stop by ourselves whatever happens: run + drain + a margin for start and shutdown.
     let hard_limit = opts.run_for + opts.drain_for + Duration::from_secs(120);
@@ -93,9 +69,7 @@ fn main() {
     text.push_str(&format!(
         "\nMeasured {} on {} ({} cores); loadgen and gateway on the same machine over loopback.\n",
         date_utc(),
-        std::fs::read_to_string("/etc/hostname")
-            .unwrap_or_default()
-            .trim(),
+        std::fs::read_to_string("/etc/hostname").unwrap_or_default().trim(),
         threads
     ));
     println!("{text}");

@@ -20,18 +20,14 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 /// Generous bound for anything that should happen "at once" (hang detection, not timing).
 pub const T: Duration = Duration::from_secs(10);
 
-pub async fn start_with(
-    token: &str,
-    tweak: impl FnOnce(&mut Config),
-) -> (Running, tempfile::TempDir) {
+pub async fn start_with(token: &str, tweak: impl FnOnce(&mut Config)) -> (Running, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = Config::local(token, dir.path().join("data"), dir.path().join("ui"));
     tweak(&mut cfg);
     (gateway::start(cfg).await.unwrap(), dir)
 }
 
-pub type Ws =
-    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+pub type Ws = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// A socket driven frame by frame.
 pub struct Raw {
@@ -55,21 +51,11 @@ impl Raw {
             req.headers_mut().insert("origin", o.parse().unwrap());
         }
         let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
-        let first = tokio::time::timeout(T, ws.next())
-            .await
-            .expect("challenge in time")
-            .unwrap()
-            .unwrap()
-            .into_text()
-            .unwrap();
+        let first = tokio::time::timeout(T, ws.next()).await.expect("challenge in time").unwrap().unwrap().into_text().unwrap();
         let v: Value = serde_json::from_str(&first).unwrap();
         assert_eq!(v["event"], "connect.challenge");
         let challenge = serde_json::from_value(v["payload"].clone()).unwrap();
-        Raw {
-            ws,
-            challenge,
-            received: vec![first.to_string()],
-        }
+        Raw { ws, challenge, received: vec![first.to_string()] }
     }
 
     pub async fn send(&mut self, text: String) {
@@ -77,16 +63,13 @@ impl Raw {
     }
 
     pub async fn req(&mut self, id: &str, method: &str, params: Value) {
-        self.send(json!({"type":"req","id":id,"method":method,"params":params}).to_string())
-            .await;
+        self.send(json!({"type":"req","id":id,"method":method,"params":params}).to_string()).await;
     }
 
     /// Waits for the response to `id`: its payload or its error.
     pub async fn response(&mut self, id: &str) -> Result<Value, ErrorShape> {
         loop {
-            let msg = tokio::time::timeout(T, self.ws.next())
-                .await
-                .expect("a response in time");
+            let msg = tokio::time::timeout(T, self.ws.next()).await.expect("a response in time");
             let text = match msg {
                 Some(Ok(Message::Text(t))) => t.to_string(),
                 Some(Ok(Message::Close(c))) => panic!("closed while waiting for {id}: {c:?}"),
@@ -96,11 +79,7 @@ impl Raw {
             self.received.push(text.clone());
             let v: Value = serde_json::from_str(&text).unwrap();
             if v["type"] == "res" && v["id"] == id {
-                return if v["ok"] == true {
-                    Ok(v["payload"].clone())
-                } else {
-                    Err(serde_json::from_value(v["error"].clone()).unwrap())
-                };
+                return if v["ok"] == true { Ok(v["payload"].clone()) } else { Err(serde_json::from_value(v["error"].clone()).unwrap()) };
             }
         }
     }
@@ -108,10 +87,7 @@ impl Raw {
     /// Reads until the gateway closes the socket (or it drops).
     pub async fn end(&mut self) -> End {
         loop {
-            match tokio::time::timeout(T, self.ws.next())
-                .await
-                .expect("the socket ends in time")
-            {
+            match tokio::time::timeout(T, self.ws.next()).await.expect("the socket ends in time") {
                 Some(Ok(Message::Close(Some(c)))) => return End::Closed(u16::from(c.code)),
                 Some(Ok(Message::Close(None))) | None | Some(Err(_)) => return End::Dropped,
                 Some(Ok(Message::Text(t))) => self.received.push(t.to_string()),
@@ -122,32 +98,11 @@ impl Raw {
 }
 
 /// Signed operator `connect` params for a Control UI device (v3 over the challenge).
-pub fn ui_params(
-    identity: &DeviceIdentity,
-    challenge: &ConnectChallenge,
-    token: &str,
-) -> ConnectParams {
-    let mut info = ClientInfo::new(
-        protocol::connect::CONTROL_UI_CLIENT_ID,
-        "test",
-        "linux",
-        "webchat",
-    );
+pub fn ui_params(identity: &DeviceIdentity, challenge: &ConnectChallenge, token: &str) -> ConnectParams {
+    let mut info = ClientInfo::new(protocol::connect::CONTROL_UI_CLIENT_ID, "test", "linux", "webchat");
     info.build_id = Some("dev".into());
-    let scopes = protocol::methods::UI_SCOPES
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    ConnectParams::operator(
-        info,
-        scopes,
-        AuthParams {
-            token: Some(token.into()),
-            ..Default::default()
-        },
-        Some(identity),
-        challenge,
-    )
+    let scopes = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
+    ConnectParams::operator(info, scopes, AuthParams { token: Some(token.into()), ..Default::default() }, Some(identity), challenge)
 }
 
 /// Backend (no device, no Origin) `connect` params.
@@ -180,15 +135,7 @@ impl GatewayProcess {
     /// Starts `target/.../gateway` on a free loopback port over `data_dir`.
     pub fn spawn(data_dir: &Path, token: &str, extra: &[&str]) -> GatewayProcess {
         let mut child = Command::new(env!("CARGO_BIN_EXE_gateway"))
-            .args([
-                "--port",
-                "0",
-                "--token",
-                token,
-                "--tick-ms",
-                "30000",
-                "--data-dir",
-            ])
+            .args(["--port", "0", "--token", token, "--tick-ms", "30000", "--data-dir"])
             .arg(data_dir)
             .arg("--ui-root")
             .arg(data_dir.join("no-ui"))
@@ -210,10 +157,7 @@ impl GatewayProcess {
         while addr.is_none() {
             line.clear();
             if lines.read_line(&mut line).unwrap_or(0) == 0 {
-                panic!(
-                    "the gateway exited before listening: {}",
-                    String::from_utf8_lossy(&stderr.lock().unwrap())
-                );
+                panic!("the gateway exited before listening: {}", String::from_utf8_lossy(&stderr.lock().unwrap()));
             }
             stdout.lock().unwrap().extend_from_slice(line.as_bytes());
             if let Some(a) = line.trim().strip_prefix("Gateway listening on ws://") {
@@ -221,12 +165,7 @@ impl GatewayProcess {
             }
         }
         pump(lines, stdout.clone());
-        GatewayProcess {
-            child,
-            addr: addr.unwrap(),
-            stdout,
-            stderr,
-        }
+        GatewayProcess { child, addr: addr.unwrap(), stdout, stderr }
     }
 
     pub fn url(&self) -> String {
@@ -239,10 +178,7 @@ impl GatewayProcess {
 
     /// SIGTERM, then waits for the exit (bounded); returns whether it exited successfully.
     pub fn terminate(&mut self) -> bool {
-        let _ = Command::new("kill")
-            .arg("-TERM")
-            .arg(self.child.id().to_string())
-            .status();
+        let _ = Command::new("kill").arg("-TERM").arg(self.child.id().to_string()).status();
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -290,11 +226,6 @@ pub fn dir_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_file())
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().to_string(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
+        .map(|e| (e.file_name().to_string_lossy().to_string(), std::fs::read(e.path()).unwrap()))
         .collect()
 }

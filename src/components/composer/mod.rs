@@ -28,27 +28,16 @@ pub fn Composer() -> impl IntoView {
     let can_write = move || {
         client.hello.with(|_| {
             let s = client.scopes();
-            s.iter().any(|x| {
-                x == "operator.write" || x == "operator.admin" || x == "operator.sessions.write"
-            })
+            s.iter().any(|x| x == "operator.write" || x == "operator.admin" || x == "operator.sessions.write")
         })
     };
     // A reply while a blocking question waits can answer it: one that looks like a credential
     // is held like a typed answer in the dock (the text it was held for, and whether Send
     // anyway was pressed once).
     let held = RwSignal::new(None::<(model::credential::CredentialMatch, String, bool)>);
-    let replies_to_question = move || {
-        ctl.dock
-            .with_untracked(|d| d.entries.iter().any(|e| !e.is_async()))
-    };
+    let replies_to_question = move || ctl.dock.with_untracked(|d| d.entries.iter().any(|e| !e.is_async()));
     let enqueue = move |text: String| {
-        outbox.enqueue(
-            &chat.session.get_untracked(),
-            text.trim_end_matches('\n'),
-            None,
-            None,
-            None,
-        );
+        outbox.enqueue(&chat.session.get_untracked(), text.trim_end_matches('\n'), None, None, None);
         chat.set_draft(String::new());
         ctl.typing_in_composer.set(false);
         held.set(None);
@@ -67,12 +56,7 @@ pub fn Composer() -> impl IntoView {
         enqueue(text);
     };
     let credential_typed = move || chat.draft.with(|t| model::credential::detect(t).is_some());
-    let running = move || {
-        chat.run_active.get()
-            || chat
-                .streams
-                .with(|s| s.values().any(|r| r.state == "streaming"))
-    };
+    let running = move || chat.run_active.get() || chat.streams.with(|s| s.values().any(|r| r.state == "streaming"));
     // Something else can take the composer's place (here: a read-only connection); the dock
     // above stays available either way.
     let read_only = move || client.status.get() == Status::Connected && !can_write();

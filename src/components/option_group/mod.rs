@@ -40,13 +40,7 @@ pub fn OptionGroup(
     disabled: Signal<bool>,
     children: Children,
 ) -> impl IntoView {
-    provide_context(OptionGroupContext {
-        name: StoredValue::new(name),
-        multi,
-        selected,
-        on_pick,
-        disabled,
-    });
+    provide_context(OptionGroupContext { name: StoredValue::new(name), multi, selected, on_pick, disabled });
     view! {
         <div class="option-group" role=if multi { "group" } else { "radiogroup" } aria-labelledby=labelled_by>
             {children()}
@@ -68,10 +62,7 @@ pub fn OptionItem(
 ) -> impl IntoView {
     let ctx = expect_context::<OptionGroupContext>();
     let label = StoredValue::new(label);
-    let checked = move || {
-        ctx.selected
-            .with(|s| s.iter().any(|x| *x == label.get_value()))
-    };
+    let checked = move || ctx.selected.with(|s| s.iter().any(|x| *x == label.get_value()));
     view! {
         <label class="option-item" data-checked=move || checked().to_string()>
             <input

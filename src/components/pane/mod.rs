@@ -98,9 +98,20 @@ pub fn PaneSwitcher() -> impl IntoView {
                     {
                         let chat = panes.chat(i);
                         // A waiting question in a pane that is out of sight is said on its button.
+                        // The same rule that decides what that pane's dock shows (`model::panes`).
                         let waiting = move || {
                             let s = chat.session.get();
-                            dock.dock.with(|d| d.entries.iter().filter(|e| matches!(e, model::dock::Entry::Valid { record, .. } if record.session_key.as_deref().map(protocol::chat::canonical_session_key) == Some(s.clone()))).count())
+                            let first = panes.open.with(|o| o.first() == Some(&i));
+                            let open: Vec<String> = panes.open_chats().iter().map(|c| c.session.get()).collect();
+                            dock.dock.with(|d| {
+                                d.entries
+                                    .iter()
+                                    .filter(|e| match e {
+                                        model::dock::Entry::Valid { record, .. } => model::panes::pane_shows(record.session_key.as_deref(), &s, first, &open),
+                                        model::dock::Entry::Invalid(_) => first,
+                                    })
+                                    .count()
+                            })
                         };
                         view! {
                             <button type="button" aria-pressed=move || (panes.active.get() == i).to_string() on:click=move |_| panes.active.set(i)>

@@ -90,15 +90,9 @@ fn CollapsedBar(id: String) -> impl IntoView {
     let pos = position();
     let summary = move || match entry.get() {
         Some(Entry::Valid { record, .. }) => {
-            let step = draft
-                .with(|d| d.step)
-                .min(record.questions.len().saturating_sub(1));
+            let step = draft.with(|d| d.step).min(record.questions.len().saturating_sub(1));
             let q = &record.questions[step];
-            let head = if q.header.trim().is_empty() {
-                "Question".to_string()
-            } else {
-                q.header.clone()
-            };
+            let head = if q.header.trim().is_empty() { "Question".to_string() } else { q.header.clone() };
             format!("{head} · step {}/{}", step + 1, record.questions.len())
         }
         Some(Entry::Invalid(_)) => "A question could not be shown".to_string(),
@@ -146,33 +140,19 @@ fn RequestPanel(id: String) -> impl IntoView {
 fn is_text_field(target: &web_sys::EventTarget) -> bool {
     target.dyn_ref::<web_sys::HtmlElement>().is_some_and(|el| {
         let tag = el.tag_name();
-        tag == "TEXTAREA"
-            || (tag == "INPUT"
-                && el
-                    .get_attribute("type")
-                    .is_some_and(|t| t == "text" || t == "password"))
+        tag == "TEXTAREA" || (tag == "INPUT" && el.get_attribute("type").is_some_and(|t| t == "text" || t == "password"))
     })
 }
 
 /// Moves keyboard focus to the next/previous option without selecting it.
 fn move_option_focus(panel: &web_sys::Element, forward: bool) {
-    let Ok(list) = panel.query_selector_all(".option-group input") else {
-        return;
-    };
-    let inputs: Vec<web_sys::HtmlElement> = (0..list.length())
-        .filter_map(|i| list.item(i)?.dyn_into().ok())
-        .collect();
+    let Ok(list) = panel.query_selector_all(".option-group input") else { return };
+    let inputs: Vec<web_sys::HtmlElement> = (0..list.length()).filter_map(|i| list.item(i)?.dyn_into().ok()).collect();
     if inputs.is_empty() {
         return;
     }
-    let active = web_sys::window()
-        .and_then(|w| w.document())
-        .and_then(|d| d.active_element());
-    let i = active.and_then(|a| {
-        inputs
-            .iter()
-            .position(|x| *x == *a.unchecked_ref::<web_sys::HtmlElement>())
-    });
+    let active = web_sys::window().and_then(|w| w.document()).and_then(|d| d.active_element());
+    let i = active.and_then(|a| inputs.iter().position(|x| *x == *a.unchecked_ref::<web_sys::HtmlElement>()));
     let next = match (i, forward) {
         (Some(i), true) => (i + 1) % inputs.len(),
         (Some(i), false) => (i + inputs.len() - 1) % inputs.len(),
@@ -190,10 +170,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
     let record = StoredValue::new(record);
     let step = Memo::new(move |_| draft.with(|d| d.step).min(n.saturating_sub(1)));
     let can_answer = move || ctl.access() == QuestionAccess::Answer;
-    let busy = matches!(
-        state,
-        LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }
-    );
+    let busy = matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. });
     let failure = match &state {
         LocalState::Failed { message } => Some(message.clone()),
         LocalState::Unconfirmed { .. } => Some("Connection lost after sending. Checking with the gateway once reconnected; your answer is kept.".into()),
@@ -202,26 +179,16 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
     let go = move |to: usize| {
         draft.update(|d| d.set_step(to));
         let q = record.with_value(|r| r.questions[to].clone());
-        ctl.announce
-            .set(format!("Question {} of {n}: {}", to + 1, q.question));
+        ctl.announce.set(format!("Question {} of {n}: {}", to + 1, q.question));
     };
     let next_or_submit = move || {
         let s = step.get_untracked();
-        if s + 1 < n {
-            go(s + 1)
-        } else {
-            ctl.submit(&id.get_value())
-        }
+        if s + 1 < n { go(s + 1) } else { ctl.submit(&id.get_value()) }
     };
     let panel_ref = NodeRef::<leptos::html::Div>::new();
     let on_key = move |ev: KeyboardEvent| {
         // IME composition and modified keys belong to the text, not to us.
-        if ev.is_composing()
-            || ev.key() == "Process"
-            || ev.ctrl_key()
-            || ev.alt_key()
-            || ev.meta_key()
-        {
+        if ev.is_composing() || ev.key() == "Process" || ev.ctrl_key() || ev.alt_key() || ev.meta_key() {
             return;
         }
         let in_text = ev.target().is_some_and(|t| is_text_field(&t));
@@ -231,10 +198,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                 ctl.set_expanded(false);
             }
             "Enter" if !ev.shift_key() && !busy && can_answer() => {
-                let on_button = ev
-                    .target()
-                    .and_then(|t| t.dyn_into::<web_sys::HtmlButtonElement>().ok())
-                    .is_some();
+                let on_button = ev.target().and_then(|t| t.dyn_into::<web_sys::HtmlButtonElement>().ok()).is_some();
                 if !on_button {
                     ev.prevent_default();
                     next_or_submit();
@@ -242,12 +206,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
             }
             k @ ("1" | "2" | "3" | "4") if !in_text && !ev.shift_key() && !busy && can_answer() => {
                 let i: usize = k.parse().unwrap_or(1);
-                let (q, last) = record.with_value(|r| {
-                    (
-                        r.questions[step.get_untracked()].clone(),
-                        step.get_untracked() + 1 >= n,
-                    )
-                });
+                let (q, last) = record.with_value(|r| (r.questions[step.get_untracked()].clone(), step.get_untracked() + 1 >= n));
                 if let Some(opt) = q.options.get(i - 1) {
                     ev.prevent_default();
                     let label = opt.label.clone();
@@ -260,10 +219,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
             "ArrowDown" | "ArrowRight" | "ArrowUp" | "ArrowLeft" if !in_text => {
                 if let Some(panel) = panel_ref.get_untracked() {
                     ev.prevent_default();
-                    move_option_focus(
-                        &panel,
-                        matches!(ev.key().as_str(), "ArrowDown" | "ArrowRight"),
-                    );
+                    move_option_focus(&panel, matches!(ev.key().as_str(), "ArrowDown" | "ArrowRight"));
                 }
             }
             _ => {}
@@ -355,47 +311,21 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
 }
 
 fn pick(draft: RwSignal<QuestionDraft>, q: &Question, label: &str) {
-    draft.update(|d| {
-        if q.multi() {
-            d.toggle(q, label)
-        } else {
-            d.pick(q, label)
-        }
-    });
+    draft.update(|d| if q.multi() { d.toggle(q, label) } else { d.pick(q, label) });
 }
 
 /// One question: its text, its options and the free-text answer.
 #[component]
-fn QuestionStep(
-    question: Question,
-    draft: RwSignal<QuestionDraft>,
-    dom_key: String,
-    readonly: bool,
-    busy: bool,
-    on_advance: Callback<()>,
-) -> impl IntoView {
+fn QuestionStep(question: Question, draft: RwSignal<QuestionDraft>, dom_key: String, readonly: bool, busy: bool, on_advance: Callback<()>) -> impl IntoView {
     let ctl = expect_context::<DockController>();
     let q = StoredValue::new(question.clone());
     let text_id = format!("q-{dom_key}-text");
     let qid = question.question_id.clone();
     let qid2 = qid.clone();
-    let selected = Signal::derive(move || {
-        draft.with(|d| d.get(&qid).map(|a| a.selected.clone()).unwrap_or_default())
-    });
-    let other_text = move || {
-        draft.with(|d| {
-            d.get(&qid2)
-                .map(|a| a.other_text.clone())
-                .unwrap_or_default()
-        })
-    };
+    let selected = Signal::derive(move || draft.with(|d| d.get(&qid).map(|a| a.selected.clone()).unwrap_or_default()));
+    let other_text = move || draft.with(|d| d.get(&qid2).map(|a| a.other_text.clone()).unwrap_or_default());
     let qid3 = question.question_id.clone();
-    let credential_typed = move || {
-        draft.with(|d| {
-            d.get(&qid3)
-                .is_some_and(|a| model::credential::detect(&a.other_text).is_some())
-        })
-    };
+    let credential_typed = move || draft.with(|d| d.get(&qid3).is_some_and(|a| model::credential::detect(&a.other_text).is_some()));
     let on_pick = Callback::new(move |label: String| {
         let q = q.get_value();
         pick(draft, &q, &label);

@@ -11,9 +11,7 @@ pub fn QuestionReceipt(
     receipt: Receipt,
 ) -> impl IntoView {
     let answers = match &receipt.outcome {
-        Outcome::Answered { answers } | Outcome::AnsweredElsewhere { answers } => {
-            Some(answers.clone())
-        }
+        Outcome::Answered { answers } | Outcome::AnsweredElsewhere { answers } => Some(answers.clone()),
         _ => None,
     };
     let unsent = receipt.unsent_text.clone();

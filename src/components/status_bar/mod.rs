@@ -30,21 +30,11 @@ pub fn StatusBar(
             }
             if reconnecting {
                 now.set(browser::now_ms());
-                *t = set_interval_with_handle(
-                    move || now.set(browser::now_ms()),
-                    Duration::from_millis(500),
-                )
-                .ok();
+                *t = set_interval_with_handle(move || now.set(browser::now_ms()), Duration::from_millis(500)).ok();
             }
         });
     });
-    on_cleanup(move || {
-        ticking.update_value(|t| {
-            if let Some(h) = t.take() {
-                h.clear()
-            }
-        })
-    });
+    on_cleanup(move || ticking.update_value(|t| if let Some(h) = t.take() { h.clear() }));
 
     let state = move || match client.status.get() {
         Status::Connected => "connected",
@@ -56,38 +46,18 @@ pub fn StatusBar(
     let headline = move || match client.status.get() {
         Status::Connected => "Connected".to_string(),
         Status::Connecting => "Connecting…".to_string(),
-        Status::Reconnecting {
-            attempt,
-            next_at_ms,
-            reason,
-        } => {
+        Status::Reconnecting { attempt, next_at_ms, reason } => {
             let secs = ((next_at_ms - now.get()) / 1000.0).ceil().max(0.0) as u64;
-            let when = if secs == 0 {
-                "now".to_string()
-            } else {
-                format!("in {secs} s")
-            };
+            let when = if secs == 0 { "now".to_string() } else { format!("in {secs} s") };
             format!("Reconnecting — next attempt {when} (attempt {attempt}); {reason}")
         }
         Status::NeedsToken { .. } => "Not connected: token needed".to_string(),
         Status::Failed { message, .. } => format!("Not connected: {message}"),
     };
-    let version = move || {
-        client
-            .hello
-            .with(|h| h.as_ref().map(|h| h.server_version.clone()))
-    };
-    let scopes = move || {
-        client
-            .hello
-            .with(|h| h.as_ref().map(|h| h.scopes.join(", ")))
-    };
+    let version = move || client.hello.with(|h| h.as_ref().map(|h| h.server_version.clone()));
+    let scopes = move || client.hello.with(|h| h.as_ref().map(|h| h.scopes.join(", ")));
     let connected = move || client.status.with(|s| *s == Status::Connected);
-    let reload = move || {
-        client
-            .status
-            .with(|s| matches!(s, Status::Failed { reload: true, .. }))
-    };
+    let reload = move || client.status.with(|s| matches!(s, Status::Failed { reload: true, .. }));
 
     view! {
         <header class="status-bar" data-state=state>

@@ -22,12 +22,7 @@ use crate::questions::DockController;
 /// resolved after that call was made.
 fn same_question(r: &Receipt, asked: &[(String, f64)], session: &str) -> bool {
     let in_session = r.session_key.as_deref().is_none_or(|k| k == session);
-    in_session
-        && r.questions.first().is_some_and(|q| {
-            asked
-                .iter()
-                .any(|(w, at)| *w == q.question && r.at_ms >= *at)
-        })
+    in_session && r.questions.first().is_some_and(|q| asked.iter().any(|(w, at)| *w == q.question && r.at_ms >= *at))
 }
 
 /// The tool results of the transcript, by call id (a context for the message views).
@@ -108,8 +103,7 @@ fn follow_the_newest(chat: ChatController, list: NodeRef<leptos::html::Ol>) {
     on_scroll.forget();
     Effect::new(move |_| {
         chat.messages.with(|m| m.len());
-        chat.streams
-            .with(|s| s.values().map(|r| r.text.len()).sum::<usize>());
+        chat.streams.with(|s| s.values().map(|r| r.text.len()).sum::<usize>());
         if at_bottom.get() {
             let w = window.clone();
             // After this change is painted, so the new height is known.
@@ -134,15 +128,7 @@ pub fn Transcript() -> impl IntoView {
     let dock = expect_context::<DockController>();
     // Tool results, by the id of the call they answer: each call's card shows its result.
     let results = Memo::new(move |_| {
-        chat.messages.with(|rows| {
-            rows.iter()
-                .filter_map(|r| {
-                    r.tool_result
-                        .as_ref()
-                        .map(|t| (t.call_id.clone(), t.clone()))
-                })
-                .collect::<BTreeMap<String, ToolResult>>()
-        })
+        chat.messages.with(|rows| rows.iter().filter_map(|r| r.tool_result.as_ref().map(|t| (t.call_id.clone(), t.clone()))).collect::<BTreeMap<String, ToolResult>>())
     });
     provide_context(ToolResults(results));
     let list = NodeRef::<leptos::html::Ol>::new();
@@ -151,31 +137,13 @@ pub fn Transcript() -> impl IntoView {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
         let rows = chat.messages.get();
-        let calls: std::collections::BTreeSet<&str> = rows
-            .iter()
-            .flat_map(|r| r.tool_calls.iter().map(String::as_str))
-            .collect();
+        let calls: std::collections::BTreeSet<&str> = rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
         // The wording of every question asked through `ask_user` in this transcript: a summary
         // this browser keeps for one of them is shown by that call's card, not twice.
-        let asked: Vec<(String, f64)> = rows
-            .iter()
-            .flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp)))
-            .collect();
-        let hidden: Vec<bool> = rows
-            .iter()
-            .map(|r| {
-                r.tool_result
-                    .as_ref()
-                    .is_some_and(|t| calls.contains(t.call_id.as_str()))
-            })
-            .collect();
+        let asked: Vec<(String, f64)> = rows.iter().flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp))).collect();
+        let hidden: Vec<bool> = rows.iter().map(|r| r.tool_result.as_ref().is_some_and(|t| calls.contains(t.call_id.as_str()))).collect();
         // A result is shown with its call; one whose call is not on this page stands alone.
-        let mut items: Vec<Item> = rows
-            .into_iter()
-            .zip(hidden)
-            .filter(|(_, hidden)| !hidden)
-            .map(|(r, _)| Item::Message(r))
-            .collect();
+        let mut items: Vec<Item> = rows.into_iter().zip(hidden).filter(|(_, hidden)| !hidden).map(|(r, _)| Item::Message(r)).collect();
         dock.dock.with(|d| {
             for r in &d.receipts {
                 if same_question(r, &asked, &session) {
@@ -234,14 +202,7 @@ fn when(ms: f64) -> String {
     let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms));
     let today = js_sys::Date::new_0().to_date_string() == d.to_date_string();
     let time = String::from(d.to_locale_time_string("default"));
-    if today {
-        format!("at {time}")
-    } else {
-        format!(
-            "on {} at {time}",
-            String::from(d.to_locale_date_string("default", &wasm_bindgen::JsValue::UNDEFINED))
-        )
-    }
+    if today { format!("at {time}") } else { format!("on {} at {time}", String::from(d.to_locale_date_string("default", &wasm_bindgen::JsValue::UNDEFINED))) }
 }
 
 #[component]
@@ -261,11 +222,7 @@ fn AsyncCard(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> imp
     let q = StoredValue::new(question.clone());
     let item = StoredValue::new(question.item_id.clone());
     let status = Memo::new(move |_| q.with_value(|q| ctl.status(q)));
-    let titles = question
-        .items
-        .iter()
-        .map(|it| view! { <li>{it.title.clone()}</li> })
-        .collect_view();
+    let titles = question.items.iter().map(|it| view! { <li>{it.title.clone()}</li> }).collect_view();
     view! {
         <article class="msg msg--assistant msg--async" data-testid="async-question" data-item=question.item_id.clone()>
             <header class="msg__who">"Agent"<span class="msg__note">"Question (the agent keeps working)"</span></header>
@@ -324,15 +281,11 @@ fn row_label(row: &TranscriptRow) -> (&'static str, &'static str, Option<&'stati
         ("assistant", Some("aborted")) => ("Agent", "msg msg--assistant", Some("Stopped")),
         ("assistant", Some("error")) => ("Agent", "msg msg--assistant msg--failed", Some("Failed")),
         ("assistant", _) => ("Agent", "msg msg--assistant", None),
-        ("custom", Some("run-failed-before-reply")) => {
-            ("Agent", "msg msg--note msg--failed", Some("Run failed"))
-        }
+        ("custom", Some("run-failed-before-reply")) => ("Agent", "msg msg--note msg--failed", Some("Run failed")),
         ("custom", Some("openclaw.system-note")) => ("System note", "msg msg--note", None),
         ("custom", _) => ("Gateway note", "msg msg--note", None),
         ("bashExecution", _) => ("Command", "msg msg--note", None),
-        ("compactionSummary" | "branchSummary", _) => {
-            ("Summary of earlier messages", "msg msg--note", None)
-        }
+        ("compactionSummary" | "branchSummary", _) => ("Summary of earlier messages", "msg msg--note", None),
         ("system", _) => ("System", "msg msg--note", None),
         _ => ("Gateway note", "msg msg--note", None),
     }
@@ -356,21 +309,8 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         vec![Part::Text(row.text.clone())]
     } else {
         match row.role.as_str() {
-            "bashExecution" => vec![Part::Text(format!(
-                "$ {}\n{}",
-                row.raw
-                    .get("command")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or(""),
-                row.raw.get("output").and_then(|v| v.as_str()).unwrap_or("")
-            ))],
-            "compactionSummary" | "branchSummary" => vec![Part::Text(
-                row.raw
-                    .get("summary")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("")
-                    .to_string(),
-            )],
+            "bashExecution" => vec![Part::Text(format!("$ {}\n{}", row.raw.get("command").and_then(|v| v.as_str()).unwrap_or(""), row.raw.get("output").and_then(|v| v.as_str()).unwrap_or("")))],
+            "compactionSummary" | "branchSummary" => vec![Part::Text(row.raw.get("summary").and_then(|v| v.as_str()).unwrap_or("").to_string())],
             _ => model::parts::parts(&row.raw),
         }
     };
@@ -406,11 +346,7 @@ fn PartView(
         Part::Text(t) if markdown => view! { <Markdown text=t/> }.into_any(),
         Part::Text(t) => view! { <p class="msg__text">{t}</p> }.into_any(),
         Part::Thinking { text, redacted } => {
-            let label = if redacted {
-                "Thinking (hidden by the model's provider)"
-            } else {
-                "Thinking"
-            };
+            let label = if redacted { "Thinking (hidden by the model's provider)" } else { "Thinking" };
             view! {
                 <details class="part part--thinking" data-testid="thinking">
                     <summary>{label}</summary>
@@ -419,19 +355,8 @@ fn PartView(
             }
             .into_any()
         }
-        Part::ToolCall {
-            id,
-            name,
-            arguments,
-        } if name == "ask_user" => {
-            view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }
-                .into_any()
-        }
-        Part::ToolCall {
-            id,
-            name,
-            arguments,
-        } => view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any(),
+        Part::ToolCall { id, name, arguments } if name == "ask_user" => view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }.into_any(),
+        Part::ToolCall { id, name, arguments } => view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any(),
         Part::Image { source, alt } => view! { <ImagePart source=source alt=alt/> }.into_any(),
         Part::Unsupported { kind, raw } => view! {
             <details class="part part--unsupported" data-testid="unsupported-part">
@@ -477,11 +402,7 @@ fn ToolCard(call_id: String, name: String, arguments: serde_json::Value) -> impl
 #[component]
 fn ToolOutput(result: ToolResult) -> impl IntoView {
     let label = if result.is_error { "Error" } else { "Result" };
-    let class = if result.is_error {
-        "tool-card__output tool-card__output--error"
-    } else {
-        "tool-card__output"
-    };
+    let class = if result.is_error { "tool-card__output tool-card__output--error" } else { "tool-card__output" };
     view! {
         <div class=class data-testid="tool-result">
             <p class="tool-card__label">{label}</p>
@@ -494,48 +415,25 @@ fn ToolOutput(result: ToolResult) -> impl IntoView {
 /// it): the full wording and how it ended. This browser's own record of the same question adds
 /// what the transcript cannot know (answered or skipped elsewhere, text left unsent).
 #[component]
-fn AskSummary(
-    call_id: String,
-    arguments: serde_json::Value,
-    at_ms: f64,
-    session: String,
-) -> impl IntoView {
+fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session: String) -> impl IntoView {
     let ToolResults(results) = expect_context::<ToolResults>();
     let dock = expect_context::<DockController>();
     let id = call_id.clone();
     let args = StoredValue::new(arguments);
     let session = StoredValue::new(session);
     let receipt = Memo::new(move |_| {
-        let wording = args.with_value(|a| {
-            model::parts::ask_questions(a)
-                .first()
-                .map(|q| q.question.clone())
-        })?;
+        let wording = args.with_value(|a| model::parts::ask_questions(a).first().map(|q| q.question.clone()))?;
         // This browser's own summary of this very question: same wording and conversation,
         // resolved after the call was made (an earlier question with the same words never
         // stands in for an open one).
         let asked = [(wording, at_ms)];
         let here = session.get_value();
-        let local = dock.dock.with(|d| {
-            d.receipts
-                .iter()
-                .find(|r| same_question(r, &asked, &here))
-                .cloned()
-        });
-        let from_transcript = results.with(|r| {
-            r.get(&id).and_then(|res| {
-                args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &here))
-            })
-        });
+        let local = dock.dock.with(|d| d.receipts.iter().find(|r| same_question(r, &asked, &here)).cloned());
+        let from_transcript = results.with(|r| r.get(&id).and_then(|res| args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &here))));
         match (from_transcript, local) {
             (Some(mut t), Some(l)) => {
                 // What only this browser knows: answered or skipped elsewhere, text unsent.
-                if matches!(
-                    l.outcome,
-                    model::dock::Outcome::AnsweredElsewhere { .. }
-                        | model::dock::Outcome::SkippedElsewhere
-                ) || l.outcome.label() == t.outcome.label()
-                {
+                if matches!(l.outcome, model::dock::Outcome::AnsweredElsewhere { .. } | model::dock::Outcome::SkippedElsewhere) || l.outcome.label() == t.outcome.label() {
                     t.outcome = l.outcome;
                     t.unsent_text = l.unsent_text;
                 }
@@ -564,11 +462,7 @@ fn AskSummary(
 /// another site only when asked; a note when the gateway left it out.
 #[component]
 fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
-    let alt_text = if alt.trim().is_empty() {
-        "Image".to_string()
-    } else {
-        alt
-    };
+    let alt_text = if alt.trim().is_empty() { "Image".to_string() } else { alt };
     match source {
         ImageSource::Inline(src) | ImageSource::SameOrigin(src) => view! { <img class="part part--image" src=src alt=alt_text loading="lazy" data-testid="image-part"/> }.into_any(),
         ImageSource::Remote { url, host } => {
@@ -619,12 +513,7 @@ fn UnsentEchoes() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
     let rows = Memo::new(move |_| {
         let s = chat.session.get();
-        outbox.rows.with(|rows| {
-            rows.iter()
-                .filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none())
-                .cloned()
-                .collect::<Vec<_>>()
-        })
+        outbox.rows.with(|rows| rows.iter().filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none()).cloned().collect::<Vec<_>>())
     });
     view! {
         <For each=move || rows.get() key=|r| format!("{}\u{1f}{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.retry_requested_ms.map_or(0, |ms| ms as u64), r.edited_ms.map_or(0, |ms| ms as u64)) let:row>
@@ -646,9 +535,7 @@ pub fn OutboxEcho(row: OutboxRow) -> impl IntoView {
         if !connected && r.state == SendState::Queued {
             return "Waiting for reconnect".to_string();
         }
-        outbox
-            .rows
-            .with(|rows| describe(&r, rows, crate::browser::now_ms(), stale_ms()))
+        outbox.rows.with(|rows| describe(&r, rows, crate::browser::now_ms(), stale_ms()))
     };
     let state_name = move || match row.with_value(|r| r.state.clone()) {
         SendState::Queued => "queued",

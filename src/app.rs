@@ -46,7 +46,9 @@ pub fn App() -> impl IntoView {
     provide_context(dock);
     let panes = Panes::new(client, db);
     provide_context(panes);
-    let outbox = OutboxController::new(client, db);
+    let files = crate::attachments::DraftFiles::new(client, db);
+    provide_context(files);
+    let outbox = OutboxController::new(client, db, files);
     provide_context(outbox);
     let asyncq = AsyncController::new(panes, outbox, dock, db);
     provide_context(asyncq);

@@ -87,3 +87,10 @@ pub fn js_error_text(e: &wasm_bindgen::JsValue) -> String {
         None => e.as_string().unwrap_or_else(|| "an unknown error".into()),
     }
 }
+
+/// A Blob's bytes in standard padded base64, as `chat.send` takes a file's `content`.
+pub async fn blob_base64(blob: &web_sys::Blob) -> Result<String, String> {
+    use base64::Engine;
+    let buf = wasm_bindgen_futures::JsFuture::from(blob.array_buffer()).await.map_err(|e| js_error_text(&e))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(js_sys::Uint8Array::new(&buf).to_vec()))
+}

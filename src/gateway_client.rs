@@ -203,6 +203,34 @@ impl GatewayClient {
         })
     }
 
+    /// The bytes of a file the gateway saved with a message (`media://inbound/<id>`), from its
+    /// `/__openclaw__/assistant-media` route, authorised like the incumbent UI: the device
+    /// token this gateway issued, else the shared token. Errors are in words.
+    pub async fn media(&self, source: &str, session_key: &str) -> Result<web_sys::Blob, String> {
+        let url = self.url.get_untracked();
+        let base = model::fragment::http_base(&url).ok_or("the gateway address is not ws:// or wss://")?;
+        let query = web_sys::UrlSearchParams::new().map_err(|e| browser::js_error_text(&e))?;
+        query.append("source", source);
+        query.append("sessionKey", session_key);
+        let device = self.device_id().and_then(|d| identity::device_token(&d, &url));
+        let token = device.or_else(|| identity::session_token(&url)).unwrap_or_default();
+        let response = gloo_net::http::Request::get(&format!("{base}/__openclaw__/assistant-media?{}", String::from(query.to_string())))
+            .header("Authorization", &format!("Bearer {token}"))
+            .send()
+            .await
+            .map_err(|e| format!("the gateway could not be reached ({e})"))?;
+        match response.status() {
+            200 => {}
+            401 | 403 => return Err(format!("the gateway did not allow this page to fetch it ({})", response.status())),
+            404 => return Err("the gateway no longer has it".into()),
+            n => return Err(format!("the gateway answered {n}")),
+        }
+        // The bytes stay in the browser (a Blob), not copied through this module's memory.
+        let raw: web_sys::Response = response.into();
+        let blob = raw.blob().map_err(|e| browser::js_error_text(&e))?;
+        wasm_bindgen_futures::JsFuture::from(blob).await.map(wasm_bindgen::JsCast::unchecked_into).map_err(|e| browser::js_error_text(&e))
+    }
+
     /// Calls `handler` with the payload of every `event` frame named `event`.
     pub fn on_event(&self, event: &str, handler: impl Fn(&Value) + 'static) {
         self.inner().borrow_mut().handlers.push((event.to_string(), Rc::new(handler)));

@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod async_questions;
+pub mod attachments;
 pub mod attention;
 pub mod browser;
 pub mod chat;

@@ -7,14 +7,16 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use model::attachment::{bytes_in_words, draft_owner};
 use model::outbox::{DEFAULT_STALE_MS, OutboxRow, SendResult, SendState, confirm_from_history, next_to_send, read_send_response};
 use protocol::chat::ChatSendParams;
 use serde_json::{Value, json};
 
+use crate::attachments::DraftFiles;
 use crate::browser;
 use crate::coordination::{Channel, lead, uuid};
 use crate::gateway_client::{GatewayClient, RequestError, Status};
-use crate::storage::LocalDb;
+use crate::storage::{LocalDb, StoredFile, Write, is_quota_error};
 
 const OUTBOX: &str = "outbox";
 
@@ -43,6 +45,13 @@ pub struct OutboxController {
     /// Counts edits of `rows` made outside a load, so that a load which read storage before
     /// an edit does not write the older rows back over it.
     edits: StoredValue<Rc<Cell<u64>>, LocalStorage>,
+    /// Files of rows that storage could not keep (full, failing), by row id: this tab sends
+    /// them from memory.
+    memory_files: StoredValue<std::collections::HashMap<String, Vec<StoredFile>>, LocalStorage>,
+    /// What could not be kept of a row's files, by row id, in words (this tab only: only this
+    /// tab has them).
+    pub not_kept: RwSignal<std::collections::BTreeMap<String, String>>,
+    files: DraftFiles,
 }
 
 /// Rows older than this wait for an explicit Retry. `localStorage["ocui.outbox.staleMs"]`
@@ -52,7 +61,7 @@ pub fn stale_ms() -> f64 {
 }
 
 impl OutboxController {
-    pub fn new(client: GatewayClient, db: LocalDb) -> OutboxController {
+    pub fn new(client: GatewayClient, db: LocalDb, files: DraftFiles) -> OutboxController {
         let rows = RwSignal::new(Vec::<OutboxRow>::new());
         let restored = RwSignal::new(None);
         let reload = RwSignal::new(0u64);
@@ -78,6 +87,9 @@ impl OutboxController {
             loading: StoredValue::new_local(Rc::new(Cell::new(0))),
             editing: StoredValue::new(Default::default()),
             edits: StoredValue::new_local(Rc::new(Cell::new(0))),
+            memory_files: StoredValue::new_local(Default::default()),
+            not_kept: RwSignal::new(Default::default()),
+            files,
         };
         // Load from storage when it opens, and again whenever another tab changed it.
         Effect::new(move |_| {
@@ -177,6 +189,11 @@ impl OutboxController {
                 self.db.delete(OUTBOX, id).await;
             }
             stored.retain(|r| !old.contains(&r.id));
+            // Files of settled rows go (a tab that settled one may have closed before it
+            // removed them).
+            for r in stored.iter().filter(|r| !r.attachments.is_empty() && (r.discarded || r.state == SendState::Confirmed)) {
+                let _ = self.db.write_all(vec![Write::DeleteFiles { owner: r.id.clone() }]).await;
+            }
         }
         stored.sort_by_key(|r| r.order);
         if edits.get() != edits_at_start {
@@ -216,13 +233,7 @@ impl OutboxController {
 
     /// Adds a message to the outbox. It is stored before anything is sent.
     pub fn enqueue(&self, session: &str, text: &str, reply_to_id: Option<String>, queue_mode: Option<String>, async_item_id: Option<String>) -> String {
-        let now = browser::now_ms();
-        // Orders by time, with a random tail so two tabs never collide.
-        let order = (now as u64) * 1000 + (js_sys::Math::random() * 999.0) as u64;
-        let mut row = OutboxRow::new(&uuid(), session, text, &uuid(), now, order);
-        row.reply_to_id = reply_to_id;
-        row.queue_mode = queue_mode;
-        row.async_item_id = async_item_id;
+        let row = self.new_row(session, text, reply_to_id, queue_mode, async_item_id);
         let id = row.id.clone();
         self.set_row(row.clone());
         let this = *self;
@@ -232,6 +243,110 @@ impl OutboxController {
             this.kick();
         });
         id
+    }
+
+    fn new_row(&self, session: &str, text: &str, reply_to_id: Option<String>, queue_mode: Option<String>, async_item_id: Option<String>) -> OutboxRow {
+        let now = browser::now_ms();
+        // Orders by time, with a random tail so two tabs never collide.
+        let order = (now as u64) * 1000 + (js_sys::Math::random() * 999.0) as u64;
+        let mut row = OutboxRow::new(&uuid(), session, text, &uuid(), now, order);
+        row.reply_to_id = reply_to_id;
+        row.queue_mode = queue_mode;
+        row.async_item_id = async_item_id;
+        row
+    }
+
+    /// Adds a message with files from a conversation's composer draft. The row and its files
+    /// are stored in one transaction that also takes the files out of the draft, so they are
+    /// never in both places and never in neither. When storage has no room, the row is stored
+    /// without them, this tab keeps them and sends them, and the row says how much could not
+    /// be kept.
+    pub async fn enqueue_with_files(&self, session: &str, text: &str, files: Vec<StoredFile>) -> String {
+        let mut row = self.new_row(session, text, None, None, None);
+        row.attachments = files.iter().map(|f| f.meta.clone()).collect();
+        let id = row.id.clone();
+        let draft = draft_owner(session);
+        // Exactly these files leave the draft: one attached meanwhile stays there.
+        let leave_draft = || files.iter().map(|f| Write::Delete { store: crate::storage::FILES, key: f.meta.blob_key(&draft) });
+        let mut writes = vec![Write::Put { store: OUTBOX, key: row.id.clone(), json: crate::json::encode(&row) }];
+        writes.extend(leave_draft());
+        writes.extend(files.iter().map(|f| Write::PutFile { owner: row.id.clone(), file: f.clone() }));
+        let bytes = crate::storage::file_bytes(&writes);
+        let stored = if self.db.is_healthy() { self.db.write_all(writes).await } else { Err(String::new()) };
+        if let Err(e) = stored {
+            self.memory_files.update_value(|m| {
+                m.insert(id.clone(), files.clone());
+            });
+            if !e.is_empty() {
+                let why = if is_quota_error(&e) { "this browser's storage is full" } else { "this browser's storage is not working" };
+                let n = files.len();
+                self.not_kept.update(|k| {
+                    k.insert(
+                        id.clone(),
+                        format!(
+                            "{} ({}) could not be saved with this message, because {why} ({e}). This tab keeps {} and sends the message; if it is closed first, the message is not sent without {}.",
+                            if n == 1 { "1 file".to_string() } else { format!("{n} files") },
+                            bytes_in_words(bytes),
+                            if n == 1 { "it" } else { "them" },
+                            if n == 1 { "it" } else { "them" },
+                        ),
+                    );
+                });
+                // The text (and which files it had) is still kept, and the draft lets go of
+                // the files this row now holds.
+                let mut text_only = vec![Write::Put { store: OUTBOX, key: row.id.clone(), json: crate::json::encode(&row) }];
+                text_only.extend(leave_draft());
+                if self.db.write_all(text_only).await.is_err() {
+                    self.db.fail(e);
+                }
+            }
+        }
+        self.set_row(row);
+        self.announce_change();
+        self.kick();
+        id
+    }
+
+    /// A row's files with their bytes: this tab's own, else storage's. An error names the
+    /// first one that is in neither.
+    async fn row_files(&self, row: &OutboxRow) -> Result<Vec<StoredFile>, String> {
+        if row.attachments.is_empty() {
+            return Ok(Vec::new());
+        }
+        if let Some(files) = self.memory_files.with_value(|m| m.get(&row.id).cloned()) {
+            return Ok(files);
+        }
+        let stored = self.db.files(&row.id).await;
+        row.attachments
+            .iter()
+            .map(|meta| {
+                stored.iter().find(|f| f.meta.id == meta.id).cloned().ok_or_else(|| {
+                    format!(
+                        "{} ({}) is not kept in this browser any more (its storage was full or cleared), and the message is not sent without it. Discard puts the message back in the composer; attach the file again there.",
+                        meta.file_name,
+                        bytes_in_words(meta.size)
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The files of a row that is settled (confirmed, discarded) go.
+    fn forget_files(&self, row: &OutboxRow) {
+        if row.attachments.is_empty() {
+            return;
+        }
+        self.memory_files.update_value(|m| {
+            m.remove(&row.id);
+        });
+        self.not_kept.update(|k| {
+            k.remove(&row.id);
+        });
+        let this = *self;
+        let owner = row.id.clone();
+        spawn_local(async move {
+            let _ = this.db.write_all(vec![Write::DeleteFiles { owner }]).await;
+        });
     }
 
     /// Applies `change` to a row in storage and in memory, atomically across tabs.
@@ -259,6 +374,9 @@ impl OutboxController {
             return match result {
                 Ok(Some(json)) if changed.get() => {
                     let row: OutboxRow = crate::json::decode(&json)?;
+                    if row.state == SendState::Confirmed {
+                        self.forget_files(&row);
+                    }
                     self.set_row(row.clone());
                     self.announce_change();
                     Some(row)
@@ -320,6 +438,39 @@ impl OutboxController {
                 }
                 continue;
             };
+            // Files are read now, not when queued: the bytes are in storage, and base64 of
+            // every queued file would sit in memory for nothing.
+            let attachments = match self.row_files(&row).await {
+                Ok(files) => {
+                    let mut wire = Vec::with_capacity(files.len());
+                    for f in &files {
+                        match crate::browser::blob_base64(&f.blob).await {
+                            Ok(content) => wire.push(f.meta.to_wire(&content)),
+                            Err(e) => {
+                                wire.clear();
+                                self.change(&row.id, move |r| {
+                                    r.finish_send(SendResult::Refused(format!("a file could not be read from this browser's storage ({e}); the message is not sent without it")));
+                                    true
+                                })
+                                .await;
+                                break;
+                            }
+                        }
+                    }
+                    if wire.len() != files.len() {
+                        continue;
+                    }
+                    wire
+                }
+                Err(missing) => {
+                    self.change(&row.id, move |r| {
+                        r.finish_send(SendResult::Refused(missing));
+                        true
+                    })
+                    .await;
+                    continue;
+                }
+            };
             let params = serde_json::to_value(ChatSendParams {
                 session_key: row.session_key.clone(),
                 message: row.text.clone(),
@@ -330,6 +481,7 @@ impl OutboxController {
                 timeout_ms: None,
                 deliver: None,
                 thinking: None,
+                attachments,
             })
             .unwrap_or_default();
             let result = match self.client.request("chat.send", params).await {
@@ -533,6 +685,13 @@ impl OutboxController {
                     ok
                 })
                 .await;
+            // Its files go back to the conversation's composer, with the text.
+            if let Some(row) = changed.as_ref().filter(|r| !r.attachments.is_empty()) {
+                if let Ok(files) = this.row_files(row).await {
+                    this.files.restore(&row.session_key, files).await;
+                }
+                this.forget_files(row);
+            }
             // An async answer reopens its question (its draft is kept) instead.
             if let (Some(row), Some(t)) = (changed.filter(|r| r.async_item_id.is_none()), text.borrow_mut().take()) {
                 this.restored.set(Some((row.session_key.clone(), t.clone(), browser::now_ms() as u64)));

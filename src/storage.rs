@@ -16,14 +16,60 @@ use std::rc::Rc;
 use indexed_db_futures::database::Database;
 use indexed_db_futures::prelude::*;
 use indexed_db_futures::transaction::TransactionMode;
-use wasm_bindgen::JsCast;
+use model::attachment::AttachmentMeta;
+use wasm_bindgen::{JsCast, JsValue};
 
 pub const DB_NAME: &str = "ocui";
 /// Bump with a migration in [`upgrade`] when stores change.
-pub const DB_VERSION: u32 = 3;
+pub const DB_VERSION: u32 = 4;
 /// Version 2 added `async` (dismissed and reopened async questions); version 3 added
-/// `transcripts` (the saved copies of recent conversations, `model::offline`).
-pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async", "transcripts"];
+/// `transcripts` (the saved copies of recent conversations, `model::offline`); version 4 added
+/// `attachments` (the bytes of files, beside the outbox row or composer draft that owns them).
+pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async", "transcripts", FILES];
+
+/// The store of attached files: one record `{meta: "<AttachmentMeta JSON>", blob: Blob}` per
+/// file, under `<owner>/<id>` ([`AttachmentMeta::blob_key`]). The owner is an outbox row's
+/// id, or `draft:<session>` for files attached in a composer and not yet sent.
+pub const FILES: &str = "attachments";
+
+/// A file's description and its bytes.
+#[derive(Clone)]
+pub struct StoredFile {
+    pub meta: AttachmentMeta,
+    pub blob: web_sys::Blob,
+}
+
+/// One change of [`KvStore::write_all`].
+pub enum Write {
+    /// A JSON value under `key` in `store`.
+    Put { store: &'static str, key: String, json: String },
+    /// A file of `owner`.
+    PutFile { owner: String, file: StoredFile },
+    /// The value under `key` in `store` (a file's key is [`AttachmentMeta::blob_key`]).
+    Delete { store: &'static str, key: String },
+    /// Every file of `owner`.
+    DeleteFiles { owner: String },
+}
+
+impl Write {
+    fn store(&self) -> &'static str {
+        match self {
+            Write::Put { store, .. } | Write::Delete { store, .. } => store,
+            _ => FILES,
+        }
+    }
+}
+
+/// The key range of every file of `owner` (`/` sorts before every character a key can hold
+/// after it, and `\u{ffff}` after).
+fn owner_range(owner: &str) -> (String, String) {
+    (format!("{owner}/"), format!("{owner}/\u{ffff}"))
+}
+
+/// The bytes a set of writes asks storage to keep, for saying how much could not be kept.
+pub fn file_bytes(writes: &[Write]) -> u64 {
+    writes.iter().map(|w| if let Write::PutFile { file, .. } = w { file.meta.size } else { 0 }).sum()
+}
 
 type Fut<'a, T> = Pin<Box<dyn Future<Output = Result<T, String>> + 'a>>;
 
@@ -36,12 +82,18 @@ pub trait KvStore {
     /// Reads, changes and writes one value in a single transaction, so no other tab can
     /// act in between. `change` returns the new value, or `None` to leave it as it was.
     fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>>;
+    /// Applies every write in one transaction: all of them, or (on any failure, a full disk
+    /// among them) none.
+    fn write_all<'a>(&'a self, writes: Vec<Write>) -> Fut<'a, ()>;
+    /// The files of `owner`, in key order.
+    fn files<'a>(&'a self, owner: &'a str) -> Fut<'a, Vec<StoredFile>>;
 }
 
 /// In-memory fallback (and a test double for pure logic).
 #[derive(Default)]
 pub struct MemoryStore {
     data: RefCell<BTreeMap<(String, String), String>>,
+    files: RefCell<BTreeMap<String, StoredFile>>,
 }
 
 impl KvStore for MemoryStore {
@@ -69,6 +121,35 @@ impl KvStore for MemoryStore {
             self.data.borrow_mut().insert(k, v.clone());
         }
         Box::pin(async move { Ok(new) })
+    }
+    fn write_all<'a>(&'a self, writes: Vec<Write>) -> Fut<'a, ()> {
+        for w in writes {
+            match w {
+                Write::Put { store, key, json } => {
+                    self.data.borrow_mut().insert((store.into(), key), json);
+                }
+                Write::PutFile { owner, file } => {
+                    self.files.borrow_mut().insert(file.meta.blob_key(&owner), file);
+                }
+                Write::Delete { store, key } => {
+                    if store == FILES {
+                        self.files.borrow_mut().remove(&key);
+                    } else {
+                        self.data.borrow_mut().remove(&(store.to_string(), key));
+                    }
+                }
+                Write::DeleteFiles { owner } => {
+                    let (from, to) = owner_range(&owner);
+                    self.files.borrow_mut().retain(|k, _| !(*k >= from && *k <= to));
+                }
+            }
+        }
+        Box::pin(async { Ok(()) })
+    }
+    fn files<'a>(&'a self, owner: &'a str) -> Fut<'a, Vec<StoredFile>> {
+        let (from, to) = owner_range(owner);
+        let files = self.files.borrow().range(from..=to).map(|(_, f)| f.clone()).collect();
+        Box::pin(async move { Ok(files) })
     }
 }
 
@@ -179,6 +260,70 @@ impl KvStore for IdbStore {
             Ok(new)
         })
     }
+    fn write_all<'a>(&'a self, writes: Vec<Write>) -> Fut<'a, ()> {
+        Box::pin(async move {
+            let mut stores: Vec<&str> = writes.iter().map(Write::store).collect();
+            stores.sort_unstable();
+            stores.dedup();
+            let tx = self.db.transaction(stores).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
+            // Every request is made before the first await, while the transaction is active;
+            // a failed one (QuotaExceededError) aborts the transaction, and commit reports it.
+            let mut pending: Vec<Pin<Box<dyn Future<Output = indexed_db_futures::Result<()>>>>> = Vec::with_capacity(writes.len());
+            for w in &writes {
+                let os = tx.object_store(w.store()).map_err(idb_error)?;
+                pending.push(match w {
+                    Write::Put { key, json, .. } => {
+                        let req = os.put(json.as_str()).with_key(key.as_str()).primitive().map_err(idb_error)?;
+                        Box::pin(async move { req.await.map(drop) })
+                    }
+                    Write::PutFile { owner, file } => {
+                        let record = js_sys::Object::new();
+                        let _ = js_sys::Reflect::set(&record, &"meta".into(), &crate::json::encode(&file.meta).into());
+                        let _ = js_sys::Reflect::set(&record, &"blob".into(), &file.blob);
+                        let req = os.put(JsValue::from(record)).with_key(file.meta.blob_key(owner)).primitive().map_err(idb_error)?;
+                        Box::pin(async move { req.await.map(drop) })
+                    }
+                    Write::Delete { key, .. } => {
+                        let req = os.delete(key.as_str()).primitive().map_err(idb_error)?;
+                        Box::pin(req)
+                    }
+                    Write::DeleteFiles { owner } => {
+                        let (from, to) = owner_range(owner);
+                        let req = os.delete::<String, _>(indexed_db_futures::KeyRange::Bound(from, false, to, false)).primitive().map_err(idb_error)?;
+                        Box::pin(req)
+                    }
+                });
+            }
+            let mut first_error = None;
+            for p in pending {
+                if let Err(e) = p.await {
+                    first_error.get_or_insert(idb_error(e));
+                }
+            }
+            let committed = tx.commit().await.map_err(idb_error);
+            match (first_error, committed) {
+                (Some(e), _) | (None, Err(e)) => Err(e),
+                (None, Ok(())) => Ok(()),
+            }
+        })
+    }
+    fn files<'a>(&'a self, owner: &'a str) -> Fut<'a, Vec<StoredFile>> {
+        Box::pin(async move {
+            let tx = self.db.transaction(FILES).build().map_err(idb_error)?;
+            let os = tx.object_store(FILES).map_err(idb_error)?;
+            let (from, to) = owner_range(owner);
+            let records = os.get_all::<JsValue>().with_query::<String, _>(indexed_db_futures::KeyRange::Bound(from, false, to, false)).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
+            // A record this app did not write (no JSON meta, no Blob) is skipped.
+            Ok(records
+                .filter_map(|r| {
+                    let r = r.ok()?;
+                    let meta = js_sys::Reflect::get(&r, &"meta".into()).ok()?.as_string()?;
+                    let blob = js_sys::Reflect::get(&r, &"blob".into()).ok()?.dyn_into::<web_sys::Blob>().ok()?;
+                    Some(StoredFile { meta: crate::json::decode(&meta)?, blob })
+                })
+                .collect())
+        })
+    }
 }
 
 /// Whether local storage works, and what is at risk when it does not.
@@ -279,6 +424,30 @@ impl LocalDb {
         }
     }
 
+    /// [`KvStore::write_all`]; a failure is returned in the browser's words, and only a
+    /// failure other than a full disk marks the whole of storage as failing: a file too big
+    /// for the space left says so where it was attached, and everything else is still kept.
+    pub async fn write_all(&self, writes: Vec<Write>) -> Result<(), String> {
+        let result = self.store().write_all(writes).await;
+        if let Err(e) = &result {
+            if !is_quota_error(e) {
+                self.fail(e.clone());
+            }
+        }
+        result
+    }
+
+    /// The files of `owner`, or none when storage cannot be read.
+    pub async fn files(&self, owner: &str) -> Vec<StoredFile> {
+        match self.store().files(owner).await {
+            Ok(files) => files,
+            Err(e) => {
+                self.fail(e);
+                Vec::new()
+            }
+        }
+    }
+
     pub async fn get_all(&self, store: &str) -> Vec<(String, String)> {
         match self.store().get_all(store).await {
             Ok(rows) => rows,
@@ -288,6 +457,11 @@ impl LocalDb {
             }
         }
     }
+}
+
+/// Whether a storage error is the browser saying it has no room (`QuotaExceededError`).
+pub fn is_quota_error(e: &str) -> bool {
+    e.contains("QuotaExceededError")
 }
 
 impl Default for LocalDb {

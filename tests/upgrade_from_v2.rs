@@ -56,7 +56,7 @@ fn fixture() -> Value {
 
 fn rows(store: &str) -> Vec<(String, String)> {
     let f = fixture();
-    // A store added after version 2 (`transcripts`, version 3) starts empty.
+    // A store added after version 2 (`transcripts`, version 3; `attachments`, version 4) starts empty.
     let mut out: Vec<(String, String)> = f["stores"][store].as_array().map(Vec::as_slice).unwrap_or_default().iter().map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_str().unwrap().to_string())).collect();
     out.sort();
     out
@@ -68,7 +68,7 @@ async fn seed() {
     let f = fixture();
     assert_eq!(f["database"], DB_NAME);
     assert_eq!(f["version"], 2, "the fixture is of schema version 2");
-    assert_eq!(DB_VERSION, 3, "this build opens version 3, which only adds the `transcripts` store");
+    assert_eq!(DB_VERSION, 4, "this build opens version 4, which only adds the `transcripts` (3) and `attachments` (4) stores");
     let captured_ms = f["stores"]["outbox"].as_array().unwrap().iter().map(|r| serde_json::from_str::<Value>(r[1].as_str().unwrap()).unwrap()["createdMs"].as_f64().unwrap()).fold(0.0, f64::max);
     pin_clock(captured_ms + 60_000.0);
     wasm_bindgen_futures::JsFuture::from(seed_as_00d90b7(FIXTURE)).await.expect("the old writer stores the fixture");
@@ -112,7 +112,8 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     let dock = control_ui::questions::DockController::new(client, db);
     let panes = control_ui::panes::Panes::new(client, db);
     let chat = panes.chat(0);
-    let outbox = control_ui::outbox::OutboxController::new(client, db);
+    let files = control_ui::attachments::DraftFiles::new(client, db);
+    let outbox = control_ui::outbox::OutboxController::new(client, db, files);
     let asyncq = control_ui::async_questions::AsyncController::new(panes, outbox, dock, db);
     eventually("the database to open", 5, || {
         db.health.get_untracked() == StorageHealth::Ok

@@ -70,6 +70,19 @@ pub fn default_gateway_url(page_protocol: &str, host: &str, base_path: &str) -> 
     format!("{scheme}://{host}{base}")
 }
 
+/// The gateway's HTTP address for its WebSocket address: the same host and path, `http` for
+/// `ws` and `https` for `wss`, without a trailing `/`. `None` for anything else.
+pub fn http_base(gateway_url: &str) -> Option<String> {
+    let (scheme, rest) = gateway_url.split_once("://")?;
+    let http = match scheme.to_ascii_lowercase().as_str() {
+        "ws" => "http",
+        "wss" => "https",
+        _ => return None,
+    };
+    let rest = rest.split(['?', '#']).next().unwrap_or("");
+    Some(format!("{http}://{}", rest.trim_end_matches('/')))
+}
+
 /// The page's path inside the app: `pathname` without the gateway's base path, so that
 /// `/ui/ask/<id>` under `basePath: "/ui"` is the app's `/ask/<id>`. A path outside the base
 /// path is left as it is.
@@ -108,6 +121,14 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn the_gateway_http_base_follows_its_websocket_address() {
+        assert_eq!(http_base("ws://127.0.0.1:18789").as_deref(), Some("http://127.0.0.1:18789"));
+        assert_eq!(http_base("wss://gw.example/ui/").as_deref(), Some("https://gw.example/ui"));
+        assert_eq!(http_base("WS://h/p?x=1#y").as_deref(), Some("http://h/p"));
+        assert_eq!(http_base("http://h"), None);
+    }
 
     #[test]
     fn token_and_password_are_taken_out_and_other_parts_stay() {

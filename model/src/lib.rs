@@ -15,6 +15,7 @@ pub mod parts;
 pub mod route;
 pub mod async_q;
 pub mod attention;
+pub mod attachment;
 
 /// The first `max` characters of `s` on one line, for naming a message in a sentence.
 pub fn preview(s: &str, max: usize) -> String {

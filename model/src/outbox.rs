@@ -13,6 +13,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::attachment::AttachmentMeta;
+
 /// Where a row stands. Stored inside the row as `state` (plus `reason` when failed); see
 /// [`OutboxRowStored`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,6 +77,8 @@ pub struct OutboxRow {
     pub edited_ms: Option<f64>,
     /// Why the row's idempotency key is not the one it was queued with, if it is not.
     pub key_note: Option<String>,
+    /// Files sent with the text; their bytes are Blobs stored beside the row.
+    pub attachments: Vec<AttachmentMeta>,
 }
 
 /// The name of a [`SendState`] as stored.
@@ -123,6 +127,8 @@ struct OutboxRowStored {
     edited_ms: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     key_note: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    attachments: Vec<AttachmentMeta>,
 }
 
 impl From<OutboxRowStored> for OutboxRow {
@@ -152,6 +158,7 @@ impl From<OutboxRowStored> for OutboxRow {
             discarded: s.discarded,
             edited_ms: s.edited_ms,
             key_note: s.key_note,
+            attachments: s.attachments,
         }
     }
 }
@@ -184,6 +191,7 @@ impl From<OutboxRow> for OutboxRowStored {
             discarded: r.discarded,
             edited_ms: r.edited_ms,
             key_note: r.key_note,
+            attachments: r.attachments,
         }
     }
 }
@@ -210,7 +218,19 @@ impl OutboxRow {
             discarded: false,
             edited_ms: None,
             key_note: None,
+            attachments: Vec::new(),
         }
+    }
+
+    /// How a person recognises the row: its first line, or, for files sent without words,
+    /// their names.
+    pub fn title(&self, max: usize) -> String {
+        let text = crate::preview(&self.text, max);
+        if !text.is_empty() || self.attachments.is_empty() {
+            return text;
+        }
+        let names: Vec<&str> = self.attachments.iter().map(|a| a.file_name.as_str()).collect();
+        protocol::frame::truncate(&names.join(", "), max)
     }
 
     pub fn is_unsent(&self) -> bool {
@@ -255,7 +275,7 @@ pub fn describe(row: &OutboxRow, rows: &[OutboxRow], now_ms: f64, stale_ms: f64)
             return format!("Held: written {hours} h ago, so it is not sent without you. Retry to send it now.");
         }
         if let Some(blocker) = blocker(row, rows) {
-            return format!("Queued behind “{}”, which is not sent yet", crate::preview(&blocker.text, 40));
+            return format!("Queued behind “{}”, which is not sent yet", blocker.title(40));
         }
     }
     row.state.label().to_string()
@@ -385,7 +405,8 @@ impl OutboxRow {
     /// `fresh_key`: the gateway ties the old key to the old text and would take a resend with
     /// it as the old message. An async answer keeps its `reply_to_id`.
     pub fn edit(&mut self, text: &str, fresh_key: &str, now_ms: f64) -> bool {
-        if !self.can_edit() || text.trim().is_empty() || text == self.text {
+        // Files may go without words; words are what an edit changes.
+        if !self.can_edit() || (text.trim().is_empty() && self.attachments.is_empty()) || text == self.text {
             return false;
         }
         if self.attempts > 0 {
@@ -506,6 +527,23 @@ mod tests {
         let json = serde_json::to_string(&refused).unwrap();
         assert_eq!(serde_json::from_str::<OutboxRow>(&json).unwrap(), refused);
         assert!(!serde_json::to_string(&same).unwrap().contains("editedMs"));
+    }
+
+    #[test]
+    fn a_row_with_files_keeps_them_through_an_edit_and_may_lose_its_words() {
+        use crate::attachment::AttachmentMeta;
+        let mut r = row("a", "s", 1, 0.0);
+        r.attachments = vec![AttachmentMeta { id: "f1".into(), file_name: "cat.png".into(), mime_type: "image/png".into(), size: 3 }];
+        assert!(r.begin_send(1.0, STALE));
+        r.finish_send(SendResult::Refused("too big".into()));
+        assert!(r.edit("", "fresh", 2.0), "files alone are a message");
+        assert_eq!((r.text.as_str(), r.attachments.len(), r.idempotency_key.as_str()), ("", 1, "fresh"));
+        assert_eq!(r.title(40), "cat.png");
+        let back: OutboxRow = serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap();
+        assert_eq!(back, r, "files survive storage");
+        assert!(!row("b", "s", 2, 0.0).edit(" ", "k", 1.0), "a row without files needs words");
+        let stored = serde_json::to_string(&row("c", "s", 3, 0.0)).unwrap();
+        assert!(!stored.contains("attachments"), "rows without files are stored as before: {stored}");
     }
 
     fn row(id: &str, session: &str, order: u64, now: f64) -> OutboxRow {

@@ -227,9 +227,58 @@ pub fn ask_receipt(call_id: &str, arguments: &Value, result: Option<&ToolResult>
     Some(Receipt { id: format!("call:{call_id}"), questions: ask_questions(arguments), outcome: ask_outcome(result), at_ms, unsent_text: String::new(), session_key: Some(session.to_string()) })
 }
 
+/// A file the gateway saved with a message (`__openclaw.media[]`, OpenClaw 2026.9.6): the
+/// files a person sent, kept by the gateway under `media://inbound/<id>` and served by its
+/// `/__openclaw__/assistant-media` route.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SavedMedia {
+    /// `media://inbound/<id>`, only when the id is plain (letters, digits, `.`, `_`, `~`, `-`):
+    /// anything else is named but never fetched.
+    pub source: Option<String>,
+    pub image: bool,
+    pub file_name: String,
+    pub content_type: String,
+    pub size: Option<u64>,
+}
+
+/// The files saved with a message, in order.
+pub fn saved_media(m: &Value) -> Vec<SavedMedia> {
+    let Some(list) = m.get("__openclaw").and_then(|o| o.get("media")).and_then(Value::as_array) else { return Vec::new() };
+    list.iter()
+        .filter(|e| e.is_object())
+        .map(|e| {
+            let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
+            let url = text("url");
+            let source = url.strip_prefix("media://inbound/").filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"._~-".contains(&b))).map(|_| url.clone());
+            let content_type = text("contentType").to_ascii_lowercase();
+            let image = text("kind") == "image" || (text("kind").is_empty() && INLINE_TYPES.contains(&content_type.as_str()));
+            let file_name = Some(text("fileName")).filter(|n| !n.is_empty()).unwrap_or_else(|| url.rsplit('/').next().unwrap_or("file").to_string());
+            SavedMedia { source, image: image && INLINE_TYPES.contains(&content_type.as_str()), file_name, content_type, size: e.get("sizeBytes").and_then(Value::as_u64) }
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_saved_with_a_message_are_read_from_openclaw_media() {
+        // As the real gateway saved an image and a text file sent with one message.
+        let m = serde_json::json!({"role":"user","content":"image + text file","__openclaw":{"media":[
+            {"url":"media://inbound/red---f0c09bed-1111-2222-3333-444455556666.png","contentType":"image/png","kind":"image","fileName":"red.png","sizeBytes":73},
+            {"url":"media://inbound/note---a0ed00d2-1111-2222-3333-444455556666.txt","contentType":"text/plain","kind":"document","fileName":"note.txt","sizeBytes":30,"hydrationSuppressed":true},
+            {"url":"media://inbound/../../etc/passwd","contentType":"image/svg+xml","kind":"image","fileName":"x.svg"},
+            "junk"
+        ]}});
+        let media = saved_media(&m);
+        assert_eq!(media.len(), 3);
+        assert_eq!(media[0], SavedMedia { source: Some("media://inbound/red---f0c09bed-1111-2222-3333-444455556666.png".into()), image: true, file_name: "red.png".into(), content_type: "image/png".into(), size: Some(73) });
+        assert!(!media[1].image && media[1].source.is_some() && media[1].file_name == "note.txt");
+        assert_eq!(media[2].source, None, "a path in the id is never fetched");
+        assert!(!media[2].image, "SVG is a document, not an image to show");
+        assert!(saved_media(&serde_json::json!({"role":"user","content":"hi"})).is_empty());
+    }
     use serde_json::json;
 
     #[test]

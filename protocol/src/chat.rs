@@ -22,6 +22,10 @@ pub struct ChatSendParams {
     pub deliver: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
+    /// Files sent with the message: `{type, mimeType, fileName, content}` with `content` in
+    /// standard padded base64 (OpenClaw 2026.9.6's `ChatAttachmentSchema`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<Value>,
 }
 
 /// A row of `sessions.list`.

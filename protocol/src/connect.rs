@@ -335,6 +335,11 @@ pub struct HelloSummary {
     pub device_token: Option<String>,
     pub tick_interval_ms: Option<u64>,
     pub main_session_key: Option<String>,
+    /// `policy.attachments.maxBytes` and `maxImageBytes`: the limits on files sent with a
+    /// message. Read leniently (a limit that is not a whole number is left out, and the UI uses
+    /// its default): attachments are no reason to refuse a gateway.
+    pub attachments_max_bytes: Option<u64>,
+    pub attachments_max_image_bytes: Option<u64>,
 }
 
 impl HelloSummary {
@@ -371,7 +376,17 @@ impl HelloSummary {
             Some(d) if d.is_object() => text(d, "mainSessionKey", "snapshot.sessionDefaults.mainSessionKey")?,
             _ => None,
         };
-        Ok(HelloSummary { protocol, server_version, scopes, device_token, tick_interval_ms, main_session_key })
+        let limit = |k: &str| policy.get("attachments").and_then(|a| a.get(k)).and_then(Value::as_u64);
+        Ok(HelloSummary {
+            protocol,
+            server_version,
+            scopes,
+            device_token,
+            tick_interval_ms,
+            main_session_key,
+            attachments_max_bytes: limit("maxBytes"),
+            attachments_max_image_bytes: limit("maxImageBytes"),
+        })
     }
 }
 
@@ -387,7 +402,7 @@ mod tests {
             "features": {"methods": ["chat.send"], "events": []},
             "snapshot": {"sessionDefaults": {"mainSessionKey": "agent:main:main"}},
             "auth": {"role": "operator", "scopes": ["operator.read", "operator.questions"], "deviceToken": "dt"},
-            "policy": {"maxPayload": 26214400, "tickIntervalMs": 30000},
+            "policy": {"maxPayload": 26214400, "tickIntervalMs": 30000, "attachments": {"maxBytes": 19464192, "maxImageBytes": 6291456}},
         });
         let s = HelloSummary::read(&hello).unwrap();
         assert_eq!(s, HelloSummary {
@@ -397,6 +412,8 @@ mod tests {
             device_token: Some("dt".into()),
             tick_interval_ms: Some(30000),
             main_session_key: Some("agent:main:main".into()),
+            attachments_max_bytes: Some(19464192),
+            attachments_max_image_bytes: Some(6291456),
         });
         let mut bare = hello.clone();
         bare["snapshot"] = Value::Null;
@@ -404,6 +421,11 @@ mod tests {
         bare["policy"] = serde_json::json!({});
         let s = HelloSummary::read(&bare).unwrap();
         assert_eq!((s.scopes.len(), s.device_token, s.tick_interval_ms, s.main_session_key), (0, None, None, None));
+        assert_eq!((s.attachments_max_bytes, s.attachments_max_image_bytes), (None, None));
+        let mut odd = hello.clone();
+        odd["policy"]["attachments"] = serde_json::json!({"maxBytes": "big", "maxImageBytes": 5});
+        let s = HelloSummary::read(&odd).unwrap();
+        assert_eq!((s.attachments_max_bytes, s.attachments_max_image_bytes), (None, Some(5)), "a bad limit is left out, not a refusal");
         for (path, bad, named) in [
             ("/protocol", serde_json::json!("4"), "`protocol`"),
             ("/server/version", serde_json::json!(7), "`server.version`"),

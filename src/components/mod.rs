@@ -1,5 +1,6 @@
 //! UI components, one folder each with its styles beside it.
 
+pub mod attachment_list;
 pub mod attention_control;
 pub mod composer;
 pub mod connect_form;

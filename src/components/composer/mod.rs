@@ -1,10 +1,13 @@
 //! The composer. Enter sends, Shift+Enter adds a line; every message goes through the
 //! outbox. While a blocking question is open, the dock takes the composer's place; while
-//! it is collapsed, the composer says that a plain reply can answer it.
+//! it is collapsed, the composer says that a plain reply can answer it. Files join a message
+//! by Attach files, by pasting or by dropping them on the composer.
 
 use leptos::prelude::*;
 
+use crate::attachments::DraftFiles;
 use crate::chat::ChatController;
+use crate::components::attachment_list::DraftAttachments;
 use crate::components::credential_notice::CredentialNotice;
 use crate::gateway_client::{GatewayClient, Status};
 use crate::outbox::OutboxController;
@@ -17,6 +20,24 @@ pub fn Composer() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let outbox = expect_context::<OutboxController>();
     let client = expect_context::<GatewayClient>();
+    let files = expect_context::<DraftFiles>();
+    // A conversation's files are read when a composer first shows it.
+    Effect::new(move |_| {
+        let s = chat.session.get();
+        if !s.is_empty() && !files.known(&s) {
+            files.load(&s);
+        }
+    });
+    let has_files = move || files.by_session.with(|m| m.get(&chat.session.get()).is_some_and(|v| !v.is_empty()));
+    let attach = move |list: Option<web_sys::FileList>| {
+        let Some(list) = list else { return };
+        let picked: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
+        if !picked.is_empty() {
+            files.add(&chat.session.get_untracked(), picked);
+        }
+    };
+    // A second Send while files are being queued waits for the first.
+    let queueing = RwSignal::new(false);
     // Only this pane's dock can take this pane's composer: a question in another pane leaves
     // this one free (openclaw#118787).
     let view = expect_context::<DockView>();
@@ -37,14 +58,34 @@ pub fn Composer() -> impl IntoView {
     let held = RwSignal::new(None::<(model::credential::CredentialMatch, String, bool)>);
     let replies_to_question = move || ctl.dock.with_untracked(|d| d.entries.iter().any(|e| !e.is_async()));
     let enqueue = move |text: String| {
-        outbox.enqueue(&chat.session.get_untracked(), text.trim_end_matches('\n'), None, None, None);
+        let session = chat.session.get_untracked();
+        let attached = files.take(&session);
         chat.set_draft(String::new());
         ctl.typing_in_composer.set(false);
         held.set(None);
+        if attached.is_empty() {
+            outbox.enqueue(&session, text.trim_end_matches('\n'), None, None, None);
+            return;
+        }
+        queueing.set(true);
+        leptos::task::spawn_local(async move {
+            match files.collect(&session, &attached).await {
+                Ok(found) => {
+                    outbox.enqueue_with_files(&session, text.trim_end_matches('\n'), found).await;
+                    files.sent(&session, &attached);
+                }
+                Err(why) => {
+                    // Nothing was queued: the words and the files are the draft again.
+                    chat.restore_text(&session, &text);
+                    files.put_back(&session, attached, format!("Not sent: {why}"));
+                }
+            }
+            queueing.set(false);
+        });
     };
     let send = move || {
         let text = chat.draft.get_untracked();
-        if text.trim().is_empty() {
+        if queueing.get_untracked() || (text.trim().is_empty() && !has_files()) {
             return;
         }
         if replies_to_question() {
@@ -67,7 +108,15 @@ pub fn Composer() -> impl IntoView {
             </p>
         </Show>
         <Show when=move || !blocked.get() && !read_only()>
-            <form class="composer" on:submit=move |ev| { ev.prevent_default(); send(); }>
+            <form
+                class="composer"
+                on:submit=move |ev| { ev.prevent_default(); send(); }
+                on:dragover=move |ev: leptos::ev::DragEvent| ev.prevent_default()
+                on:drop=move |ev: leptos::ev::DragEvent| {
+                    ev.prevent_default();
+                    attach(ev.data_transfer().and_then(|d| d.files()));
+                }
+            >
                 <Show when=move || question_waiting.get()>
                     <p class="composer__hint" data-testid="composer-hint">
                         "A question is waiting. A plain reply can answer it: a number, an option label or your own words (commas for several choices)."
@@ -104,6 +153,15 @@ pub fn Composer() -> impl IntoView {
                             }
                             on:focus=move |_| ctl.typing_in_composer.set(!chat.draft.get_untracked().trim().is_empty())
                             on:blur=move |_| ctl.typing_in_composer.set(false)
+                            on:paste=move |ev: leptos::ev::ClipboardEvent| {
+                                // Pasted files (a screenshot) are attached; pasted words go in
+                                // as usual.
+                                let pasted = ev.clipboard_data().and_then(|d| d.files());
+                                if pasted.as_ref().is_some_and(|l| l.length() > 0) {
+                                    ev.prevent_default();
+                                    attach(pasted);
+                                }
+                            }
                             on:keydown=move |ev: leptos::ev::KeyboardEvent| {
                                 if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() && !ev.ctrl_key() && !ev.alt_key() && !ev.meta_key() {
                                     ev.prevent_default();
@@ -113,12 +171,27 @@ pub fn Composer() -> impl IntoView {
                         ></textarea>
                     </label>
                     <div class="composer__buttons">
+                        <label class="composer__attach">
+                            <input
+                                type="file"
+                                multiple
+                                class="sr-only"
+                                on:change=move |ev| {
+                                    let input: web_sys::HtmlInputElement = event_target(&ev);
+                                    attach(input.files());
+                                    // The same file may be picked again after it was removed.
+                                    input.set_value("");
+                                }
+                            />
+                            <span>"Attach files"</span>
+                        </label>
                         <Show when=running>
                             <button type="button" class="composer__stop" on:click=move |_| chat.stop()>"Stop"</button>
                         </Show>
                         <button type="submit" class="composer__send">"Send"</button>
                     </div>
                 </div>
+                <DraftAttachments session=chat.session/>
                 <Show when=credential_typed>
                     <p class="unsaved-note" data-testid="composer-not-saved">"Kept in this tab only: this looks like a credential, so it is not saved in this browser."</p>
                 </Show>

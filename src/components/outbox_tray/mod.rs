@@ -53,8 +53,9 @@ pub fn OutboxTray() -> impl IntoView {
                             };
                             view! {
                                 <li class="tray__row" data-testid="tray-row">
-                                    <span class="tray__text">{model::preview(&row.text, 80)}</span>
+                                    <span class="tray__text">{row.title(80)}</span>
                                     <span class="tray__session">{row.session_key.clone()}</span>
+                                    <crate::components::attachment_list::FileChips files=row.attachments.clone()/>
                                     <span class="tray__status">{status}</span>
                                     {move || (can(|r| r.can_edit()) && !editing.get()).then(|| view! { <button type="button" on:click=move |_| open()>"Edit"</button> })}
                                     {move || can(|r| r.can_retry()).then(|| view! { <button type="button" on:click=move |_| outbox.retry(&id.get_value())>"Retry"</button> })}

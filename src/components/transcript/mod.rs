@@ -326,6 +326,7 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         <article class=class data-testid="message" data-role=row.role.clone()>
             <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
             {parts.into_iter().map(|p| view! { <PartView part=p at_ms=timestamp session=session.clone() markdown=markdown/> }).collect_view()}
+            <crate::components::attachment_list::SavedFiles media=if withheld { Vec::new() } else { model::parts::saved_media(&row.raw) } session=session.clone()/>
         </article>
     }
     .into_any()
@@ -549,6 +550,8 @@ pub fn OutboxEcho(row: OutboxRow) -> impl IntoView {
         <article class="msg msg--user msg--unsent" data-testid="outbox-row" data-state=state_name>
             <header class="msg__who">"You"</header>
             <p class="msg__text">{row.with_value(|r| r.text.clone())}</p>
+            <crate::components::attachment_list::FileChips files=row.with_value(|r| r.attachments.clone())/>
+            {move || outbox.not_kept.with(|k| k.get(&id.get_value()).cloned()).map(|t| view! { <p class="msg__status msg__status--warn" role="status" data-testid="outbox-not-kept">{t}</p> })}
             <p class="msg__status" data-testid="outbox-status">{status}</p>
             <div class="msg__actions">
                 <Show when=move || row.with_value(OutboxRow::can_retry) && row.with_value(|r| r.state != SendState::Queued || r.retry_requested_ms.is_none())>

@@ -1,0 +1,176 @@
+//! Files attached to a message: while it is a draft (with previews and Remove), and once it
+//! is queued (names and sizes). A file's name is the person's own text, shown as text.
+
+use leptos::prelude::*;
+use model::attachment::{AttachmentMeta, bytes_in_words};
+
+use crate::attachments::DraftFiles;
+
+/// The files attached in a conversation's composer, each with its size, a preview for an
+/// image, and a button that removes it.
+#[component]
+pub fn DraftAttachments(
+    /// The conversation whose draft these files belong to.
+    #[prop(into)]
+    session: Signal<String>,
+) -> impl IntoView {
+    let files = expect_context::<DraftFiles>();
+    let list = Memo::new(move |_| {
+        let s = session.get();
+        files.by_session.with(|m| m.get(&s).cloned().unwrap_or_default())
+    });
+    let notice = Memo::new(move |_| {
+        let s = session.get();
+        files.notice.with(|n| n.get(&s).cloned())
+    });
+    view! {
+        {move || notice.get().map(|n| view! {
+            {(!n.refused.is_empty()).then(|| view! {
+                <ul class="attachments__refused" role="alert" data-testid="attachment-refused">
+                    {n.refused.into_iter().map(|r| view! { <li>{r}</li> }).collect_view()}
+                </ul>
+            })}
+            {n.not_kept.map(|t| view! { <p class="attachments__not-kept" role="status" data-testid="attachment-not-kept">{t}</p> })}
+        })}
+        <Show when=move || !list.with(Vec::is_empty)>
+            <ul class="attachments" aria-label="Attached files" data-testid="draft-attachments">
+                <For each=move || list.get() key=|f| f.id.clone() let:file>
+                    {
+                        let preview = LocalResource::new({
+                            let file = file.clone();
+                            move || {
+                                let file = file.clone();
+                                let s = session.get_untracked();
+                                async move { files.preview(&s, &file).await }
+                            }
+                        });
+                        let id = StoredValue::new(file.id.clone());
+                        let name = file.file_name.clone();
+                        view! {
+                            <li class="attachments__item" data-testid="draft-attachment">
+                                {move || preview.get().flatten().map(|src| view! { <img class="attachments__thumb" src=src alt=""/> })}
+                                <span class="attachments__name">{file.file_name.clone()}</span>
+                                <span class="attachments__size">{bytes_in_words(file.size)}</span>
+                                <button type="button" class="attachments__remove" aria-label=format!("Remove {name}") on:click=move |_| files.remove(&session.get_untracked(), &id.get_value())>"Remove"</button>
+                            </li>
+                        }
+                    }
+                </For>
+            </ul>
+        </Show>
+    }
+}
+
+/// The files of a queued or saved message, by name and size.
+#[component]
+pub fn FileChips(
+    /// The files, as the row keeps them.
+    files: Vec<AttachmentMeta>,
+) -> impl IntoView {
+    (!files.is_empty()).then(|| {
+        view! {
+            <ul class="attachments attachments--sent" aria-label="Attached files" data-testid="row-attachments">
+                {files.into_iter().map(|f| view! {
+                    <li class="attachments__item">
+                        <span class="attachments__name">{f.file_name}</span>
+                        <span class="attachments__size">{bytes_in_words(f.size)}</span>
+                    </li>
+                }).collect_view()}
+            </ul>
+        }
+    })
+}
+
+thread_local! {
+    /// Object URLs of files fetched from the gateway, by source: each is fetched once a page.
+    static FETCHED: std::cell::RefCell<std::collections::HashMap<String, String>> = Default::default();
+}
+
+/// An object URL for a file the gateway saved, fetched once per page.
+async fn fetched_url(client: crate::gateway_client::GatewayClient, source: String, session: String) -> Result<String, String> {
+    if let Some(url) = FETCHED.with(|f| f.borrow().get(&source).cloned()) {
+        return Ok(url);
+    }
+    let blob = client.media(&source, &session).await?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| crate::browser::js_error_text(&e))?;
+    FETCHED.with(|f| f.borrow_mut().insert(source, url.clone()));
+    Ok(url)
+}
+
+/// Saves an object URL's bytes under `name`, as a link with `download` does (never opened as
+/// a page: a file from an agent's conversation is not run).
+fn save_as(url: &str, name: &str) {
+    use wasm_bindgen::JsCast;
+    let Some(doc) = web_sys::window().and_then(|w| w.document()) else { return };
+    if let Ok(a) = doc.create_element("a") {
+        let _ = a.set_attribute("href", url);
+        let _ = a.set_attribute("download", name);
+        if let Ok(a) = a.dyn_into::<web_sys::HtmlElement>() {
+            a.click();
+        }
+    }
+}
+
+/// The files the gateway saved with a message: images shown (fetched from the gateway with
+/// this page's credentials), other files named, with a button that downloads them.
+#[component]
+pub fn SavedFiles(
+    /// As `model::parts::saved_media` read them.
+    media: Vec<model::parts::SavedMedia>,
+    /// The conversation of the message (the gateway checks the file belongs to it).
+    session: String,
+) -> impl IntoView {
+    let client = expect_context::<crate::gateway_client::GatewayClient>();
+    (!media.is_empty()).then(|| {
+        view! {
+            <ul class="attachments attachments--saved" aria-label="Attached files" data-testid="saved-attachments">
+                {media.into_iter().map(|m| {
+                    let size = m.size.map(|n| bytes_in_words(n)).unwrap_or_default();
+                    match (m.source.clone(), m.image) {
+                        (Some(source), true) => {
+                            let session = session.clone();
+                            let url = LocalResource::new(move || fetched_url(client, source.clone(), session.clone()));
+                            let alt = m.file_name.clone();
+                            view! {
+                                <li class="attachments__image" data-testid="saved-image">
+                                    {move || match url.get() {
+                                        Some(Ok(src)) => view! { <img class="part part--image" src=src alt=alt.clone() data-testid="saved-image-img"/> }.into_any(),
+                                        Some(Err(e)) => view! { <p class="part part--image-placeholder">{format!("{} ({size}) could not be shown: {e}.", alt)}</p> }.into_any(),
+                                        None => view! { <p class="part part--image-placeholder">{format!("Loading {}…", alt)}</p> }.into_any(),
+                                    }}
+                                </li>
+                            }.into_any()
+                        }
+                        (source, _) => {
+                            let session = session.clone();
+                            let name = m.file_name.clone();
+                            let failed = RwSignal::new(None::<String>);
+                            let file_name = StoredValue::new(m.file_name.clone());
+                            let open = move |source: String| {
+                                let session = session.clone();
+                                let file_name = file_name.get_value();
+                                leptos::task::spawn_local(async move {
+                                    match fetched_url(client, source, session).await {
+                                        Ok(url) => save_as(&url, &file_name),
+                                        Err(e) => failed.set(Some(e)),
+                                    }
+                                });
+                            };
+                            view! {
+                                <li class="attachments__item" data-testid="saved-file">
+                                    <span class="attachments__name">{m.file_name.clone()}</span>
+                                    <span class="attachments__size">{size}</span>
+                                    {source.map(|s| {
+                                        let s = StoredValue::new(s);
+                                        view! { <button type="button" aria-label=format!("Download {name}") on:click=move |_| open(s.get_value())>"Download"</button> }
+                                    })}
+                                    {move || failed.get().map(|e| view! { <span class="attachments__refused" role="alert">{e}</span> })}
+                                </li>
+                            }.into_any()
+                        }
+                    }
+                }).collect_view()}
+            </ul>
+        }
+    })
+}

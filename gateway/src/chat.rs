@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::methods::Caller;
 use crate::questions::canonical_session_key;
-use crate::store::SendStatus;
+use crate::store::{InboundMedia, SendStatus};
 use crate::util::{now_ms, uuid_v4};
 use crate::{Gateway, agent, questions};
 
@@ -131,7 +131,8 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
         gw.store.create_session(&key, &caller.peer.owner, None, now_ms()).map_err(unavailable)?;
     }
     check_session(gw, caller, &key)?;
-    if p.message.trim().is_empty() {
+    let media = read_attachments(&p.attachments)?;
+    if p.message.trim().is_empty() && media.is_empty() {
         return Err(ErrorShape::invalid("invalid chat.send params: `message` must not be empty"));
     }
     // Dedupe first: a retry with the same key is answered from what happened the first time.
@@ -148,9 +149,14 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
     if let Some(r) = &p.reply_to_id {
         meta["replyToId"] = json!(r);
     }
+    if !media.is_empty() {
+        // As the real gateway saves them: the text stays as written, the files are listed.
+        meta["media"] = Value::Array(media.iter().map(|(_, entry)| entry.clone()).collect());
+    }
+    let media: Vec<InboundMedia> = media.into_iter().map(|(m, _)| m).collect();
     let message = json!({"role": "user", "content": p.message, "timestamp": now_ms(), "idempotencyKey": format!("{}:user", p.idempotency_key)});
     // The user row and the dedupe record commit together: a crash leaves both or neither.
-    let saved = match gw.store.save_user_message(&key, &p.idempotency_key, message, meta) {
+    let saved = match gw.store.save_user_message(&key, &p.idempotency_key, message, meta, &media) {
         Ok(saved) => saved,
         // A concurrent send with the same key won the race: this one is a duplicate.
         Err(rusqlite::Error::SqliteFailure(e, _)) if e.code == rusqlite::ErrorCode::ConstraintViolation => {
@@ -168,6 +174,66 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
     }
     agent::start_run(gw.clone(), key.clone(), run_id.clone(), p.message.clone());
     Ok(json!({"runId": run_id, "status": "started", "messageSeq": seq}))
+}
+
+/// The raster types a file is recognised as from its first bytes. The type a client names is
+/// only a hint (the real gateway detects it the same way).
+fn sniff_image(bytes: &[u8]) -> Option<&'static str> {
+    match bytes {
+        [0x89, b'P', b'N', b'G', ..] => Some("image/png"),
+        [0xff, 0xd8, 0xff, ..] => Some("image/jpeg"),
+        [b'G', b'I', b'F', b'8', ..] => Some("image/gif"),
+        [b'R', b'I', b'F', b'F', _, _, _, _, b'W', b'E', b'B', b'P', ..] => Some("image/webp"),
+        _ => None,
+    }
+}
+
+/// Reads `chat.send`'s `attachments`: standard padded base64 `content` (a plain
+/// `data:<type>;base64,` prefix is dropped), each file within the limits `hello-ok` announces.
+/// Returns each file with its `__openclaw.media` entry; a bad one is refused by name.
+fn read_attachments(items: &[Value]) -> Result<Vec<(InboundMedia, Value)>, ErrorShape> {
+    use base64::Engine;
+    let mut out = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let text = |k: &str| item.get(k).and_then(Value::as_str).filter(|s| !s.trim().is_empty());
+        let name = text("fileName").map(str::to_string).unwrap_or_else(|| format!("attachment-{}", i + 1));
+        let shown = protocol::frame::truncate(&name, 80);
+        let Some(content) = item.get("content").and_then(Value::as_str) else {
+            return Err(ErrorShape::invalid(format!("invalid chat.send params: attachment {shown}: `content` must be base64 text")));
+        };
+        let content = match content.split_once(',') {
+            Some((head, rest)) if head.starts_with("data:") && head.ends_with(";base64") && !head[5..head.len() - 7].contains([';', ',']) => rest,
+            _ => content,
+        };
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(content)
+            .map_err(|_| ErrorShape::invalid(format!("attachment {shown}: invalid base64 content")))?;
+        if bytes.is_empty() {
+            return Err(ErrorShape::invalid(format!("attachment {shown}: empty payload")));
+        }
+        let image = sniff_image(&bytes);
+        let size = bytes.len() as u64;
+        if image.is_some() && size > protocol::ATTACHMENTS_MAX_IMAGE_BYTES {
+            return Err(ErrorShape::invalid(format!("attachment {shown}: image exceeds size limit ({size} > {} bytes)", protocol::ATTACHMENTS_MAX_IMAGE_BYTES)));
+        }
+        if size > protocol::ATTACHMENTS_MAX_BYTES {
+            return Err(ErrorShape::invalid(format!("attachment {shown}: file exceeds size limit ({size} > {} bytes)", protocol::ATTACHMENTS_MAX_BYTES)));
+        }
+        let content_type = image.map(str::to_string).or_else(|| text("mimeType").map(|m| m.to_ascii_lowercase())).unwrap_or_else(|| "application/octet-stream".into());
+        // `<label>---<uuid>.<ext>`, the real gateway's media id: a safe label from the name.
+        let (stem, ext) = name.rsplit_once('.').filter(|(s, e)| !s.is_empty() && !e.is_empty() && e.len() <= 8 && e.bytes().all(|b| b.is_ascii_alphanumeric())).unwrap_or((name.as_str(), "bin"));
+        let label: String = stem.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect();
+        let id = format!("{}---{}.{}", if label.is_empty() { "file" } else { &label }, uuid_v4(), ext.to_ascii_lowercase());
+        let entry = json!({
+            "url": format!("media://inbound/{id}"),
+            "contentType": content_type,
+            "kind": if image.is_some() { "image" } else { "document" },
+            "fileName": name,
+            "sizeBytes": size,
+        });
+        out.push((InboundMedia { id, content_type, file_name: name, bytes }, entry));
+    }
+    Ok(out)
 }
 
 fn claim_reply(gw: &Arc<Gateway>, session: &str, text: &str) -> bool {

@@ -175,6 +175,7 @@ pub fn hello_ok(gw: &Gateway, a: &Admitted, conn_id: &str) -> HelloOk {
             max_payload: Some(protocol::MAX_PAYLOAD_BYTES as u64),
             max_buffered_bytes: Some(protocol::MAX_BUFFERED_BYTES as u64),
             tick_interval_ms: Some(gw.config.tick_interval_ms),
+            attachments: Some(protocol::connect::AttachmentPolicy { max_bytes: protocol::ATTACHMENTS_MAX_BYTES, max_image_bytes: protocol::ATTACHMENTS_MAX_IMAGE_BYTES }),
         },
     }
 }

@@ -41,7 +41,70 @@ async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, header
     if method != Method::GET && method != Method::HEAD {
         return (StatusCode::METHOD_NOT_ALLOWED, "method not allowed").into_response();
     }
+    if uri.path() == MEDIA_PATH {
+        return serve_media(&gw, uri.query().unwrap_or(""), &headers);
+    }
     serve_static(&gw.config.ui_root, uri.path()).await
+}
+
+/// Where files sent with messages are served, as on the real gateway.
+pub const MEDIA_PATH: &str = "/__openclaw__/assistant-media";
+
+/// `GET /__openclaw__/assistant-media?source=media://inbound/<id>&sessionKey=…[&meta=1]`: a file
+/// saved with a message, for a caller with the gateway token or a device token it issued
+/// (`Authorization: Bearer …`, or `token=` in the query). `meta=1` answers what it is instead.
+/// The bytes are never run as a page: `nosniff`, a sandboxing CSP, and anything but an image
+/// is a download.
+fn serve_media(gw: &Gateway, query: &str, headers: &HeaderMap) -> Response {
+    let params: Vec<(String, String)> = url_query(query);
+    let param = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+    let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
+    let token = bearer.or(param("token")).unwrap_or("");
+    let authorised = !token.is_empty() && (crate::util::secret_eq(token, &gw.config.token) || gw.store.is_device_token(token).unwrap_or(false));
+    if !authorised {
+        return json_response(StatusCode::UNAUTHORIZED, serde_json::json!({"error": {"message": "Unauthorized", "type": "unauthorized"}}));
+    }
+    let id = param("source").and_then(|s| s.strip_prefix("media://inbound/")).unwrap_or("");
+    let found = if id.is_empty() { None } else { gw.store.media(id).ok().flatten() };
+    let session = param("sessionKey").map(crate::questions::canonical_session_key);
+    let Some((owner, content_type, file_name, bytes)) = found.filter(|(owner, ..)| session.as_ref().is_none_or(|s| s == owner)) else {
+        return json_response(StatusCode::NOT_FOUND, serde_json::json!({"available": false, "code": "not_found", "reason": "no such file in this conversation"}));
+    };
+    let _ = owner;
+    if param("meta") == Some("1") {
+        return json_response(StatusCode::OK, serde_json::json!({"available": true, "mimeType": content_type, "sizeBytes": bytes.len()}));
+    }
+    let image = content_type.starts_with("image/") && content_type != "image/svg+xml";
+    let safe_name: String = file_name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' { c } else { '_' }).collect();
+    let mut resp = Response::new(Body::from(bytes));
+    let h = resp.headers_mut();
+    h.insert(header::CONTENT_TYPE, HeaderValue::from_str(&content_type).unwrap_or(HeaderValue::from_static("application/octet-stream")));
+    let disposition = format!("{}; filename=\"{safe_name}\"", if image { "inline" } else { "attachment" });
+    h.insert(header::CONTENT_DISPOSITION, HeaderValue::from_str(&disposition).unwrap_or(HeaderValue::from_static("attachment")));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=3600"));
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("default-src 'none'; sandbox"));
+    security_headers(&mut resp);
+    resp
+}
+
+/// `a=b&c=d` decoded (`+` is a space).
+fn url_query(query: &str) -> Vec<(String, String)> {
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap_or((p, ""));
+            let dec = |s: &str| percent_decode(&s.replace('+', " ")).unwrap_or_default();
+            (dec(k), dec(v))
+        })
+        .collect()
+}
+
+fn json_response(status: StatusCode, body: serde_json::Value) -> Response {
+    let mut resp = (status, body.to_string()).into_response();
+    resp.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    security_headers(&mut resp);
+    resp
 }
 
 /// Maps a URL path into the UI root, refusing anything that climbs out of it.

@@ -54,7 +54,25 @@ const MIGRATIONS: &[&str] = &[
         summary TEXT,
         created_ms INTEGER NOT NULL
     );",
+    // 4: files sent with messages (`chat.send` attachments), served to the session's readers
+    // by `/__openclaw__/assistant-media` as `media://inbound/<id>`.
+    "CREATE TABLE media (
+        id TEXT PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        content_type TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        bytes BLOB NOT NULL,
+        created_ms INTEGER NOT NULL
+    );",
 ];
+
+/// A file received with a message, to be saved with it.
+pub struct InboundMedia {
+    pub id: String,
+    pub content_type: String,
+    pub file_name: String,
+    pub bytes: Vec<u8>,
+}
 
 /// The error summary of a send whose run was cut off by a gateway restart.
 pub const INTERRUPTED: &str = "interrupted: the gateway restarted during the run";
@@ -238,12 +256,18 @@ impl Store {
 
     /// Saves a user message together with its dedupe record. `Ok(None)` when the key was
     /// already taken (a concurrent retry): the caller answers from the dedupe record.
-    pub fn save_user_message(&self, session: &str, key: &str, message: serde_json::Value, meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
+    /// Its files are saved in the same transaction.
+    pub fn save_user_message(&self, session: &str, key: &str, message: serde_json::Value, meta: serde_json::Value, media: &[InboundMedia]) -> rusqlite::Result<serde_json::Value> {
         let mut db = self.db();
         let tx = db.transaction()?;
+        let now = crate::util::now_ms();
         tx.prepare_cached("INSERT INTO sends (idempotency_key, session_key, status, created_ms) VALUES (?1, ?2, 'in_flight', ?3)")?.execute(
-            params![key, session, crate::util::now_ms()],
+            params![key, session, now],
         )?;
+        for m in media {
+            tx.prepare_cached("INSERT INTO media (id, session_key, content_type, file_name, bytes, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
+                .execute(params![m.id, session, m.content_type, m.file_name, m.bytes, now])?;
+        }
         let saved = Self::insert_message(&tx, session, message, meta)?;
         tx.commit()?;
         Ok(saved)
@@ -270,6 +294,20 @@ impl Store {
             .collect();
         rows.reverse();
         Ok((rows, total as usize))
+    }
+
+    /// A saved file: its session, content type, name and bytes.
+    pub fn media(&self, id: &str) -> rusqlite::Result<Option<(String, String, String, Vec<u8>)>> {
+        self.db()
+            .prepare_cached("SELECT session_key, content_type, file_name, bytes FROM media WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .optional()
+    }
+
+    /// Whether `token` is a device token this gateway issued.
+    pub fn is_device_token(&self, token: &str) -> rusqlite::Result<bool> {
+        let tokens: Vec<String> = self.db().prepare_cached("SELECT device_token FROM devices")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
+        Ok(tokens.iter().any(|t| crate::util::secret_eq(t, token)))
     }
 
     /// Every saved message of a session with this idempotency key (tests count them).

@@ -279,6 +279,16 @@ pub struct Policy {
     pub max_buffered_bytes: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tick_interval_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attachments: Option<AttachmentPolicy>,
+}
+
+/// `policy.attachments`: the limits on files sent with `chat.send`, in decoded bytes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttachmentPolicy {
+    pub max_bytes: u64,
+    pub max_image_bytes: u64,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

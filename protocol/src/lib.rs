@@ -27,6 +27,11 @@ pub const MAX_PRECONNECT_FRAME_BYTES: usize = 64 * 1024;
 pub const MAX_PAYLOAD_BYTES: usize = 25 * 1024 * 1024;
 /// `policy.maxBufferedBytes`: a client whose unsent backlog exceeds this is dropped.
 pub const MAX_BUFFERED_BYTES: usize = 50 * 1024 * 1024;
+/// `policy.attachments.maxBytes`: files of one `chat.send`, decoded (OpenClaw 2026.9.6's
+/// value: their base64 still fits in one `maxPayload` frame).
+pub const ATTACHMENTS_MAX_BYTES: u64 = 19_464_192;
+/// `policy.attachments.maxImageBytes`: any one image, decoded.
+pub const ATTACHMENTS_MAX_IMAGE_BYTES: u64 = 6_291_456;
 /// `policy.tickIntervalMs` default.
 pub const TICK_INTERVAL_MS: u64 = 30_000;
 /// Device signatures must be within this many ms of the server clock.

@@ -158,7 +158,10 @@ fn idb_error(e: indexed_db_futures::error::Error) -> String {
     match &e {
         indexed_db_futures::error::Error::DomException(d) => {
             let sys: &web_sys::DomException = d.as_ref().unchecked_ref();
-            format!("{}: {}", sys.name(), sys.message())
+            match sys.message() {
+                m if m.is_empty() => sys.name(),
+                m => format!("{}: {m}", sys.name()),
+            }
         }
         _ => e.to_string(),
     }
@@ -266,6 +269,10 @@ impl KvStore for IdbStore {
             stores.sort_unstable();
             stores.dedup();
             let tx = self.db.transaction(stores).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
+            // The transaction commits by itself once its requests are done. Its end is watched
+            // instead of calling `commit`, which reports an abort without its reason: a full
+            // disk (QuotaExceededError) is only known from the transaction's own error.
+            let done = tx.on_done().map_err(idb_error)?;
             // Every request is made before the first await, while the transaction is active;
             // a failed one (QuotaExceededError) aborts the transaction, and commit reports it.
             let mut pending: Vec<Pin<Box<dyn Future<Output = indexed_db_futures::Result<()>>>>> = Vec::with_capacity(writes.len());
@@ -294,16 +301,20 @@ impl KvStore for IdbStore {
                     }
                 });
             }
-            let mut first_error = None;
+            let mut errors = Vec::new();
             for p in pending {
                 if let Err(e) = p.await {
-                    first_error.get_or_insert(idb_error(e));
+                    errors.push(idb_error(e));
                 }
             }
-            let committed = tx.commit().await.map_err(idb_error);
-            match (first_error, committed) {
-                (Some(e), _) | (None, Err(e)) => Err(e),
-                (None, Ok(())) => Ok(()),
+            if done.await != indexed_db_futures::transaction::TransactionFinishKind::Ok {
+                errors.push(tx.error().map_or_else(|| "the browser aborted the write".to_string(), idb_error));
+            }
+            // A full disk aborts the transaction: its requests then fail as aborted, and the
+            // reason that matters (QuotaExceededError) may come last.
+            match errors.iter().position(|e| is_quota_error(e)) {
+                Some(i) => Err(errors.swap_remove(i)),
+                None => errors.into_iter().next().map_or(Ok(()), Err),
             }
         })
     }

@@ -196,6 +196,55 @@ impl Browser {
         v.as_array().map(|a| a.iter().map(|e| format!("{} {}", e["level"].as_str().unwrap_or(""), e["message"].as_str().unwrap_or(""))).collect()).unwrap_or_default()
     }
 
+    /// Runs a Chrome DevTools Protocol command through chromedriver (`goog/cdp/execute`), for
+    /// what WebDriver cannot do (a storage quota for an origin, say).
+    pub async fn cdp(&self, cmd: &str, params: serde_json::Value) -> serde_json::Value {
+        #[derive(Debug)]
+        struct Cdp(String);
+        impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+            fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+                base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
+            }
+            fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+                (http::Method::POST, Some(self.0.clone()))
+            }
+        }
+        let body = json!({"cmd": cmd, "params": params}).to_string();
+        self.client.issue_cmd(Cdp(body)).await.unwrap_or_else(|e| panic!("CDP {cmd}: {e}"))
+    }
+
+    /// Waits until the service worker controls the page and has stored the page and its files
+    /// (a reload then opens the app without the gateway). Returns the cached URLs.
+    pub async fn wait_for_shell_cache(&self) -> serde_json::Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let keys = self
+                .js_async(
+                    "if (!navigator.serviceWorker.controller) return null;
+                     const names = await caches.keys();
+                     if (!names.includes('ocui-shell-v1')) return null;
+                     const c = await caches.open('ocui-shell-v1');
+                     return (await c.keys()).map(r => r.url);",
+                )
+                .await;
+            if keys.as_array().is_some_and(|k| k.iter().any(|u| u.as_str().is_some_and(|u| u.ends_with(".wasm")))) {
+                return keys;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                let regs = self.js_async("const r = await navigator.serviceWorker.getRegistrations(); return {controller: !!navigator.serviceWorker.controller, caches: await caches.keys(), registrations: r.map(x => [x.scope, !!x.active, !!x.installing, !!x.waiting])};").await;
+                panic!("the service worker never controlled the page with its files cached: {keys}; registrations {regs}; browser log {:#?}", self.browser_log().await);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
+    /// Attaches files to the first composer, as picking them in its file dialog does.
+    pub async fn attach_files(&self, paths: &[&std::path::Path]) {
+        let input = self.find_xpath("//form[contains(@class,'composer')]//input[@type='file']", Duration::from_secs(20)).await;
+        let list: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        input.send_keys(&list.join("\n")).await.unwrap_or_else(|e| panic!("attach {list:?}: {e}"));
+    }
+
     pub async fn current_url(&self) -> String {
         self.client.current_url().await.expect("url").to_string()
     }

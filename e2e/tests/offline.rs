@@ -13,30 +13,6 @@ const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 const EXPECTED: &str = "> Which environment should I use?\n\nProduction\n\n> Which checks should run?\n\nunit";
 
-/// Waits until the service worker controls the page and has stored the page and its files.
-async fn wait_for_shell_cache(b: &Browser) -> Value {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let keys = b
-            .js_async(
-                "if (!navigator.serviceWorker.controller) return null;
-                 const names = await caches.keys();
-                 if (!names.includes('ocui-shell-v1')) return null;
-                 const c = await caches.open('ocui-shell-v1');
-                 return (await c.keys()).map(r => r.url);",
-            )
-            .await;
-        if keys.as_array().is_some_and(|k| k.iter().any(|u| u.as_str().is_some_and(|u| u.ends_with(".wasm")))) {
-            return keys;
-        }
-        if tokio::time::Instant::now() >= deadline {
-            let regs = b.js_async("const r = await navigator.serviceWorker.getRegistrations(); return {controller: !!navigator.serviceWorker.controller, caches: await caches.keys(), registrations: r.map(x => [x.scope, !!x.active, !!x.installing, !!x.waiting])};").await;
-            panic!("the service worker never controlled the page with its files cached: {keys}; registrations {regs}; browser log {:#?}", b.browser_log().await);
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 /// Waits until this browser's saved copy of `session` holds a message with `text`.
 async fn wait_for_saved_copy(b: &Browser, session: &str, text: &str) {
     let deadline = tokio::time::Instant::now() + T;
@@ -83,7 +59,7 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
     b.send_message("async please").await;
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     b.wait_gone("[data-testid=stream]", T).await;
-    let cached = wait_for_shell_cache(&b).await;
+    let cached = b.wait_for_shell_cache().await;
     wait_for_saved_copy(&b, MAIN, "Which checks should run?").await;
     // The worker keeps the page and the files it names, nothing else (no socket, no API).
     for url in cached.as_array().unwrap() {
@@ -165,7 +141,7 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
-    wait_for_shell_cache(&b).await;
+    b.wait_for_shell_cache().await;
     let port = gw.port;
     gw.stop().await;
     b.client.refresh().await.unwrap();
@@ -189,7 +165,7 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     // The worker now holds the new build's files and none of the old one's.
     let deadline = tokio::time::Instant::now() + T;
     loop {
-        let cached = wait_for_shell_cache(&b).await;
+        let cached = b.wait_for_shell_cache().await;
         let names: Vec<&str> = cached.as_array().unwrap().iter().filter_map(|u| u.as_str()).collect();
         if names.iter().any(|u| u.ends_with(&renamed)) && !names.iter().any(|u| u.ends_with(&format!("/{wasm}"))) {
             break;

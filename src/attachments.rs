@@ -3,8 +3,9 @@
 //! shown in every pane and tab on that conversation, and moved into the outbox row, in one
 //! transaction, when the message is queued. A file over the gateway's limits is refused
 //! before it is kept; one that storage has no room for is kept in this tab, and says so.
-
-use std::collections::{BTreeMap, HashMap};
+//!
+//! The few conversations with files live in small lists rather than maps: every map type is
+//! code of its own in the bundle, and these lists hold a handful of entries.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -15,24 +16,26 @@ use crate::coordination::{Channel, uuid};
 use crate::gateway_client::GatewayClient;
 use crate::storage::{FILES, LocalDb, StoredFile, Write, is_quota_error};
 
-/// What a person is told about files they tried to attach: refusals and files kept in this tab
-/// only. Cleared when they attach again or send.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FilesNotice {
+/// A conversation's attached files, and what the last attempt to attach could not do.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DraftFilesState {
+    /// In the order they were attached.
+    pub files: Vec<AttachmentMeta>,
+    /// Files refused, each with why (a limit in words).
     pub refused: Vec<String>,
+    /// Files kept in this tab only, and why storage could not keep them.
     pub not_kept: Option<String>,
 }
 
 #[derive(Clone, Copy)]
 pub struct DraftFiles {
-    /// The files attached per conversation, in the order they were attached.
-    pub by_session: RwSignal<BTreeMap<String, Vec<AttachmentMeta>>>,
-    /// What the last attempt to attach files in a conversation could not do.
-    pub notice: RwSignal<BTreeMap<String, FilesNotice>>,
+    /// Per conversation (session key) that showed a composer.
+    pub drafts: RwSignal<Vec<(String, DraftFilesState)>>,
     /// Files storage could not keep (full, failing): their bytes live in this tab, by key.
-    memory: StoredValue<HashMap<String, StoredFile>, LocalStorage>,
-    /// Object URLs of image previews, by file id (revoked when the file goes).
-    previews: StoredValue<HashMap<String, String>, LocalStorage>,
+    memory: StoredValue<Vec<(String, StoredFile)>, LocalStorage>,
+    /// Object URLs of image previews, by file id (made when a file is listed, revoked when it
+    /// goes).
+    previews: RwSignal<Vec<(String, String)>>,
     db: LocalDb,
     client: GatewayClient,
     channel: StoredValue<Channel, LocalStorage>,
@@ -47,26 +50,23 @@ impl DraftFiles {
             }
         });
         let this = DraftFiles {
-            by_session: RwSignal::new(BTreeMap::new()),
-            notice: RwSignal::new(BTreeMap::new()),
-            memory: StoredValue::new_local(HashMap::new()),
-            previews: StoredValue::new_local(HashMap::new()),
+            drafts: RwSignal::new(Vec::new()),
+            memory: StoredValue::new_local(Vec::new()),
+            previews: RwSignal::new(Vec::new()),
             db,
             client,
             channel: StoredValue::new_local(channel),
         };
-        // Another tab attached or sent files: read that conversation again.
+        // Another tab attached or sent files: read that conversation again. Storage (re)opened:
+        // every conversation shown reads its files again.
         Effect::new(move |_| {
-            if let Some(session) = changed.get() {
-                this.load(&session);
+            let _ = changed.get();
+            if db.opened.get() == 0 {
+                return;
             }
-        });
-        // Storage (re)opened: every conversation shown reads its files again.
-        Effect::new(move |_| {
-            if db.opened.get() > 0 {
-                for session in this.by_session.with_untracked(|m| m.keys().cloned().collect::<Vec<_>>()) {
-                    this.load(&session);
-                }
+            let all: Vec<String> = this.drafts.with_untracked(|d| d.iter().map(|(s, _)| s.clone()).collect());
+            for session in all {
+                this.load(&session);
             }
         });
         this
@@ -80,29 +80,51 @@ impl DraftFiles {
         })
     }
 
-    /// Reads a conversation's files (stored ones, then this tab's own) into `by_session`.
-    pub fn load(&self, session: &str) {
-        let this = *self;
-        let session = session.to_string();
-        spawn_local(async move {
-            let owner = draft_owner(&session);
-            let mut files: Vec<AttachmentMeta> = if this.db.opened.get_untracked() > 0 { this.db.files(&owner).await.into_iter().map(|f| f.meta).collect() } else { Vec::new() };
-            this.memory.with_value(|m| {
-                for f in m.iter().filter(|(k, _)| k.starts_with(&format!("{owner}/"))).map(|(_, f)| f) {
-                    if !files.iter().any(|x| x.id == f.meta.id) {
-                        files.push(f.meta.clone());
-                    }
-                }
-            });
-            this.by_session.update(|m| {
-                m.insert(session, files);
-            });
+    /// A conversation's state (empty when it has none).
+    pub fn state(&self, session: &str) -> DraftFilesState {
+        self.drafts.with(|d| d.iter().find(|(s, _)| s == session).map(|(_, f)| f.clone()).unwrap_or_default())
+    }
+
+    /// Changes a conversation's state, making it first if need be.
+    fn update(&self, session: &str, change: &mut dyn FnMut(&mut DraftFilesState)) {
+        self.drafts.update(|d| match d.iter_mut().find(|(s, _)| s == session) {
+            Some((_, f)) => change(f),
+            None => {
+                let mut f = DraftFilesState::default();
+                change(&mut f);
+                d.push((session.to_string(), f));
+            }
         });
     }
 
     /// Whether a conversation's files were read at least once.
     pub fn known(&self, session: &str) -> bool {
-        self.by_session.with_untracked(|m| m.contains_key(session))
+        self.drafts.with_untracked(|d| d.iter().any(|(s, _)| s == session))
+    }
+
+    fn in_memory(&self, key: &str) -> Option<StoredFile> {
+        self.memory.with_value(|m| m.iter().find(|(k, _)| k == key).map(|(_, f)| f.clone()))
+    }
+
+    /// Reads a conversation's files (stored ones, then this tab's own).
+    pub fn load(&self, session: &str) {
+        self.update(session, &mut |_| {});
+        let this = *self;
+        let session = session.to_string();
+        spawn_local(async move {
+            let owner = draft_owner(&session);
+            let mut stored = if this.db.is_healthy() { this.db.files(&owner).await } else { Vec::new() };
+            let prefix = format!("{owner}/");
+            this.memory.with_value(|m| stored.extend(m.iter().filter(|(k, _)| k.starts_with(&prefix)).map(|(_, f)| f.clone())));
+            this.add_previews(&stored);
+            let mut files: Vec<AttachmentMeta> = Vec::new();
+            for f in stored {
+                if !files.iter().any(|x| x.id == f.meta.id) {
+                    files.push(f.meta);
+                }
+            }
+            this.update(&session, &mut |s| s.files = std::mem::take(&mut files));
+        });
     }
 
     fn announce(&self, session: &str) {
@@ -115,7 +137,7 @@ impl DraftFiles {
         let limits = self.limits();
         let mut accepted: Vec<StoredFile> = Vec::new();
         let mut refused = Vec::new();
-        let mut attached = self.by_session.with_untracked(|m| m.get(session).cloned().unwrap_or_default());
+        let mut attached = self.state(session).files;
         for file in files {
             let meta = AttachmentMeta { id: uuid(), file_name: file.name(), mime_type: file.type_(), size: file.size() as u64 };
             match limits.check(&meta, &attached) {
@@ -126,25 +148,44 @@ impl DraftFiles {
                 Err(why) => refused.push(why),
             }
         }
-        self.notice.update(|n| {
-            n.insert(session.to_string(), FilesNotice { refused, not_kept: None });
+        self.update(session, &mut |s| {
+            s.refused = std::mem::take(&mut refused);
+            s.not_kept = None;
         });
-        if accepted.is_empty() {
-            return;
+        if !accepted.is_empty() {
+            let this = *self;
+            let session = session.to_string();
+            spawn_local(async move { this.keep(&session, accepted).await });
         }
-        let this = *self;
-        let session = session.to_string();
-        spawn_local(async move {
-            let owner = draft_owner(&session);
-            let writes: Vec<Write> = accepted.iter().map(|f| Write::PutFile { owner: owner.clone(), file: f.clone() }).collect();
-            let bytes = crate::storage::file_bytes(&writes);
-            let stored = if this.db.is_healthy() { this.db.write_all(writes).await } else { Err(this.db_failure()) };
-            if let Err(e) = stored {
-                this.keep_in_memory(&session, &owner, &accepted, bytes, &e);
+    }
+
+    /// Stores files in a conversation's draft (in this tab when storage cannot), and lists them.
+    async fn keep(&self, session: &str, files: Vec<StoredFile>) {
+        let owner = draft_owner(session);
+        let writes: Vec<Write> = files.iter().map(|f| Write::PutFile { owner: owner.clone(), file: f.clone() }).collect();
+        let stored = if self.db.is_healthy() { self.db.write_all(writes).await } else { Err(self.db_failure()) };
+        if let Err(e) = stored {
+            let bytes = files.iter().map(|f| f.meta.size).sum();
+            let names: Vec<&str> = files.iter().map(|f| f.meta.file_name.as_str()).collect();
+            let why = if is_quota_error(&e) { "this browser's storage is full" } else { "this browser's storage is not working" };
+            let mut note = Some(format!(
+                "Kept in this tab only: {} ({}) could not be saved, because {why} ({e}). Sending from this tab still works; closing or reloading it first loses {}.",
+                names.join(", "),
+                bytes_in_words(bytes),
+                if files.len() == 1 { "it" } else { "them" }
+            ));
+            self.memory.update_value(|m| m.extend(files.iter().map(|f| (f.meta.blob_key(&owner), f.clone()))));
+            self.update(session, &mut |s| s.not_kept = note.take());
+        }
+        self.add_previews(&files);
+        self.update(session, &mut |s| {
+            for f in &files {
+                if !s.files.iter().any(|x| x.id == f.meta.id) {
+                    s.files.push(f.meta.clone());
+                }
             }
-            this.by_session.update(|m| m.entry(session.clone()).or_default().extend(accepted.into_iter().map(|f| f.meta)));
-            this.announce(&session);
         });
+        self.announce(session);
     }
 
     fn db_failure(&self) -> String {
@@ -154,38 +195,12 @@ impl DraftFiles {
         }
     }
 
-    /// Keeps files in this tab when storage could not, and says how much, and why.
-    fn keep_in_memory(&self, session: &str, owner: &str, files: &[StoredFile], bytes: u64, error: &str) {
-        self.memory.update_value(|m| {
-            for f in files {
-                m.insert(f.meta.blob_key(owner), f.clone());
-            }
-        });
-        let names: Vec<&str> = files.iter().map(|f| f.meta.file_name.as_str()).collect();
-        let why = if is_quota_error(error) { "this browser's storage is full" } else { "this browser's storage is not working" };
-        let text = format!(
-            "Kept in this tab only: {} ({}) could not be saved, because {why} ({error}). Sending from this tab still works; closing or reloading it first loses {}.",
-            names.join(", "),
-            bytes_in_words(bytes),
-            if files.len() == 1 { "it" } else { "them" }
-        );
-        self.notice.update(|n| n.entry(session.to_string()).or_insert(FilesNotice { refused: Vec::new(), not_kept: None }).not_kept = Some(text));
-    }
-
     /// Removes one file from a conversation's draft.
     pub fn remove(&self, session: &str, id: &str) {
-        let owner = draft_owner(session);
-        let Some(meta) = self.by_session.with_untracked(|m| m.get(session).and_then(|v| v.iter().find(|f| f.id == id).cloned())) else { return };
-        let key = meta.blob_key(&owner);
-        self.memory.update_value(|m| {
-            m.remove(&key);
-        });
+        let key = format!("{}/{id}", draft_owner(session));
+        self.memory.update_value(|m| m.retain(|(k, _)| *k != key));
         self.revoke_preview(id);
-        self.by_session.update(|m| {
-            if let Some(v) = m.get_mut(session) {
-                v.retain(|f| f.id != id);
-            }
-        });
+        self.update(session, &mut |s| s.files.retain(|f| f.id != id));
         let this = *self;
         let session = session.to_string();
         spawn_local(async move {
@@ -200,7 +215,9 @@ impl DraftFiles {
     /// so a second press of Send cannot queue them twice. Their bytes follow with
     /// [`DraftFiles::collect`]; [`DraftFiles::sent`] or [`DraftFiles::put_back`] ends it.
     pub fn take(&self, session: &str) -> Vec<AttachmentMeta> {
-        self.by_session.try_update(|m| m.insert(session.to_string(), Vec::new())).flatten().unwrap_or_default()
+        let mut taken = Vec::new();
+        self.update(session, &mut |s| taken = std::mem::take(&mut s.files));
+        taken
     }
 
     /// The bytes of `wanted` (files of a conversation's draft): this tab's own first, then
@@ -210,8 +227,7 @@ impl DraftFiles {
         let stored = if self.db.is_healthy() { self.db.files(&owner).await } else { Vec::new() };
         let mut out = Vec::new();
         for meta in wanted {
-            let found = self.memory.with_value(|m| m.get(&meta.blob_key(&owner)).cloned()).or_else(|| stored.iter().find(|f| f.meta.id == meta.id).cloned());
-            match found {
+            match self.in_memory(&meta.blob_key(&owner)).or_else(|| stored.iter().find(|f| f.meta.id == meta.id).cloned()) {
                 Some(f) => out.push(f),
                 None => return Err(format!("{} is no longer kept in this browser; remove it and attach it again.", meta.file_name)),
             }
@@ -220,14 +236,12 @@ impl DraftFiles {
     }
 
     /// Queueing failed: the files are the draft's again, with why.
-    pub fn put_back(&self, session: &str, files: Vec<AttachmentMeta>, why: String) {
-        self.by_session.update(|m| {
-            let v = m.entry(session.to_string()).or_default();
-            let later = std::mem::replace(v, files);
-            v.extend(later);
-        });
-        self.notice.update(|n| {
-            n.insert(session.to_string(), FilesNotice { refused: vec![why], not_kept: None });
+    pub fn put_back(&self, session: &str, mut files: Vec<AttachmentMeta>, why: String) {
+        let mut why = Some(why);
+        self.update(session, &mut |s| {
+            files.append(&mut s.files);
+            s.files = std::mem::take(&mut files);
+            s.refused = why.take().into_iter().collect();
         });
     }
 
@@ -236,14 +250,12 @@ impl DraftFiles {
         let owner = draft_owner(session);
         for f in files {
             self.revoke_preview(&f.id);
+            let key = f.blob_key(&owner);
+            self.memory.update_value(|m| m.retain(|(k, _)| *k != key));
         }
-        self.memory.update_value(|m| {
-            for f in files {
-                m.remove(&f.blob_key(&owner));
-            }
-        });
-        self.notice.update(|n| {
-            n.remove(session);
+        self.update(session, &mut |s| {
+            s.refused.clear();
+            s.not_kept = None;
         });
         self.announce(session);
     }
@@ -251,51 +263,36 @@ impl DraftFiles {
     /// Files given back by Discard: they join the conversation's draft (kept in this tab if
     /// storage has no room for them).
     pub async fn restore(&self, session: &str, files: Vec<StoredFile>) {
-        if files.is_empty() {
-            return;
+        if !files.is_empty() {
+            self.keep(session, files).await;
         }
-        let owner = draft_owner(session);
-        let writes: Vec<Write> = files.iter().map(|f| Write::PutFile { owner: owner.clone(), file: f.clone() }).collect();
-        let bytes = crate::storage::file_bytes(&writes);
-        let stored = if self.db.is_healthy() { self.db.write_all(writes).await } else { Err(self.db_failure()) };
-        if let Err(e) = stored {
-            self.keep_in_memory(session, &owner, &files, bytes, &e);
-        }
-        self.by_session.update(|m| {
-            let v = m.entry(session.to_string()).or_default();
-            for f in files {
-                if !v.iter().any(|x| x.id == f.meta.id) {
-                    v.push(f.meta);
-                }
-            }
-        });
-        self.announce(session);
     }
 
-    /// An object URL showing an image file of a conversation's draft, made once per file.
-    pub async fn preview(&self, session: &str, meta: &AttachmentMeta) -> Option<String> {
-        if !meta.is_image() {
-            return None;
+    /// The object URL showing an image file of a draft, once it is made.
+    pub fn preview(&self, id: &str) -> Option<String> {
+        self.previews.with(|p| p.iter().find(|(i, _)| i == id).map(|(_, u)| u.clone()))
+    }
+
+    /// Makes object URLs for the images among `files` that have none yet.
+    fn add_previews(&self, files: &[StoredFile]) {
+        let missing: Vec<(String, String)> = files
+            .iter()
+            .filter(|f| f.meta.is_image() && self.previews.with_untracked(|p| !p.iter().any(|(i, _)| *i == f.meta.id)))
+            .filter_map(|f| Some((f.meta.id.clone(), web_sys::Url::create_object_url_with_blob(&f.blob).ok()?)))
+            .collect();
+        if !missing.is_empty() {
+            self.previews.update(|p| p.extend(missing));
         }
-        if let Some(url) = self.previews.with_value(|p| p.get(&meta.id).cloned()) {
-            return Some(url);
-        }
-        let owner = draft_owner(session);
-        let key = meta.blob_key(&owner);
-        let blob = match self.memory.with_value(|m| m.get(&key).map(|f| f.blob.clone())) {
-            Some(b) => b,
-            None => self.db.files(&owner).await.into_iter().find(|f| f.meta.id == meta.id)?.blob,
-        };
-        let url = web_sys::Url::create_object_url_with_blob(&blob).ok()?;
-        self.previews.update_value(|p| {
-            p.insert(meta.id.clone(), url.clone());
-        });
-        Some(url)
     }
 
     fn revoke_preview(&self, id: &str) {
-        if let Some(url) = self.previews.try_update_value(|p| p.remove(id)).flatten() {
-            let _ = web_sys::Url::revoke_object_url(&url);
-        }
+        self.previews.update(|p| {
+            p.retain(|(i, url)| {
+                if i == id {
+                    let _ = web_sys::Url::revoke_object_url(url);
+                }
+                i != id
+            })
+        });
     }
 }

@@ -88,9 +88,21 @@ pub fn js_error_text(e: &wasm_bindgen::JsValue) -> String {
     }
 }
 
-/// A Blob's bytes in standard padded base64, as `chat.send` takes a file's `content`.
+/// A Blob's bytes in standard padded base64, as `chat.send` takes a file's `content`. The
+/// browser encodes (`FileReader.readAsDataURL`): the bytes are never copied into this module's
+/// memory, only their base64 text.
 pub async fn blob_base64(blob: &web_sys::Blob) -> Result<String, String> {
-    use base64::Engine;
-    let buf = wasm_bindgen_futures::JsFuture::from(blob.array_buffer()).await.map_err(|e| js_error_text(&e))?;
-    Ok(base64::engine::general_purpose::STANDARD.encode(js_sys::Uint8Array::new(&buf).to_vec()))
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    let reader = web_sys::FileReader::new().map_err(|e| js_error_text(&e))?;
+    let (done, finished) = futures_channel::oneshot::channel::<()>();
+    let on_end = Closure::once(move || {
+        let _ = done.send(());
+    });
+    reader.set_onloadend(Some(on_end.as_ref().unchecked_ref()));
+    reader.read_as_data_url(blob).map_err(|e| js_error_text(&e))?;
+    let _ = finished.await;
+    let url = reader.result().ok().and_then(|r| r.as_string()).ok_or_else(|| reader.error().map_or_else(|| "the file could not be read".to_string(), |e| format!("{}: {}", e.name(), e.message())))?;
+    // `data:<type>;base64,<content>`
+    url.split_once(',').map(|(_, b64)| b64.to_string()).ok_or_else(|| "the file could not be read as base64".to_string())
 }

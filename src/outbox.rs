@@ -47,10 +47,10 @@ pub struct OutboxController {
     edits: StoredValue<Rc<Cell<u64>>, LocalStorage>,
     /// Files of rows that storage could not keep (full, failing), by row id: this tab sends
     /// them from memory.
-    memory_files: StoredValue<std::collections::HashMap<String, Vec<StoredFile>>, LocalStorage>,
+    memory_files: StoredValue<Vec<(String, Vec<StoredFile>)>, LocalStorage>,
     /// What could not be kept of a row's files, by row id, in words (this tab only: only this
     /// tab has them).
-    pub not_kept: RwSignal<std::collections::BTreeMap<String, String>>,
+    pub not_kept: RwSignal<Vec<(String, String)>>,
     files: DraftFiles,
 }
 
@@ -274,14 +274,12 @@ impl OutboxController {
         let bytes = crate::storage::file_bytes(&writes);
         let stored = if self.db.is_healthy() { self.db.write_all(writes).await } else { Err(String::new()) };
         if let Err(e) = stored {
-            self.memory_files.update_value(|m| {
-                m.insert(id.clone(), files.clone());
-            });
+            self.memory_files.update_value(|m| m.push((id.clone(), files.clone())));
             if !e.is_empty() {
                 let why = if is_quota_error(&e) { "this browser's storage is full" } else { "this browser's storage is not working" };
                 let n = files.len();
                 self.not_kept.update(|k| {
-                    k.insert(
+                    k.push((
                         id.clone(),
                         format!(
                             "{} ({}) could not be saved with this message, because {why} ({e}). This tab keeps {} and sends the message; if it is closed first, the message is not sent without {}.",
@@ -290,7 +288,7 @@ impl OutboxController {
                             if n == 1 { "it" } else { "them" },
                             if n == 1 { "it" } else { "them" },
                         ),
-                    );
+                    ));
                 });
                 // The text (and which files it had) is still kept, and the draft lets go of
                 // the files this row now holds.
@@ -313,7 +311,7 @@ impl OutboxController {
         if row.attachments.is_empty() {
             return Ok(Vec::new());
         }
-        if let Some(files) = self.memory_files.with_value(|m| m.get(&row.id).cloned()) {
+        if let Some(files) = self.memory_files.with_value(|m| m.iter().find(|(id, _)| *id == row.id).map(|(_, f)| f.clone())) {
             return Ok(files);
         }
         let stored = self.db.files(&row.id).await;
@@ -336,12 +334,10 @@ impl OutboxController {
         if row.attachments.is_empty() {
             return;
         }
-        self.memory_files.update_value(|m| {
-            m.remove(&row.id);
-        });
-        self.not_kept.update(|k| {
-            k.remove(&row.id);
-        });
+        self.memory_files.update_value(|m| m.retain(|(id, _)| *id != row.id));
+        if self.not_kept.with_untracked(|k| k.iter().any(|(id, _)| *id == row.id)) {
+            self.not_kept.update(|k| k.retain(|(id, _)| *id != row.id));
+        }
         let this = *self;
         let owner = row.id.clone();
         spawn_local(async move {

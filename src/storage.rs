@@ -93,7 +93,7 @@ pub trait KvStore {
 #[derive(Default)]
 pub struct MemoryStore {
     data: RefCell<BTreeMap<(String, String), String>>,
-    files: RefCell<BTreeMap<String, StoredFile>>,
+    files: RefCell<Vec<(String, StoredFile)>>,
 }
 
 impl KvStore for MemoryStore {
@@ -129,18 +129,21 @@ impl KvStore for MemoryStore {
                     self.data.borrow_mut().insert((store.into(), key), json);
                 }
                 Write::PutFile { owner, file } => {
-                    self.files.borrow_mut().insert(file.meta.blob_key(&owner), file);
+                    let key = file.meta.blob_key(&owner);
+                    let mut files = self.files.borrow_mut();
+                    files.retain(|(k, _)| *k != key);
+                    files.push((key, file));
                 }
                 Write::Delete { store, key } => {
                     if store == FILES {
-                        self.files.borrow_mut().remove(&key);
+                        self.files.borrow_mut().retain(|(k, _)| *k != key);
                     } else {
                         self.data.borrow_mut().remove(&(store.to_string(), key));
                     }
                 }
                 Write::DeleteFiles { owner } => {
                     let (from, to) = owner_range(&owner);
-                    self.files.borrow_mut().retain(|k, _| !(*k >= from && *k <= to));
+                    self.files.borrow_mut().retain(|(k, _)| !(*k >= from && *k <= to));
                 }
             }
         }
@@ -148,7 +151,8 @@ impl KvStore for MemoryStore {
     }
     fn files<'a>(&'a self, owner: &'a str) -> Fut<'a, Vec<StoredFile>> {
         let (from, to) = owner_range(owner);
-        let files = self.files.borrow().range(from..=to).map(|(_, f)| f.clone()).collect();
+        // In the order they were written (IndexedDB gives key order; no caller depends on it).
+        let files = self.files.borrow().iter().filter(|(k, _)| *k >= from && *k <= to).map(|(_, f)| f.clone()).collect();
         Box::pin(async move { Ok(files) })
     }
 }

@@ -15,49 +15,33 @@ pub fn DraftAttachments(
     session: Signal<String>,
 ) -> impl IntoView {
     let files = expect_context::<DraftFiles>();
-    let list = Memo::new(move |_| {
-        let s = session.get();
-        files.by_session.with(|m| m.get(&s).cloned().unwrap_or_default())
-    });
-    let notice = Memo::new(move |_| {
-        let s = session.get();
-        files.notice.with(|n| n.get(&s).cloned())
-    });
-    view! {
-        {move || notice.get().map(|n| view! {
-            {(!n.refused.is_empty()).then(|| view! {
-                <ul class="attachments__refused" role="alert" data-testid="attachment-refused">
-                    {n.refused.into_iter().map(|r| view! { <li>{r}</li> }).collect_view()}
-                </ul>
-            })}
-            {n.not_kept.map(|t| view! { <p class="attachments__not-kept" role="status" data-testid="attachment-not-kept">{t}</p> })}
-        })}
-        <Show when=move || !list.with(Vec::is_empty)>
-            <ul class="attachments" aria-label="Attached files" data-testid="draft-attachments">
-                <For each=move || list.get() key=|f| f.id.clone() let:file>
-                    {
-                        let preview = LocalResource::new({
-                            let file = file.clone();
-                            move || {
-                                let file = file.clone();
-                                let s = session.get_untracked();
-                                async move { files.preview(&s, &file).await }
-                            }
-                        });
-                        let id = StoredValue::new(file.id.clone());
-                        let name = file.file_name.clone();
-                        view! {
-                            <li class="attachments__item" data-testid="draft-attachment">
-                                {move || preview.get().flatten().map(|src| view! { <img class="attachments__thumb" src=src alt=""/> })}
-                                <span class="attachments__name">{file.file_name.clone()}</span>
-                                <span class="attachments__size">{bytes_in_words(file.size)}</span>
-                                <button type="button" class="attachments__remove" aria-label=format!("Remove {name}") on:click=move |_| files.remove(&session.get_untracked(), &id.get_value())>"Remove"</button>
-                            </li>
-                        }
-                    }
-                </For>
+    let state = Memo::new(move |_| files.state(&session.get()));
+    // One view of the whole list, drawn again when it changes: it holds a few files, and a
+    // keyed list would be more code than it saves.
+    move || {
+        let s = state.get();
+        let refused = (!s.refused.is_empty()).then(|| view! {
+            <ul class="attachments__refused" role="alert" data-testid="attachment-refused">
+                {s.refused.into_iter().map(|r| view! { <li>{r}</li> }).collect_view()}
             </ul>
-        </Show>
+        });
+        let not_kept = s.not_kept.map(|t| view! { <p class="attachments__not-kept" role="status" data-testid="attachment-not-kept">{t}</p> });
+        let list = (!s.files.is_empty()).then(|| view! {
+            <ul class="attachments" aria-label="Attached files" data-testid="draft-attachments">
+                {s.files.into_iter().map(|file| {
+                    let id = file.id.clone();
+                    view! {
+                        <li class="attachments__item" data-testid="draft-attachment">
+                            {files.preview(&file.id).map(|src| view! { <img class="attachments__thumb" src=src alt=""/> })}
+                            <span class="attachments__name">{file.file_name.clone()}</span>
+                            <span class="attachments__size">{bytes_in_words(file.size)}</span>
+                            <button type="button" class="attachments__remove" aria-label=format!("Remove {}", file.file_name) on:click=move |_| files.remove(&session.get_untracked(), &id)>"Remove"</button>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        });
+        (refused, not_kept, list)
     }
 }
 
@@ -83,17 +67,17 @@ pub fn FileChips(
 
 thread_local! {
     /// Object URLs of files fetched from the gateway, by source: each is fetched once a page.
-    static FETCHED: std::cell::RefCell<std::collections::HashMap<String, String>> = Default::default();
+    static FETCHED: std::cell::RefCell<Vec<(String, String)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// An object URL for a file the gateway saved, fetched once per page.
 async fn fetched_url(client: crate::gateway_client::GatewayClient, source: String, session: String) -> Result<String, String> {
-    if let Some(url) = FETCHED.with(|f| f.borrow().get(&source).cloned()) {
+    if let Some(url) = FETCHED.with(|f| f.borrow().iter().find(|(s, _)| *s == source).map(|(_, u)| u.clone())) {
         return Ok(url);
     }
     let blob = client.media(&source, &session).await?;
     let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| crate::browser::js_error_text(&e))?;
-    FETCHED.with(|f| f.borrow_mut().insert(source, url.clone()));
+    FETCHED.with(|f| f.borrow_mut().push((source, url.clone())));
     Ok(url)
 }
 
@@ -129,7 +113,8 @@ pub fn SavedFiles(
                     match (m.source.clone(), m.image) {
                         (Some(source), true) => {
                             let session = session.clone();
-                            let url = LocalResource::new(move || fetched_url(client, source.clone(), session.clone()));
+                            let url = RwSignal::new(None::<Result<String, String>>);
+                            leptos::task::spawn_local(async move { url.set(Some(fetched_url(client, source, session).await)) });
                             let alt = m.file_name.clone();
                             view! {
                                 <li class="attachments__image" data-testid="saved-image">

@@ -28,7 +28,7 @@ pub fn Composer() -> impl IntoView {
             files.load(&s);
         }
     });
-    let has_files = move || files.by_session.with(|m| m.get(&chat.session.get()).is_some_and(|v| !v.is_empty()));
+    let has_files = move || !files.state(&chat.session.get_untracked()).files.is_empty();
     let attach = move |list: Option<web_sys::FileList>| {
         let Some(list) = list else { return };
         let picked: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();

@@ -551,7 +551,7 @@ pub fn OutboxEcho(row: OutboxRow) -> impl IntoView {
             <header class="msg__who">"You"</header>
             <p class="msg__text">{row.with_value(|r| r.text.clone())}</p>
             <crate::components::attachment_list::FileChips files=row.with_value(|r| r.attachments.clone())/>
-            {move || outbox.not_kept.with(|k| k.get(&id.get_value()).cloned()).map(|t| view! { <p class="msg__status msg__status--warn" role="status" data-testid="outbox-not-kept">{t}</p> })}
+            {move || outbox.not_kept.with(|k| k.iter().find(|(r, _)| *r == id.get_value()).map(|(_, t)| t.clone())).map(|t| view! { <p class="msg__status msg__status--warn" role="status" data-testid="outbox-not-kept">{t}</p> })}
             <p class="msg__status" data-testid="outbox-status">{status}</p>
             <div class="msg__actions">
                 <Show when=move || row.with_value(OutboxRow::can_retry) && row.with_value(|r| r.state != SendState::Queued || r.retry_requested_ms.is_none())>

@@ -1,6 +1,7 @@
 //! A WebSocket relay between the browser and a gateway, for faults the real gateway cannot
 //! be asked to make: it can drop the connection right after forwarding a request, so the
-//! response (the acknowledgement) never arrives.
+//! response (the acknowledgement) never arrives, and it can take the gateway away from the
+//! page (an outage) and give it back, while the gateway itself keeps running.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,6 +20,9 @@ pub struct Relay {
     pub dropped: Arc<AtomicBool>,
     /// Every text frame the browser sent, in order: what reached the gateway.
     pub sent: Arc<std::sync::Mutex<Vec<String>>>,
+    /// While set, connections are cut and new ones refused.
+    blocked: Arc<AtomicBool>,
+    cut: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Relay {
@@ -28,11 +32,18 @@ impl Relay {
         let drop_after: Arc<std::sync::Mutex<Option<String>>> = Arc::default();
         let dropped = Arc::new(AtomicBool::new(false));
         let sent: Arc<std::sync::Mutex<Vec<String>>> = Arc::default();
-        let (d2, dropped2, sent2) = (drop_after.clone(), dropped.clone(), sent.clone());
+        let blocked = Arc::new(AtomicBool::new(false));
+        let cut = Arc::new(tokio::sync::watch::channel(0u64).0);
+        let (d2, dropped2, sent2, blocked2, cut2) = (drop_after.clone(), dropped.clone(), sent.clone(), blocked.clone(), cut.clone());
         tokio::spawn(async move {
             while let Ok((tcp, _)) = listener.accept().await {
+                if blocked2.load(Ordering::SeqCst) {
+                    drop(tcp);
+                    continue;
+                }
                 let upstream = upstream.clone();
                 let (drop_after, dropped, sent) = (d2.clone(), dropped2.clone(), sent2.clone());
+                let mut cut = cut2.subscribe();
                 tokio::spawn(async move {
                     let mut origin = None;
                     let Ok(client) = tokio_tungstenite::accept_hdr_async(tcp, |req: &Request, resp: Response| {
@@ -52,6 +63,7 @@ impl Relay {
                     let (mut s_tx, mut s_rx) = server.split();
                     loop {
                         tokio::select! {
+                            _ = cut.changed() => break,
                             m = c_rx.next() => {
                                 let Some(Ok(m)) = m else { break };
                                 if let Message::Text(t) = &m {
@@ -78,7 +90,18 @@ impl Relay {
                 });
             }
         });
-        Relay { port, drop_after, dropped, sent }
+        Relay { port, drop_after, dropped, sent, blocked, cut }
+    }
+
+    /// Cuts every connection and refuses new ones: to the page, the gateway is gone.
+    pub fn block(&self) {
+        self.blocked.store(true, Ordering::SeqCst);
+        self.cut.send_modify(|n| *n += 1);
+    }
+
+    /// Lets connections through again.
+    pub fn unblock(&self) {
+        self.blocked.store(false, Ordering::SeqCst);
     }
 
     pub fn url(&self) -> String {

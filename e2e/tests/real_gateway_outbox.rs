@@ -1,0 +1,197 @@
+//! The outbox against the real OpenClaw gateway (2026.9.6): an image sent with a message is
+//! saved in its transcript and shown from the gateway's own media route; an async answer
+//! edited in the outbox while the gateway is out of reach is sent once with its `replyToId`,
+//! and saved history confirms it by that id, also after a reload.
+
+use std::time::Duration;
+
+use e2e::browser::Browser;
+use e2e::real::{RealGateway, TOKEN};
+use e2e::relay::Relay;
+use serde_json::{Value, json};
+
+const T: Duration = Duration::from_secs(30);
+const MAIN: &str = "agent:main:main";
+
+/// A 2×2 PNG (red).
+const PNG: &[u8] = &[
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xfd,
+    0xd4, 0x9a, 0x73, 0x00, 0x00, 0x00, 0x10, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0x00, 0x44, 0x0c, 0x10, 0x0a, 0x00, 0x1f, 0xee, 0x03, 0xfd, 0x8b, 0x5f, 0x14,
+    0xd4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+];
+
+async fn history(agent: &mut gateway::client::Client) -> Vec<Value> {
+    agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 200})).await.unwrap()["messages"].as_array().unwrap().clone()
+}
+
+/// Polls saved history until exactly one user message holds `text`; returns it.
+async fn saved_once(agent: &mut gateway::client::Client, text: &str) -> Value {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let found: Vec<Value> = history(agent).await.into_iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == text).collect();
+        if !found.is_empty() {
+            assert_eq!(found.len(), 1, "saved once: {found:?}");
+            return found[0].clone();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the real gateway never saved {text:?}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// Waits until the session has no active run (the real gateway, without a model, fails each).
+async fn wait_idle(agent: &mut gateway::client::Client) {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let h = agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 1})).await.unwrap();
+        if h["sessionInfo"]["hasActiveRun"] != json!(true) && h["sessionInfo"]["activeRunIds"].as_array().is_none_or(|a| a.is_empty()) {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the run never ended: {h}");
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+/// The summary of this run's async question (the message holding `nonce`), once `accept`
+/// takes it.
+async fn summary(b: &Browser, nonce: &str, accept: impl Fn(&str) -> bool) -> String {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let found = b.js(&format!("const s = [...document.querySelectorAll('[data-testid=async-summary]')].find(e => (e.closest('article') || e).innerText.includes('{nonce}')); return s ? s.innerText : null;")).await;
+        if let Some(t) = found.as_str().filter(|t| accept(t)) {
+            return t.to_string();
+        }
+        if tokio::time::Instant::now() > deadline {
+            let shot = b.screenshot("real-async-summary-timeout").await;
+            panic!("no async summary for {nonce} as expected; last {found}; screenshot {shot}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn attachments_and_edited_async_answers_on_the_real_gateway() {
+    let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
+    let mut agent = gw.agent().await;
+    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+
+    // 1. An image sent from the composer: saved by the real gateway with its message, and
+    // shown in the transcript from the gateway's media route with this page's credentials.
+    let files = tempfile::tempdir().unwrap();
+    let png = files.path().join("red.png");
+    std::fs::write(&png, PNG).unwrap();
+    let b = Browser::start().await;
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={TOKEN}", gw.base())).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    wait_idle(&mut agent).await;
+    b.attach_files(&[&png]).await;
+    b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("red.png")).await;
+    let text = format!("a red square {nonce}");
+    b.send_message(&text).await;
+    let saved = saved_once(&mut agent, &text).await;
+    eprintln!("saved with an image: {saved}");
+    let media = saved["__openclaw"]["media"].as_array().unwrap_or_else(|| panic!("no media saved: {saved}")).clone();
+    assert_eq!(media.len(), 1, "{saved}");
+    assert_eq!((media[0]["kind"].as_str(), media[0]["fileName"].as_str(), media[0]["sizeBytes"].as_u64()), (Some("image"), Some("red.png"), Some(PNG.len() as u64)), "{saved}");
+    b.wait_gone("[data-testid=outbox-row]", T).await;
+    let deadline = tokio::time::Instant::now() + T;
+    let shown = loop {
+        let w = b.js(&format!("const m = [...document.querySelectorAll('[data-testid=message]')].find(e => e.innerText.includes('{text}')); const i = m && m.querySelector('[data-testid=saved-image-img]'); return i && i.complete ? i.naturalWidth : (m ? m.innerText : null);")).await;
+        if w == json!(2) {
+            break w;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the saved image never showed: {w}; screenshot {}", b.screenshot("real-gateway-image-timeout").await);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    assert_eq!(shown, json!(2), "the 2×2 image came back from the real gateway");
+    wait_js_files_gone(&b).await;
+    b.screenshot("real-gateway-image-attachment").await;
+    let log = b.browser_log().await;
+    let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
+    assert!(csp.is_empty(), "CSP violations under the real gateway: {csp:?}");
+    b.close().await;
+
+    // 2. An async question, as a Codex harness run saves it (chat.inject, then the row
+    // rewritten in the store). The page reaches the gateway through a relay that can take it
+    // away: the answer waits in the outbox, is edited there, and goes once it is back.
+    wait_idle(&mut agent).await;
+    let marker = format!("placeholder async question {nonce}");
+    agent.request("chat.inject", json!({"sessionKey": MAIN, "message": marker})).await.expect("chat.inject");
+    let question = format!("Which environment for {nonce}?");
+    tokio::task::block_in_place(|| {
+        gw.patch_transcript(&json!([{"marker": marker, "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": format!("One question while I keep working ({nonce}):")}],
+            "openclawAsyncDelivery": {"itemId": format!("item-{nonce}"), "questions": [{"title": question, "options": ["Staging", "Production"]}]}
+        }}]))
+    });
+    let source_id = history(&mut agent).await.into_iter().find(|m| m.to_string().contains(&format!("item-{nonce}"))).expect("the async question is served")["__openclaw"]["id"].as_str().expect("it has an id").to_string();
+
+    let relay = Relay::start(format!("ws://127.0.0.1:{}", gw.port)).await;
+    let b = Browser::start().await;
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={TOKEN}&gatewayUrl={}", gw.base(), relay.url())).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    summary(&b, &nonce, |t| t.contains("Waiting for your answer")).await;
+    b.wait_for_shell_cache().await;
+    relay.block();
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    b.click_button("Expand question").await;
+    // The real gateway's state outlives test runs: an earlier run's question may still wait.
+    // Dismiss those until this run's is shown.
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let shown = b.wait_text("[data-testid=question-panel]", T, |t| !t.is_empty()).await;
+        if shown.contains(&question) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "this run's question never showed: {shown}");
+        b.click_button("Dismiss").await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if !b.exists("[data-testid=question-panel]").await {
+            b.click_button("Expand question").await;
+        }
+    }
+    b.option("Production").await.click().await.unwrap();
+    b.click_button("Submit").await;
+    summary(&b, &nonce, |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
+    b.find_xpath("//section[@data-testid='outbox-tray']//button[normalize-space()='Edit']", T).await.click().await.unwrap();
+    b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
+    let edited = format!("Production, but only after the backup ({nonce})");
+    b.set_field("[data-testid=tray-edit] textarea", &edited).await;
+    b.click_button("Save").await;
+    b.wait_gone("[data-testid=tray-edit]", T).await;
+    // A reload while it waits keeps the edited answer.
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains(&edited)).await;
+    relay.unblock();
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+
+    let saved = saved_once(&mut agent, &edited).await;
+    eprintln!("the edited answer as saved: {saved}");
+    assert_eq!(saved["__openclaw"]["replyToId"], json!(source_id), "sent as the answer to that question: {saved}");
+    let sends = relay.sent.lock().unwrap().iter().filter(|f| f.contains("\"chat.send\"") && f.contains(&nonce)).count();
+    assert_eq!(sends, 1, "one chat.send for the answer");
+    let confirmed = summary(&b, &nonce, |t| t.starts_with("Answer sent")).await;
+    assert!(confirmed.contains(&edited), "confirmed by replyToId, with the words as saved: {confirmed}");
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    let again = summary(&b, &nonce, |t| t.starts_with("Answer sent")).await;
+    assert!(again.contains(&edited), "still confirmed after a reload: {again}");
+    b.screenshot("real-gateway-edited-async-answer").await;
+    b.close().await;
+    tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
+}
+
+/// Once confirmed, the browser keeps no copy of the file.
+async fn wait_js_files_gone(b: &Browser) {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let n = b
+            .js_async("const db = await new Promise(ok => { const r = indexedDB.open('ocui'); r.onsuccess = () => ok(r.result); }); const n = await new Promise(ok => { const r = db.transaction('attachments').objectStore('attachments').count(); r.onsuccess = () => ok(r.result); }); db.close(); return n;")
+            .await;
+        if n == json!(0) {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "files still in IndexedDB after confirmation: {n}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}

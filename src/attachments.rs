@@ -31,8 +31,14 @@ pub struct DraftFilesState {
 pub struct DraftFiles {
     /// Per conversation (session key) that showed a composer.
     pub drafts: RwSignal<Vec<(String, DraftFilesState)>>,
-    /// Files storage could not keep (full, failing): their bytes live in this tab, by key.
+    /// The bytes of files this tab attached, by key: until storage has them, and for good when
+    /// storage could not keep them (full, failing).
     memory: StoredValue<Vec<(String, StoredFile)>, LocalStorage>,
+    /// Files being written to storage: Send waits for them, so a file attached a moment before
+    /// goes with the message it was attached to.
+    pub pending: RwSignal<u32>,
+    /// Ids of files being queued: a read of storage meanwhile does not list them again.
+    queueing: StoredValue<Vec<String>>,
     /// Object URLs of image previews, by file id (made when a file is listed, revoked when it
     /// goes).
     previews: RwSignal<Vec<(String, String)>>,
@@ -52,6 +58,8 @@ impl DraftFiles {
         let this = DraftFiles {
             drafts: RwSignal::new(Vec::new()),
             memory: StoredValue::new_local(Vec::new()),
+            pending: RwSignal::new(0),
+            queueing: StoredValue::new(Vec::new()),
             previews: RwSignal::new(Vec::new()),
             db,
             client,
@@ -119,7 +127,7 @@ impl DraftFiles {
             this.add_previews(&stored);
             let mut files: Vec<AttachmentMeta> = Vec::new();
             for f in stored {
-                if !files.iter().any(|x| x.id == f.meta.id) {
+                if !files.iter().any(|x| x.id == f.meta.id) && !this.queueing.with_value(|q| q.contains(&f.meta.id)) {
                     files.push(f.meta);
                 }
             }
@@ -155,15 +163,49 @@ impl DraftFiles {
         if !accepted.is_empty() {
             let this = *self;
             let session = session.to_string();
-            spawn_local(async move { this.keep(&session, accepted).await });
+            this.pending.update(|n| *n += 1);
+            spawn_local(async move {
+                this.keep(&session, accepted, Vec::new()).await;
+                this.pending.update(|n| *n -= 1);
+            });
         }
     }
 
-    /// Stores files in a conversation's draft (in this tab when storage cannot), and lists them.
-    async fn keep(&self, session: &str, files: Vec<StoredFile>) {
+    /// Waits until every file attached so far is stored (or known not to be).
+    pub async fn settled(&self) {
+        while self.pending.get_untracked() > 0 {
+            crate::browser::sleep_ms(20).await;
+        }
+    }
+
+    /// Lists files in a conversation's draft at once (their bytes in this tab), then stores
+    /// them, with `also` in the same transaction; when storage cannot, they stay in this tab,
+    /// and the draft says how much and why.
+    async fn keep(&self, session: &str, files: Vec<StoredFile>, also: Vec<Write>) {
         let owner = draft_owner(session);
-        let writes: Vec<Write> = files.iter().map(|f| Write::PutFile { owner: owner.clone(), file: f.clone() }).collect();
+        self.memory.update_value(|m| {
+            for f in &files {
+                let key = f.meta.blob_key(&owner);
+                m.retain(|(k, _)| *k != key);
+                m.push((key, f.clone()));
+            }
+        });
+        self.add_previews(&files);
+        self.update(session, &mut |s| {
+            for f in &files {
+                if !s.files.iter().any(|x| x.id == f.meta.id) {
+                    s.files.push(f.meta.clone());
+                }
+            }
+        });
+        let mut writes: Vec<Write> = files.iter().map(|f| Write::PutFile { owner: owner.clone(), file: f.clone() }).collect();
+        writes.extend(also);
         let stored = if self.db.is_healthy() { self.db.write_all(writes).await } else { Err(self.db_failure()) };
+        if stored.is_ok() {
+            // Storage has them: this tab need not hold the bytes any more.
+            let keys: Vec<String> = files.iter().map(|f| f.meta.blob_key(&owner)).collect();
+            self.memory.update_value(|m| m.retain(|(k, _)| !keys.contains(k)));
+        }
         if let Err(e) = stored {
             let bytes = files.iter().map(|f| f.meta.size).sum();
             let names: Vec<&str> = files.iter().map(|f| f.meta.file_name.as_str()).collect();
@@ -174,17 +216,8 @@ impl DraftFiles {
                 bytes_in_words(bytes),
                 if files.len() == 1 { "it" } else { "them" }
             ));
-            self.memory.update_value(|m| m.extend(files.iter().map(|f| (f.meta.blob_key(&owner), f.clone()))));
             self.update(session, &mut |s| s.not_kept = note.take());
         }
-        self.add_previews(&files);
-        self.update(session, &mut |s| {
-            for f in &files {
-                if !s.files.iter().any(|x| x.id == f.meta.id) {
-                    s.files.push(f.meta.clone());
-                }
-            }
-        });
         self.announce(session);
     }
 
@@ -217,6 +250,7 @@ impl DraftFiles {
     pub fn take(&self, session: &str) -> Vec<AttachmentMeta> {
         let mut taken = Vec::new();
         self.update(session, &mut |s| taken = std::mem::take(&mut s.files));
+        self.queueing.update_value(|q| q.extend(taken.iter().map(|f| f.id.clone())));
         taken
     }
 
@@ -229,6 +263,7 @@ impl DraftFiles {
         for meta in wanted {
             match self.in_memory(&meta.blob_key(&owner)).or_else(|| stored.iter().find(|f| f.meta.id == meta.id).cloned()) {
                 Some(f) => out.push(f),
+                None if !self.db.is_healthy() => return Err(format!("{} cannot be read while this browser's storage is not working ({}). Try again in a moment.", meta.file_name, self.db_failure())),
                 None => return Err(format!("{} is no longer kept in this browser; remove it and attach it again.", meta.file_name)),
             }
         }
@@ -237,9 +272,14 @@ impl DraftFiles {
 
     /// Queueing failed: the files are the draft's again, with why.
     pub fn put_back(&self, session: &str, mut files: Vec<AttachmentMeta>, why: String) {
+        self.queueing.update_value(|q| q.retain(|id| !files.iter().any(|f| f.id == *id)));
         let mut why = Some(why);
         self.update(session, &mut |s| {
-            files.append(&mut s.files);
+            for f in std::mem::take(&mut s.files) {
+                if !files.iter().any(|x| x.id == f.id) {
+                    files.push(f);
+                }
+            }
             s.files = std::mem::take(&mut files);
             s.refused = why.take().into_iter().collect();
         });
@@ -253,7 +293,10 @@ impl DraftFiles {
             let key = f.blob_key(&owner);
             self.memory.update_value(|m| m.retain(|(k, _)| *k != key));
         }
+        self.queueing.update_value(|q| q.retain(|id| !files.iter().any(|f| f.id == *id)));
+        // A read of storage that raced the move may have listed them again.
         self.update(session, &mut |s| {
+            s.files.retain(|f| !files.iter().any(|x| x.id == f.id));
             s.refused.clear();
             s.not_kept = None;
         });
@@ -261,11 +304,16 @@ impl DraftFiles {
     }
 
     /// Files given back by Discard: they join the conversation's draft (kept in this tab if
-    /// storage has no room for them).
-    pub async fn restore(&self, session: &str, files: Vec<StoredFile>) {
-        if !files.is_empty() {
-            self.keep(session, files).await;
-        }
+    /// storage has no room for them), moved from the discarded row `from` in one transaction.
+    pub async fn restore(&self, session: &str, files: Vec<StoredFile>, from: Option<String>) {
+        let also = from.map(|owner| Write::DeleteFiles { owner }).into_iter().collect();
+        self.keep(session, files, also).await;
+    }
+
+    /// Says which files of a discarded message this browser no longer had.
+    pub fn note_missing(&self, session: &str, missing: &[String]) {
+        let text = format!("Not given back: {} no longer kept in this browser (its storage was full or cleared). Attach {} again.", missing.join(", "), if missing.len() == 1 { "it" } else { "them" });
+        self.update(session, &mut |s| s.refused = vec![text.clone()]);
     }
 
     /// The object URL showing an image file of a draft, once it is made.

@@ -106,3 +106,15 @@ pub async fn blob_base64(blob: &web_sys::Blob) -> Result<String, String> {
     // `data:<type>;base64,<content>`
     url.split_once(',').map(|(_, b64)| b64.to_string()).ok_or_else(|| "the file could not be read as base64".to_string())
 }
+
+/// Resolves after `ms` milliseconds.
+pub async fn sleep_ms(ms: u64) {
+    let (done, finished) = futures_channel::oneshot::channel::<()>();
+    leptos::prelude::set_timeout(
+        move || {
+            let _ = done.send(());
+        },
+        std::time::Duration::from_millis(ms),
+    );
+    let _ = finished.await;
+}

@@ -63,7 +63,8 @@ pub fn claim(name: &str, hold_ms: u32, on_won: impl FnOnce() + 'static) {
     }
 }
 
-/// A named BroadcastChannel carrying JSON strings between tabs.
+/// A named BroadcastChannel carrying JSON strings between tabs (or, with the raw pair,
+/// anything the browser can copy between them, Blobs included).
 #[derive(Clone)]
 pub struct Channel {
     inner: Option<Rc<web_sys::BroadcastChannel>>,
@@ -71,20 +72,34 @@ pub struct Channel {
 
 impl Channel {
     pub fn open(name: &str, on_message: impl Fn(serde_json::Value) + 'static) -> Channel {
-        let Ok(ch) = web_sys::BroadcastChannel::new(name) else { return Channel { inner: None } };
-        let cb = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
-            if let Some(v) = ev.data().as_string().and_then(|s| crate::json::decode(&s)) {
+        Self::open_raw(name, move |data| {
+            if let Some(v) = data.as_string().and_then(|s| crate::json::decode(&s)) {
                 on_message(v);
             }
-        });
+        })
+    }
+
+    /// Like [`Channel::open`], with each message as the browser delivers it.
+    pub fn open_raw(name: &str, on_message: impl Fn(JsValue) + 'static) -> Channel {
+        let Ok(ch) = web_sys::BroadcastChannel::new(name) else { return Channel { inner: None } };
+        let cb = Closure::<dyn FnMut(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| on_message(ev.data()));
         ch.set_onmessage(Some(cb.as_ref().unchecked_ref()));
         cb.forget();
         Channel { inner: Some(Rc::new(ch)) }
     }
 
+    /// A channel that carries nothing (until replaced by an open one).
+    pub fn unopened() -> Channel {
+        Channel { inner: None }
+    }
+
     pub fn post(&self, message: &serde_json::Value) {
+        self.post_raw(&JsValue::from_str(&protocol::frame::compact(message)));
+    }
+
+    pub fn post_raw(&self, message: &JsValue) {
         if let Some(ch) = &self.inner {
-            let _ = ch.post_message(&JsValue::from_str(&protocol::frame::compact(message)));
+            let _ = ch.post_message(message);
         }
     }
 }

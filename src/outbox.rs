@@ -52,6 +52,8 @@ pub struct OutboxController {
     /// tab has them).
     pub not_kept: RwSignal<Vec<(String, String)>>,
     files: DraftFiles,
+    /// Carries the Blobs of rows storage could not keep to the other tabs.
+    file_channel: StoredValue<Channel, LocalStorage>,
 }
 
 /// Rows older than this wait for an explicit Retry. `localStorage["ocui.outbox.staleMs"]`
@@ -90,7 +92,19 @@ impl OutboxController {
             memory_files: StoredValue::new_local(Default::default()),
             not_kept: RwSignal::new(Default::default()),
             files,
+            file_channel: StoredValue::new_local(Channel::unopened()),
         };
+        // Another tab's row whose files storage could not keep: hold them here too, so that
+        // whichever tab sends has them.
+        let held = Channel::open_raw("ocui-outbox-files", move |data| {
+            let Some(row) = js_sys::Reflect::get(&data, &"row".into()).ok().and_then(|r| r.as_string()) else { return };
+            let list: js_sys::Array = js_sys::Reflect::get(&data, &"files".into()).map(Into::into).unwrap_or_default();
+            let files: Vec<StoredFile> = list.iter().filter_map(|e| StoredFile::from_js(&e)).collect();
+            if !files.is_empty() {
+                c.hold_in_memory(&row, &files);
+            }
+        });
+        c.file_channel.set_value(held);
         // Load from storage when it opens, and again whenever another tab changed it.
         Effect::new(move |_| {
             let opened = db.opened.get();
@@ -185,15 +199,27 @@ impl OutboxController {
                 .filter(|r| (r.state == SendState::Confirmed && now - r.created_ms > 3_600_000.0) || (r.discarded && now - r.created_ms > 86_400_000.0))
                 .map(|r| r.id.clone())
                 .collect();
+            // Files of settled rows: a confirmed row's go. A discarded row's go back to its
+            // conversation's draft: only found here when the tab that discarded it closed
+            // before it moved them, so only when this page starts (a live tab moving them at
+            // this moment is then not raced).
+            let first = !self.loaded.get_value();
+            for r in stored.iter().filter(|r| !r.attachments.is_empty() && (r.discarded || r.state == SendState::Confirmed)) {
+                if r.discarded && first {
+                    let files = self.db.files(&r.id).await;
+                    if !files.is_empty() {
+                        self.files.restore(&r.session_key, files, Some(r.id.clone())).await;
+                        continue;
+                    }
+                }
+                if r.state == SendState::Confirmed || old.contains(&r.id) {
+                    let _ = self.db.write_all(vec![Write::DeleteFiles { owner: r.id.clone() }]).await;
+                }
+            }
             for id in &old {
                 self.db.delete(OUTBOX, id).await;
             }
             stored.retain(|r| !old.contains(&r.id));
-            // Files of settled rows go (a tab that settled one may have closed before it
-            // removed them).
-            for r in stored.iter().filter(|r| !r.attachments.is_empty() && (r.discarded || r.state == SendState::Confirmed)) {
-                let _ = self.db.write_all(vec![Write::DeleteFiles { owner: r.id.clone() }]).await;
-            }
         }
         stored.sort_by_key(|r| r.order);
         if edits.get() != edits_at_start {
@@ -201,6 +227,8 @@ impl OutboxController {
         }
         let first_load = !self.loaded.get_value();
         self.loaded.set_value(true);
+        // Files held in memory for rows that are settled or gone are let go.
+        self.memory_files.update_value(|m| m.retain(|(id, _)| stored.iter().any(|r| r.id == *id && r.is_unsent())));
         let unsettled = stored.iter().any(|r| r.is_unsent());
         self.rows.set(stored);
         if (first_load && unsettled) || *recovered {
@@ -274,7 +302,18 @@ impl OutboxController {
         let bytes = crate::storage::file_bytes(&writes);
         let stored = if self.db.is_healthy() { self.db.write_all(writes).await } else { Err(String::new()) };
         if let Err(e) = stored {
-            self.memory_files.update_value(|m| m.push((id.clone(), files.clone())));
+            self.hold_in_memory(&id, &files);
+            // Whichever tab sends (the one holding the outbox lock) needs the bytes: every
+            // open tab of this page gets a copy of the Blobs (the browser shares, not copies,
+            // their bytes).
+            let message = js_sys::Object::new();
+            let list = js_sys::Array::new();
+            for f in &files {
+                list.push(&f.to_js());
+            }
+            let _ = js_sys::Reflect::set(&message, &"row".into(), &id.as_str().into());
+            let _ = js_sys::Reflect::set(&message, &"files".into(), &list);
+            self.file_channel.with_value(|c| c.post_raw(&message));
             if !e.is_empty() {
                 let why = if is_quota_error(&e) { "this browser's storage is full" } else { "this browser's storage is not working" };
                 let n = files.len();
@@ -282,7 +321,7 @@ impl OutboxController {
                     k.push((
                         id.clone(),
                         format!(
-                            "{} ({}) could not be saved with this message, because {why} ({e}). This tab keeps {} and sends the message; if it is closed first, the message is not sent without {}.",
+                            "{} ({}) could not be saved with this message, because {why} ({e}). The open tabs of this page keep {} and send the message; if they all close first, the message is not sent without {}.",
                             if n == 1 { "1 file".to_string() } else { format!("{n} files") },
                             bytes_in_words(bytes),
                             if n == 1 { "it" } else { "them" },
@@ -303,6 +342,13 @@ impl OutboxController {
         self.announce_change();
         self.kick();
         id
+    }
+
+    fn hold_in_memory(&self, row: &str, files: &[StoredFile]) {
+        self.memory_files.update_value(|m| {
+            m.retain(|(id, _)| id != row);
+            m.push((row.to_string(), files.to_vec()));
+        });
     }
 
     /// A row's files with their bytes: this tab's own, else storage's. An error names the
@@ -327,6 +373,21 @@ impl OutboxController {
                 })
             })
             .collect()
+    }
+
+    /// A discarded row's files go back to its conversation's draft, moved in one transaction;
+    /// any this browser no longer has are named there.
+    async fn give_back_files(&self, row: &OutboxRow) {
+        let mut found = self.memory_files.with_value(|m| m.iter().find(|(id, _)| *id == row.id).map(|(_, f)| f.clone())).unwrap_or_default();
+        if found.is_empty() {
+            found = self.db.files(&row.id).await;
+        }
+        let missing: Vec<String> = row.attachments.iter().filter(|a| !found.iter().any(|f| f.meta.id == a.id)).map(|a| format!("{} ({})", a.file_name, bytes_in_words(a.size))).collect();
+        self.files.restore(&row.session_key, found, Some(row.id.clone())).await;
+        if !missing.is_empty() {
+            self.files.note_missing(&row.session_key, &missing);
+        }
+        self.forget_files(row);
     }
 
     /// The files of a row that is settled (confirmed, discarded) go.
@@ -454,6 +515,18 @@ impl OutboxController {
                         }
                     }
                     if wire.len() != files.len() {
+                        continue;
+                    }
+                    // The whole frame must fit the gateway's `maxPayload`, or it closes the
+                    // connection, and the resend after reconnecting would be closed again.
+                    let limit = self.client.hello.with_untracked(|h| h.as_ref().and_then(|h| h.max_payload)).unwrap_or(protocol::MAX_PAYLOAD_BYTES as u64);
+                    let encoded: Vec<usize> = wire.iter().map(|w| w["content"].as_str().map_or(0, str::len)).collect();
+                    if let Err(reason) = model::attachment::check_frame(&row.text, &encoded, limit) {
+                        self.change(&row.id, move |r| {
+                            r.finish_send(SendResult::Refused(reason));
+                            true
+                        })
+                        .await;
                         continue;
                     }
                     wire
@@ -681,17 +754,14 @@ impl OutboxController {
                     ok
                 })
                 .await;
-            // Its files go back to the conversation's composer, with the text.
-            if let Some(row) = changed.as_ref().filter(|r| !r.attachments.is_empty()) {
-                if let Ok(files) = this.row_files(row).await {
-                    this.files.restore(&row.session_key, files).await;
-                }
-                this.forget_files(row);
-            }
             // An async answer reopens its question (its draft is kept) instead.
-            if let (Some(row), Some(t)) = (changed.filter(|r| r.async_item_id.is_none()), text.borrow_mut().take()) {
+            if let (Some(row), Some(t)) = (changed.as_ref().filter(|r| r.async_item_id.is_none()), text.borrow_mut().take()) {
                 this.restored.set(Some((row.session_key.clone(), t.clone(), browser::now_ms() as u64)));
                 this.channel.with_value(|c| c.post(&json!({"type": "restore", "session": row.session_key, "text": t})));
+            }
+            // Its files go back to the conversation's composer, with the text.
+            if let Some(row) = changed.filter(|r| !r.attachments.is_empty()) {
+                this.give_back_files(&row).await;
             }
         });
     }

@@ -39,6 +39,23 @@ pub struct StoredFile {
     pub blob: web_sys::Blob,
 }
 
+impl StoredFile {
+    /// As stored, and as sent to other tabs: `{meta: "<AttachmentMeta JSON>", blob: Blob}`.
+    pub fn to_js(&self) -> JsValue {
+        let record = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&record, &"meta".into(), &crate::json::encode(&self.meta).into());
+        let _ = js_sys::Reflect::set(&record, &"blob".into(), &self.blob);
+        record.into()
+    }
+
+    /// A record written by [`StoredFile::to_js`]; `None` for anything else.
+    pub fn from_js(record: &JsValue) -> Option<StoredFile> {
+        let meta = js_sys::Reflect::get(record, &"meta".into()).ok()?.as_string()?;
+        let blob = js_sys::Reflect::get(record, &"blob".into()).ok()?.dyn_into::<web_sys::Blob>().ok()?;
+        Some(StoredFile { meta: crate::json::decode(&meta)?, blob })
+    }
+}
+
 /// One change of [`KvStore::write_all`].
 pub enum Write {
     /// A JSON value under `key` in `store`.
@@ -288,10 +305,7 @@ impl KvStore for IdbStore {
                         Box::pin(async move { req.await.map(drop) })
                     }
                     Write::PutFile { owner, file } => {
-                        let record = js_sys::Object::new();
-                        let _ = js_sys::Reflect::set(&record, &"meta".into(), &crate::json::encode(&file.meta).into());
-                        let _ = js_sys::Reflect::set(&record, &"blob".into(), &file.blob);
-                        let req = os.put(JsValue::from(record)).with_key(file.meta.blob_key(owner)).primitive().map_err(idb_error)?;
+                        let req = os.put(file.to_js()).with_key(file.meta.blob_key(owner)).primitive().map_err(idb_error)?;
                         Box::pin(async move { req.await.map(drop) })
                     }
                     Write::Delete { key, .. } => {
@@ -329,14 +343,7 @@ impl KvStore for IdbStore {
             let (from, to) = owner_range(owner);
             let records = os.get_all::<JsValue>().with_query::<String, _>(indexed_db_futures::KeyRange::Bound(from, false, to, false)).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
             // A record this app did not write (no JSON meta, no Blob) is skipped.
-            Ok(records
-                .filter_map(|r| {
-                    let r = r.ok()?;
-                    let meta = js_sys::Reflect::get(&r, &"meta".into()).ok()?.as_string()?;
-                    let blob = js_sys::Reflect::get(&r, &"blob".into()).ok()?.dyn_into::<web_sys::Blob>().ok()?;
-                    Some(StoredFile { meta: crate::json::decode(&meta)?, blob })
-                })
-                .collect())
+            Ok(records.filter_map(|r| StoredFile::from_js(&r.ok()?)).collect())
         })
     }
 }

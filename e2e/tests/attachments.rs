@@ -190,6 +190,17 @@ async fn a_file_over_a_limit_is_refused_in_words_and_discard_gives_the_files_bac
     b.click_button("Remove keep.txt").await;
     b.wait_gone("[data-testid=draft-attachment]", T).await;
     wait_js(&b, STORED_FILES, |v| v.as_array().is_some_and(|a| a.is_empty())).await;
+
+    // A file attached a moment before Send goes with that message, not the next one.
+    let quick = write(files.path(), "quick.txt", b"quick");
+    // (The discarded words are still in the composer: start from an empty one.)
+    b.set_field("textarea[name=message]", "").await;
+    b.attach_files(&[&quick]).await;
+    b.send_message("sent at once").await;
+    let saved = saved_user_message(&gw, "sent at once").await;
+    assert_eq!(saved["__openclaw"]["media"][0]["fileName"], "quick.txt", "{saved}");
+    b.wait_gone("[data-testid=outbox-row]", T).await;
+    assert!(!b.exists("[data-testid=draft-attachment]").await, "and it is not left in the composer");
     b.close().await;
 }
 

@@ -35,7 +35,10 @@ use serde_json::json;
 /// first working version cost 63.8 KB; one list per conversation instead of new map types, no
 /// resource machinery, the draft list drawn as one view, and the browser's FileReader doing the
 /// base64 (no encoder in the bundle, no copy of the bytes in wasm memory) took 24.6 KB back.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 570_500;
+/// The review's fixes then added 5.4 KB (files listed the moment they are attached, their Blobs
+/// handed to whichever tab sends when storage is full, a frame-size check before sending, a
+/// discard that moves files back in one transaction): 574.9 KB in all, 44.6 KB for attachments.
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 576_000;
 
 fn gzip_size(file: &Path) -> u64 {
     let out = Command::new("gzip").args(["-9", "-c"]).arg(file).output().expect("gzip runs");

@@ -219,7 +219,9 @@ fn read_attachments(items: &[Value]) -> Result<Vec<(InboundMedia, Value)>, Error
         if size > protocol::ATTACHMENTS_MAX_BYTES {
             return Err(ErrorShape::invalid(format!("attachment {shown}: file exceeds size limit ({size} > {} bytes)", protocol::ATTACHMENTS_MAX_BYTES)));
         }
-        let content_type = image.map(str::to_string).or_else(|| text("mimeType").map(|m| m.to_ascii_lowercase())).unwrap_or_else(|| "application/octet-stream".into());
+        // Bytes that are not a recognised image are never called one, whatever the client said.
+        let named = text("mimeType").map(|m| m.trim().to_ascii_lowercase()).filter(|m| !m.starts_with("image/"));
+        let content_type = image.map(str::to_string).or(named).unwrap_or_else(|| "application/octet-stream".into());
         // `<label>---<uuid>.<ext>`, the real gateway's media id: a safe label from the name.
         let (stem, ext) = name.rsplit_once('.').filter(|(s, e)| !s.is_empty() && !e.is_empty() && e.len() <= 8 && e.bytes().all(|b| b.is_ascii_alphanumeric())).unwrap_or((name.as_str(), "bin"));
         let label: String = stem.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect();

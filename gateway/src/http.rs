@@ -60,21 +60,29 @@ fn serve_media(gw: &Gateway, query: &str, headers: &HeaderMap) -> Response {
     let param = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
     let token = bearer.or(param("token")).unwrap_or("");
-    let authorised = !token.is_empty() && (crate::util::secret_eq(token, &gw.config.token) || gw.store.is_device_token(token).unwrap_or(false));
-    if !authorised {
+    let shared = !token.is_empty() && crate::util::secret_eq(token, &gw.config.token);
+    let device = if shared || token.is_empty() { None } else { gw.store.device_with_token(token).ok().flatten() };
+    if !shared && device.is_none() {
         return json_response(StatusCode::UNAUTHORIZED, serde_json::json!({"error": {"message": "Unauthorized", "type": "unauthorized"}}));
     }
+    let Some(session) = param("sessionKey").filter(|s| !s.is_empty()).map(crate::questions::canonical_session_key) else {
+        return json_response(StatusCode::BAD_REQUEST, serde_json::json!({"available": false, "code": "invalid_request", "reason": "`sessionKey` names the conversation the file belongs to, and is required"}));
+    };
+    // A device reads what its connections could read: every conversation when devices are
+    // granted a read scope, else only the conversations it owns (a guest's).
+    let reads_all = gw.config.device_scopes.as_ref().is_none_or(|s| s.iter().any(|x| x == protocol::methods::scope::READ || x == protocol::methods::scope::WRITE || x == protocol::methods::scope::ADMIN));
+    let may_read = shared || reads_all || gw.store.session_owner(&session).ok().flatten().is_some_and(|o| device.as_deref() == Some(o.as_str()));
     let id = param("source").and_then(|s| s.strip_prefix("media://inbound/")).unwrap_or("");
-    let found = if id.is_empty() { None } else { gw.store.media(id).ok().flatten() };
-    let session = param("sessionKey").map(crate::questions::canonical_session_key);
-    let Some((owner, content_type, file_name, bytes)) = found.filter(|(owner, ..)| session.as_ref().is_none_or(|s| s == owner)) else {
+    let found = if id.is_empty() || !may_read { None } else { gw.store.media(id).ok().flatten() };
+    let Some((_, content_type, file_name, bytes)) = found.filter(|(owner, ..)| *owner == session) else {
         return json_response(StatusCode::NOT_FOUND, serde_json::json!({"available": false, "code": "not_found", "reason": "no such file in this conversation"}));
     };
-    let _ = owner;
     if param("meta") == Some("1") {
         return json_response(StatusCode::OK, serde_json::json!({"available": true, "mimeType": content_type, "sizeBytes": bytes.len()}));
     }
-    let image = content_type.starts_with("image/") && content_type != "image/svg+xml";
+    // Only the raster types recognised from the bytes are shown inline; anything else, whatever
+    // a client called it, is a download.
+    let image = matches!(content_type.as_str(), "image/png" | "image/jpeg" | "image/gif" | "image/webp");
     let safe_name: String = file_name.chars().map(|c| if c.is_ascii_graphic() && c != '"' && c != '\\' { c } else { '_' }).collect();
     let mut resp = Response::new(Body::from(bytes));
     let h = resp.headers_mut();

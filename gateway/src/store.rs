@@ -304,10 +304,10 @@ impl Store {
             .optional()
     }
 
-    /// Whether `token` is a device token this gateway issued.
-    pub fn is_device_token(&self, token: &str) -> rusqlite::Result<bool> {
-        let tokens: Vec<String> = self.db().prepare_cached("SELECT device_token FROM devices")?.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
-        Ok(tokens.iter().any(|t| crate::util::secret_eq(t, token)))
+    /// The device this gateway issued `token` to, if any.
+    pub fn device_with_token(&self, token: &str) -> rusqlite::Result<Option<String>> {
+        let devices: Vec<(String, String)> = self.db().prepare_cached("SELECT device_id, device_token FROM devices")?.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+        Ok(devices.into_iter().find(|(_, t)| crate::util::secret_eq(t, token)).map(|(d, _)| d))
     }
 
     /// Every saved message of a session with this idempotency key (tests count them).

@@ -97,6 +97,8 @@ async fn files_sent_with_a_message_are_saved_with_it_and_served_only_to_token_ho
     assert!(status.contains("404"), "{status}");
     let (status, _, _) = get(gw.addr, &media_path("media://inbound/../../gateway.sqlite", "main"), Some(TOKEN)).await;
     assert!(status.contains("404"), "{status}");
+    let (status, _, body) = get(gw.addr, &media_path(&image_src, "").replace("&sessionKey=", ""), Some(TOKEN)).await;
+    assert!(status.contains("400") && String::from_utf8_lossy(&body).contains("sessionKey"), "the conversation must be named: {status}");
 
     // Files alone are a message.
     let ack = c.request("chat.send", json!({"sessionKey": "main", "message": "", "idempotencyKey": "att-2", "attachments": [{"type": "file", "fileName": "x.bin", "content": STANDARD.encode([1u8, 2, 3])}]})).await.unwrap();
@@ -129,4 +131,8 @@ async fn a_bad_or_oversized_file_is_refused_by_name_and_nothing_is_saved() {
     // A big file that is not an image is within the file limit.
     let ok = c.request("chat.send", json!({"sessionKey": "main", "message": "log", "idempotencyKey": "big-log", "attachments": [{"fileName": "log.txt", "mimeType": "image/png", "content": STANDARD.encode(vec![b'a'; 7_000_000])}]})).await.unwrap();
     assert_eq!(ok["status"], "started", "the type a client names is a hint: these bytes are text");
+    let h = c.request("chat.history", json!({"sessionKey": "main"})).await.unwrap();
+    let saved = h["messages"].as_array().unwrap().iter().find(|m| m["content"] == "log").unwrap().clone();
+    assert_eq!(saved["__openclaw"]["media"][0]["contentType"], "application/octet-stream", "bytes that are no image are never called one: {saved}");
+    assert_eq!(saved["__openclaw"]["media"][0]["kind"], "document");
 }

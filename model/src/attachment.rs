@@ -112,6 +112,21 @@ impl AttachmentLimits {
     }
 }
 
+/// Whether a message and its encoded files fit one frame of the gateway's `maxPayload`: a
+/// larger one would close the connection, and its resend after reconnecting would close it
+/// again. The allowance covers the frame's own fields. The refusal is in words.
+pub fn check_frame(text: &str, encoded: &[usize], max_payload: u64) -> Result<(), String> {
+    let size = (text.len() + encoded.iter().map(|n| n + 256).sum::<usize>() + 4096) as u64;
+    if size <= max_payload {
+        return Ok(());
+    }
+    Err(format!(
+        "with its files this message is {} to send, over the {} this gateway takes in one message. Discard puts it back in the composer: send its files in more than one message",
+        bytes_in_words(size),
+        bytes_in_words(max_payload)
+    ))
+}
+
 /// A size as a person reads it: `512 bytes`, `3.4 KB`, `18.6 MB` (units of 1024, one decimal,
 /// rounded; integer arithmetic only).
 pub fn bytes_in_words(n: u64) -> String {
@@ -170,6 +185,17 @@ mod tests {
         let together = limits.check(&file("b.txt", "text/plain", 10_000_000), &[file("a.txt", "text/plain", 10_000_000)]).unwrap_err();
         assert!(together.contains("would make this message's files 19.1 MB") && together.contains("another message"), "{together}");
         assert!(limits.check(&file("empty.txt", "text/plain", 0), &[]).unwrap_err().contains("empty"));
+    }
+
+    #[test]
+    fn a_message_too_big_for_one_frame_is_refused_before_it_is_sent() {
+        let max = 26_214_400;
+        // Files within the per-message limit fit, base64 and all.
+        let b64 = |n: u64| (n.div_ceil(3) * 4) as usize;
+        assert_eq!(check_frame("hi", &[b64(AttachmentLimits::DEFAULT.max_bytes)], max), Ok(()));
+        let over = check_frame("hi", &[b64(15_000_000), b64(15_000_000)], max).unwrap_err();
+        assert!(over.starts_with("with its files this message is 38.2 MB to send, over the 25 MB"), "{over}");
+        assert!(check_frame(&"x".repeat(1000), &[], 2000).is_err(), "the frame's own fields count too");
     }
 
     #[test]

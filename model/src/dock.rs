@@ -303,11 +303,19 @@ impl Dock {
             }
             return fx;
         }
+        let blocking = !entry.is_async();
         self.entries.push(entry);
         let n = self.entries.len();
         if listing {
-            if self.current.is_none() {
+            // Async questions never stand in front of a blocking one: after a reload they may be
+            // read from the transcript before the listing comes, and the dock they left
+            // collapsed opens for the blocking request.
+            let showing_async = self.current.as_deref().is_some_and(|c| self.entries.iter().any(|e| e.id() == c && e.is_async()));
+            if self.current.is_none() || (showing_async && blocking) {
                 self.current = Some(id);
+                if showing_async {
+                    self.expanded = true;
+                }
             }
             return fx;
         }

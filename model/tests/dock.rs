@@ -223,6 +223,23 @@ fn async_questions_arrive_collapsed_behind_blocking_ones_and_leave_when_no_longe
     assert!(d.entry("async:y").is_some());
 }
 
+/// After a reload the transcript's async questions may come before `question.list`: the
+/// blocking request it lists still comes first, shown (the real-gateway e2e test found it
+/// hidden behind a collapsed async one).
+#[test]
+fn a_blocking_request_listed_after_async_questions_comes_first_and_is_shown() {
+    let mut d = Dock::new();
+    d.sync_async(vec![async_record("x"), async_record("y")]);
+    assert!(!d.expanded);
+    d.listed(&[rec("block", 2, 10_000)]);
+    assert_eq!(d.current.as_deref(), Some("block"));
+    assert!(d.expanded, "it takes the composer's place, as when it arrives live");
+    // With a blocking request already in front, a listing leaves the dock as the person set it.
+    d.expanded = false;
+    d.listed(&[rec("block", 2, 10_000), rec("second", 3, 10_000)]);
+    assert_eq!((d.current.as_deref(), d.expanded), (Some("block"), false));
+}
+
 #[test]
 fn a_question_arriving_while_the_person_types_in_the_composer_waits_collapsed() {
     let mut d = Dock::new();

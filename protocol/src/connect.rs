@@ -350,6 +350,9 @@ pub struct HelloSummary {
     /// its default): attachments are no reason to refuse a gateway.
     pub attachments_max_bytes: Option<u64>,
     pub attachments_max_image_bytes: Option<u64>,
+    /// `policy.maxPayload`: the largest frame the gateway reads (read leniently, like the
+    /// attachment limits).
+    pub max_payload: Option<u64>,
 }
 
 impl HelloSummary {
@@ -396,6 +399,7 @@ impl HelloSummary {
             main_session_key,
             attachments_max_bytes: limit("maxBytes"),
             attachments_max_image_bytes: limit("maxImageBytes"),
+            max_payload: policy.get("maxPayload").and_then(Value::as_u64),
         })
     }
 }
@@ -424,6 +428,7 @@ mod tests {
             main_session_key: Some("agent:main:main".into()),
             attachments_max_bytes: Some(19464192),
             attachments_max_image_bytes: Some(6291456),
+            max_payload: Some(26214400),
         });
         let mut bare = hello.clone();
         bare["snapshot"] = Value::Null;

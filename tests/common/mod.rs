@@ -1,18 +1,9 @@
 //! Helpers shared by the browser tests.
 #![allow(dead_code)]
 
-use std::time::Duration;
-
 /// Resolves after `ms` milliseconds.
 pub async fn sleep(ms: u64) {
-    let (tx, rx) = futures_channel::oneshot::channel::<()>();
-    leptos::prelude::set_timeout(
-        move || {
-            let _ = tx.send(());
-        },
-        Duration::from_millis(ms),
-    );
-    let _ = rx.await;
+    control_ui::browser::sleep_ms(ms).await
 }
 
 /// Polls `check` every 50 ms for up to `secs` seconds; panics naming `what` if it never holds.

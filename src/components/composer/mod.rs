@@ -59,16 +59,23 @@ pub fn Composer() -> impl IntoView {
     let replies_to_question = move || ctl.dock.with_untracked(|d| d.entries.iter().any(|e| !e.is_async()));
     let enqueue = move |text: String| {
         let session = chat.session.get_untracked();
-        let attached = files.take(&session);
         chat.set_draft(String::new());
         ctl.typing_in_composer.set(false);
         held.set(None);
-        if attached.is_empty() {
+        if files.pending.get_untracked() == 0 && files.state(&session).files.is_empty() {
             outbox.enqueue(&session, text.trim_end_matches('\n'), None, None, None);
             return;
         }
         queueing.set(true);
         leptos::task::spawn_local(async move {
+            // A file attached a moment ago goes with this message: wait until it is kept.
+            files.settled().await;
+            let attached = files.take(&session);
+            if attached.is_empty() {
+                outbox.enqueue(&session, text.trim_end_matches('\n'), None, None, None);
+                queueing.set(false);
+                return;
+            }
             match files.collect(&session, &attached).await {
                 Ok(found) => {
                     outbox.enqueue_with_files(&session, text.trim_end_matches('\n'), found).await;
@@ -154,10 +161,13 @@ pub fn Composer() -> impl IntoView {
                             on:focus=move |_| ctl.typing_in_composer.set(!chat.draft.get_untracked().trim().is_empty())
                             on:blur=move |_| ctl.typing_in_composer.set(false)
                             on:paste=move |ev: leptos::ev::ClipboardEvent| {
-                                // Pasted files (a screenshot) are attached; pasted words go in
-                                // as usual.
-                                let pasted = ev.clipboard_data().and_then(|d| d.files());
-                                if pasted.as_ref().is_some_and(|l| l.length() > 0) {
+                                // Pasted files (a screenshot) are attached. Words go in as
+                                // usual: a copy from a spreadsheet carries its words and a
+                                // picture of them, and the words are what was meant.
+                                let data = ev.clipboard_data();
+                                let words = data.as_ref().and_then(|d| d.get_data("text/plain").ok()).is_some_and(|t| !t.is_empty());
+                                let pasted = data.and_then(|d| d.files());
+                                if !words && pasted.as_ref().is_some_and(|l| l.length() > 0) {
                                     ev.prevent_default();
                                     attach(pasted);
                                 }

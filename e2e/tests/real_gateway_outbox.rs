@@ -1,7 +1,8 @@
 //! The outbox against the real OpenClaw gateway (2026.9.6): an image sent with a message is
 //! saved in its transcript and shown from the gateway's own media route; an async answer
 //! edited in the outbox while the gateway is out of reach is sent once with its `replyToId`,
-//! and saved history confirms it by that id, also after a reload.
+//! and saved history confirms it by that id, also after a reload; in two panes on one
+//! conversation, Discard of a queued answer reopens its draft in both, and nothing is sent.
 
 use std::time::Duration;
 
@@ -54,9 +55,14 @@ async fn wait_idle(agent: &mut gateway::client::Client) {
 /// The summary of this run's async question (the message holding `nonce`), once `accept`
 /// takes it.
 async fn summary(b: &Browser, nonce: &str, accept: impl Fn(&str) -> bool) -> String {
+    summary_in(b, "", nonce, accept).await
+}
+
+/// The same, inside the element matching `scope` (a pane), or anywhere for "".
+async fn summary_in(b: &Browser, scope: &str, nonce: &str, accept: impl Fn(&str) -> bool) -> String {
     let deadline = tokio::time::Instant::now() + T;
     loop {
-        let found = b.js(&format!("const s = [...document.querySelectorAll('[data-testid=async-summary]')].find(e => (e.closest('article') || e).innerText.includes('{nonce}')); return s ? s.innerText : null;")).await;
+        let found = b.js(&format!("const s = [...document.querySelectorAll('{scope} [data-testid=async-summary]')].find(e => (e.closest('article') || e).innerText.includes('{nonce}')); return s ? s.innerText : null;")).await;
         if let Some(t) = found.as_str().filter(|t| accept(t)) {
             return t.to_string();
         }
@@ -177,6 +183,80 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     let again = summary(&b, &nonce, |t| t.starts_with("Answer sent")).await;
     assert!(again.contains(&edited), "still confirmed after a reload: {again}");
     b.screenshot("real-gateway-edited-async-answer").await;
+    b.close().await;
+
+    // 3. Two panes on the same conversation: an answer queued in one, discarded in the other,
+    // reopens its draft in both, and is never sent.
+    let marker = format!("placeholder second async question {nonce}");
+    agent.request("chat.inject", json!({"sessionKey": MAIN, "message": marker})).await.expect("chat.inject");
+    let second = format!("Which region for {nonce}?");
+    tokio::task::block_in_place(|| {
+        gw.patch_transcript(&json!([{"marker": marker, "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": format!("Another question, still working ({nonce}):")}],
+            "openclawAsyncDelivery": {"itemId": format!("item-2-{nonce}"), "questions": [{"title": second, "options": ["Europe", "America"]}]}
+        }}]))
+    });
+    let second_id = history(&mut agent).await.into_iter().find(|m| m.to_string().contains(&format!("item-2-{nonce}"))).expect("served")["__openclaw"]["id"].as_str().unwrap().to_string();
+    let b = Browser::start_sized(1400, 900).await;
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain&pane=agent%3Amain%3Amain#token={TOKEN}&gatewayUrl={}", gw.base(), relay.url())).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    let pane = |n: usize| format!("main > section[data-testid=pane]:nth-of-type({n})");
+    for n in [1, 2] {
+        summary_in(&b, &pane(n), &format!("Another question, still working ({nonce})"), |t| t.contains("Waiting for your answer")).await;
+    }
+    relay.block();
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    let one = "(//section[@data-testid='pane'])[1]";
+    b.find_xpath(&format!("{one}//button[normalize-space()='Expand question']"), T).await.click().await.unwrap();
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let shown = b.wait_text(&format!("{} [data-testid=question-panel]", pane(1)), T, |t| !t.is_empty()).await;
+        if shown.contains(&second) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "this run's second question never showed: {shown}");
+        b.find_xpath(&format!("{one}//button[normalize-space()='Dismiss']"), T).await.click().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if !b.exists(&format!("{} [data-testid=question-panel]", pane(1))).await {
+            b.find_xpath(&format!("{one}//button[normalize-space()='Expand question']"), T).await.click().await.unwrap();
+        }
+    }
+    let america = |p: &str| format!("{p}//label[contains(@class,'option-item')][.//span[contains(@class,'option-item__label') and normalize-space()='America']]//input");
+    b.find_xpath(&america(one), T).await.click().await.unwrap();
+    b.find_xpath(&format!("{one}//button[normalize-space()='Submit']"), T).await.click().await.unwrap();
+    for n in [1, 2] {
+        summary_in(&b, &pane(n), &format!("Another question, still working ({nonce})"), |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
+    }
+    // Discard from the other pane.
+    let two = "(//section[@data-testid='pane'])[2]";
+    let discard = format!("{two}//article[contains(., 'Another question, still working ({nonce})')]//div[@data-testid='async-summary']//button[normalize-space()='Discard']");
+    b.find_xpath(&discard, T).await;
+    b.js(&format!("document.evaluate({}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue.scrollIntoView({{block: 'center'}}); return null;", json!(discard))).await;
+    b.find_xpath(&discard, T).await.click().await.unwrap();
+    // Back in both panes' docks with the choice as it was.
+    for (n, p) in [(1, one), (2, two)] {
+        if b.exists(&format!("{} [data-testid=dock-bar]", pane(n))).await && !b.exists(&format!("{} [data-testid=question-panel]", pane(n))).await {
+            b.find_xpath(&format!("{p}//button[normalize-space()='Expand question']"), T).await.click().await.unwrap();
+        }
+        let deadline = tokio::time::Instant::now() + T;
+        loop {
+            let shown = b.wait_text(&format!("{} [data-testid=question-panel]", pane(n)), T, |t| !t.is_empty()).await;
+            if shown.contains(&second) {
+                break;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "pane {n} never showed the reopened question: {shown}");
+            b.find_xpath(&format!("{p}//button[normalize-space()='Next request' or @aria-label='Next request']"), T).await.click().await.unwrap();
+        }
+        let checked = b.find_xpath(&america(p), T).await.prop("checked").await.unwrap();
+        assert_eq!(checked.as_deref(), Some("true"), "the preserved draft in pane {n}");
+    }
+    b.screenshot("real-gateway-panes-discard").await;
+    relay.unblock();
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let answered = history(&mut agent).await.into_iter().filter(|m| m["role"] == "user" && m["__openclaw"]["replyToId"] == json!(second_id)).count();
+    assert_eq!(answered, 0, "a discarded answer is never sent");
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }

@@ -36,7 +36,7 @@ pub struct DraftFiles {
     memory: StoredValue<Vec<(String, StoredFile)>, LocalStorage>,
     /// Files being written to storage: Send waits for them, so a file attached a moment before
     /// goes with the message it was attached to.
-    pub pending: RwSignal<u32>,
+    pending: StoredValue<u32>,
     /// Ids of files being queued: a read of storage meanwhile does not list them again.
     queueing: StoredValue<Vec<String>>,
     /// Object URLs of image previews, by file id (made when a file is listed, revoked when it
@@ -58,7 +58,7 @@ impl DraftFiles {
         let this = DraftFiles {
             drafts: RwSignal::new(Vec::new()),
             memory: StoredValue::new_local(Vec::new()),
-            pending: RwSignal::new(0),
+            pending: StoredValue::new(0),
             queueing: StoredValue::new(Vec::new()),
             previews: RwSignal::new(Vec::new()),
             db,
@@ -163,17 +163,22 @@ impl DraftFiles {
         if !accepted.is_empty() {
             let this = *self;
             let session = session.to_string();
-            this.pending.update(|n| *n += 1);
+            this.pending.update_value(|n| *n += 1);
             spawn_local(async move {
                 this.keep(&session, accepted, Vec::new()).await;
-                this.pending.update(|n| *n -= 1);
+                this.pending.update_value(|n| *n -= 1);
             });
         }
     }
 
+    /// Whether files attached a moment ago are still being kept.
+    pub fn busy(&self) -> bool {
+        self.pending.get_value() > 0
+    }
+
     /// Waits until every file attached so far is stored (or known not to be).
     pub async fn settled(&self) {
-        while self.pending.get_untracked() > 0 {
+        while self.pending.get_value() > 0 {
             crate::browser::sleep_ms(20).await;
         }
     }

@@ -213,6 +213,31 @@ impl Browser {
         self.client.issue_cmd(Cdp(body)).await.unwrap_or_else(|e| panic!("CDP {cmd}: {e}"))
     }
 
+    /// Polls a script (an async body: it may `await`, and `return`s its value) until `accept`
+    /// takes its value, for up to 20 s; returns that value.
+    pub async fn wait_js(&self, script: &str, accept: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let v = self.js_async(script).await;
+            if accept(&v) {
+                return v;
+            }
+            if tokio::time::Instant::now() > deadline {
+                let shot = self.screenshot("timeout-js").await;
+                panic!("timed out on {script}: last {v}; screenshot: {shot}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// How far the page is wider than the window (0 when nothing sticks out sideways), and the
+    /// elements of `main` that stick out, for the message when it is not 0.
+    pub async fn horizontal_overflow(&self) -> (i64, serde_json::Value) {
+        let overflow = self.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
+        let wide = self.js("const w = document.documentElement.clientWidth; return [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > w + 1).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));").await;
+        (overflow.as_i64().unwrap_or(i64::MAX), wide)
+    }
+
     /// Waits until the service worker controls the page and has stored the page and its files
     /// (a reload then opens the app without the gateway). Returns the cached URLs.
     pub async fn wait_for_shell_cache(&self) -> serde_json::Value {

@@ -14,12 +14,7 @@ use serde_json::{Value, json};
 const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 
-/// A 2×2 PNG (red).
-const PNG: &[u8] = &[
-    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xfd,
-    0xd4, 0x9a, 0x73, 0x00, 0x00, 0x00, 0x10, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0x00, 0x44, 0x0c, 0x10, 0x0a, 0x00, 0x1f, 0xee, 0x03, 0xfd, 0x8b, 0x5f, 0x14,
-    0xd4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
-];
+const PNG: &[u8] = e2e::PNG_2X2;
 
 fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     let p = dir.join(name);
@@ -27,18 +22,6 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-/// Polls a script until `accept` takes its value.
-async fn wait_js(b: &Browser, script: &str, accept: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let v = b.js_async(script).await;
-        if accept(&v) {
-            return v;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "timed out on {script}: last {v}");
-        tokio::time::sleep(Duration::from_millis(150)).await;
-    }
-}
 
 /// Every record of the `attachments` store: `[key, meta JSON, blob size]`.
 const STORED_FILES: &str = "const db = await new Promise((ok, err) => { const r = indexedDB.open('ocui'); r.onsuccess = () => ok(r.result); r.onerror = () => err(r.error); });
@@ -101,10 +84,10 @@ async fn an_attachment_queued_offline_survives_a_reload_and_is_sent_once() {
     assert!(!b.exists("[data-testid=draft-attachments]").await, "the files left the composer with the message");
 
     // IndexedDB holds the row and both files under it, byte counts and all.
-    let rows = wait_js(&b, STORED_ROWS, |v| v.as_array().is_some_and(|a| a.len() == 1)).await;
+    let rows = b.wait_js(STORED_ROWS, |v| v.as_array().is_some_and(|a| a.len() == 1)).await;
     let row_id = rows[0][0].as_str().unwrap().to_string();
     assert_eq!(rows[0][2], json!(["red.png", "notes.txt"]));
-    let stored = wait_js(&b, STORED_FILES, |v| v.as_array().is_some_and(|a| a.len() == 2)).await;
+    let stored = b.wait_js(STORED_FILES, |v| v.as_array().is_some_and(|a| a.len() == 2)).await;
     for f in stored.as_array().unwrap() {
         assert!(f[0].as_str().unwrap().starts_with(&format!("{row_id}/")), "kept under its row: {stored}");
     }
@@ -131,11 +114,11 @@ async fn an_attachment_queued_offline_survives_a_reload_and_is_sent_once() {
     assert_eq!(gw.gateway().store.count_messages_with_key(saved["__openclaw"]["idempotencyKey"].as_str().unwrap()).unwrap(), 1, "never sent twice");
 
     // Confirmed: the browser lets go of the bytes.
-    wait_js(&b, STORED_FILES, |v| v.as_array().is_some_and(|a| a.is_empty())).await;
+    b.wait_js(STORED_FILES, |v| v.as_array().is_some_and(|a| a.is_empty())).await;
 
     // The transcript shows the files as the gateway saved them: the image fetched from the
     // gateway (with this page's credentials), the text file by name with Download.
-    let loaded = wait_js(&b, "const i = document.querySelector('[data-testid=saved-image-img]'); return i && i.complete ? i.naturalWidth : 0;", |v| v.as_u64().is_some_and(|w| w > 0)).await;
+    let loaded = b.wait_js("const i = document.querySelector('[data-testid=saved-image-img]'); return i && i.complete ? i.naturalWidth : 0;", |v| v.as_u64().is_some_and(|w| w > 0)).await;
     assert_eq!(loaded, json!(2), "the 2×2 image decoded");
     let file = b.wait_text("[data-testid=saved-file]", T, |t| t.contains("notes.txt")).await;
     assert!(file.contains("Download"), "{file}");
@@ -176,7 +159,7 @@ async fn a_file_over_a_limit_is_refused_in_words_and_discard_gives_the_files_bac
     b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("keep.txt")).await;
     let draft = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
     assert_eq!(draft.as_deref(), Some("changed my mind"));
-    let stored = wait_js(&b, STORED_FILES, |v| v.as_array().is_some_and(|a| a.len() == 1 && a[0][0].as_str().is_some_and(|k| k.starts_with("draft:")))).await;
+    let stored = b.wait_js(STORED_FILES, |v| v.as_array().is_some_and(|a| a.len() == 1 && a[0][0].as_str().is_some_and(|k| k.starts_with("draft:")))).await;
     assert_eq!(stored[0][2], json!(7), "{stored}");
     // The draft's files survive a reload like its words.
     b.client.refresh().await.unwrap();
@@ -189,7 +172,7 @@ async fn a_file_over_a_limit_is_refused_in_words_and_discard_gives_the_files_bac
     // Remove takes a file out of the draft, and out of storage.
     b.click_button("Remove keep.txt").await;
     b.wait_gone("[data-testid=draft-attachment]", T).await;
-    wait_js(&b, STORED_FILES, |v| v.as_array().is_some_and(|a| a.is_empty())).await;
+    b.wait_js(STORED_FILES, |v| v.as_array().is_some_and(|a| a.is_empty())).await;
 
     // A file attached a moment before Send goes with that message, not the next one.
     let quick = write(files.path(), "quick.txt", b"quick");
@@ -226,7 +209,7 @@ async fn a_full_disk_says_how_much_could_not_be_kept_and_the_message_is_still_se
     let row_note = b.wait_text("[data-testid=outbox-not-kept]", T, |t| !t.is_empty()).await;
     assert!(row_note.starts_with("1 file (1.4 MB) could not be saved with this message, because this browser's storage is full"), "{row_note}");
     // The words are kept all the same, and the page says nothing else is wrong with storage.
-    let rows = wait_js(&b, STORED_ROWS, |v| v.as_array().is_some_and(|a| a.len() == 1)).await;
+    let rows = b.wait_js(STORED_ROWS, |v| v.as_array().is_some_and(|a| a.len() == 1)).await;
     assert_eq!(rows[0][1], "the dump, on a full disk");
     assert!(!b.exists("[data-testid=storage-warning]").await, "a full disk for one file is said there, not as broken storage");
     b.screenshot("attachments-full-disk").await;
@@ -239,4 +222,32 @@ async fn a_full_disk_says_how_much_could_not_be_kept_and_the_message_is_still_se
     assert_eq!(media_bytes(&gw, &media[0]), bytes, "sent from this tab's memory, whole");
     b.wait_gone("[data-testid=outbox-row]", T).await;
     b.close().await;
+}
+
+/// At 390 px, in light and dark: a sent message with its files and a draft with a long file
+/// name fit the screen (nothing sticks out sideways).
+#[tokio::test(flavor = "multi_thread")]
+async fn attached_files_fit_a_390_px_screen_in_light_and_dark() {
+    let gw = LocalGateway::start().await;
+    let files = tempfile::tempdir().unwrap();
+    let png = write(files.path(), "red.png", PNG);
+    let long = write(files.path(), "quarterly-report-for-the-whole-operations-team-with-every-appendix-2026.txt", b"numbers");
+    for theme in ["light", "dark"] {
+        let b = Browser::start_sized(390, 844).await;
+        b.goto(&gw.ui_url()).await;
+        b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+        b.js(&format!("document.documentElement.dataset.theme = '{theme}'; return null;")).await;
+        b.attach_files(&[&png, &long]).await;
+        b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("red.png")).await;
+        let text = format!("files in {theme}");
+        b.send_message(&text).await;
+        saved_user_message(&gw, &text).await;
+        b.wait_js("const i = document.querySelector('[data-testid=saved-image-img]'); return !!(i && i.complete);", |v| v == &json!(true)).await;
+        b.attach_files(&[&long]).await;
+        b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("quarterly")).await;
+        let (overflow, wide) = b.horizontal_overflow().await;
+        assert_eq!(overflow, 0, "horizontal overflow at 390 px ({theme}), widest: {wide}");
+        b.screenshot(&format!("attachments-390-{theme}")).await;
+        b.close().await;
+    }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use e2e::LocalGateway;
 use e2e::browser::Browser;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";

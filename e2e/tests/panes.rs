@@ -62,21 +62,6 @@ async fn value_of(b: &Browser, css: &str) -> Value {
     .await
 }
 
-/// Polls a script until it returns what `accept` takes.
-async fn wait_js(b: &Browser, script: &str, accept: impl Fn(&Value) -> bool) -> Value {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let v = b.js(script).await;
-        if accept(&v) {
-            return v;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out on {script}: last {v}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_panes_on_one_conversation_share_the_draft_and_an_answer_in_one_closes_the_other_at_once()
@@ -107,9 +92,7 @@ async fn two_panes_on_one_conversation_share_the_draft_and_an_answer_in_one_clos
         .await
         .unwrap();
     let other_css = |n: usize| format!("{} .dock__other input", pane_css(n));
-    wait_js(
-        &b,
-        &format!(
+    b.wait_js(&format!(
             "const e = document.querySelector({:?}); return e && e.value;",
             other_css(2)
         ),
@@ -150,9 +133,7 @@ async fn two_panes_on_one_conversation_share_the_draft_and_an_answer_in_one_clos
         .send_keys("typed in the first pane")
         .await
         .unwrap();
-    wait_js(
-        &b,
-        &format!(
+    b.wait_js(&format!(
             "const e = document.querySelector({:?}); return e && e.value;",
             format!("{} textarea", pane_css(2))
         ),
@@ -238,7 +219,7 @@ async fn the_layout_is_in_the_url_and_closing_a_pane_keeps_its_draft_and_queued_
         .await;
     // Point the new pane at another conversation, and reload: the layout comes back.
     b.js(&format!("const s = document.querySelector({:?}); const o = document.createElement('option'); o.value = 'agent:main:side'; s.append(o); s.value = 'agent:main:side'; s.dispatchEvent(new Event('change')); return null;", format!("{} select", pane_css(2)))).await;
-    let url = wait_js(&b, "return location.search;", |v| {
+    let url = b.wait_js("return location.search;", |v| {
         v.as_str()
             .is_some_and(|s| s.contains("pane=agent%3Amain%3Aside"))
     })
@@ -304,9 +285,7 @@ async fn the_layout_is_in_the_url_and_closing_a_pane_keeps_its_draft_and_queued_
     assert_eq!(texts, vec!["queued while down".to_string()]);
     b.click_button("Open another pane").await;
     b.js(&format!("const s = document.querySelector({:?}); const o = document.createElement('option'); o.value = 'agent:main:side'; s.append(o); s.value = 'agent:main:side'; s.dispatchEvent(new Event('change')); return null;", format!("{} select", pane_css(2)))).await;
-    wait_js(
-        &b,
-        &format!(
+    b.wait_js(&format!(
             "const e = document.querySelector({:?}); return e && e.value;",
             format!("{} textarea", pane_css(2))
         ),
@@ -455,7 +434,7 @@ async fn below_900_px_one_pane_shows_with_a_switcher_that_names_the_open_convers
         "//nav[@data-testid='pane-switcher']//button[contains(normalize-space(),'side')]",
     )
     .await;
-    wait_js(&b, "return [...document.querySelectorAll('[data-testid=pane]')].filter(p => p.offsetParent !== null).map(p => p.dataset.session);", |v| v == &json!(["agent:main:side"])).await;
+    b.wait_js("return [...document.querySelectorAll('[data-testid=pane]')].filter(p => p.offsetParent !== null).map(p => p.dataset.session);", |v| v == &json!(["agent:main:side"])).await;
     b.wait_text(
         &format!("{} [data-testid=question-header]", pane_css(2)),
         T,

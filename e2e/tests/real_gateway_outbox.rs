@@ -14,12 +14,7 @@ use serde_json::{Value, json};
 const T: Duration = Duration::from_secs(30);
 const MAIN: &str = "agent:main:main";
 
-/// A 2×2 PNG (red).
-const PNG: &[u8] = &[
-    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0xfd,
-    0xd4, 0x9a, 0x73, 0x00, 0x00, 0x00, 0x10, 0x49, 0x44, 0x41, 0x54, 0x78, 0x9c, 0x63, 0xf8, 0xcf, 0xc0, 0x00, 0x44, 0x0c, 0x10, 0x0a, 0x00, 0x1f, 0xee, 0x03, 0xfd, 0x8b, 0x5f, 0x14,
-    0xd4, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
-];
+const PNG: &[u8] = e2e::PNG_2X2;
 
 async fn history(agent: &mut gateway::client::Client) -> Vec<Value> {
     agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 200})).await.unwrap()["messages"].as_array().unwrap().clone()
@@ -99,17 +94,10 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     assert_eq!(media.len(), 1, "{saved}");
     assert_eq!((media[0]["kind"].as_str(), media[0]["fileName"].as_str(), media[0]["sizeBytes"].as_u64()), (Some("image"), Some("red.png"), Some(PNG.len() as u64)), "{saved}");
     b.wait_gone("[data-testid=outbox-row]", T).await;
-    let deadline = tokio::time::Instant::now() + T;
-    let shown = loop {
-        let w = b.js(&format!("const m = [...document.querySelectorAll('[data-testid=message]')].find(e => e.innerText.includes('{text}')); const i = m && m.querySelector('[data-testid=saved-image-img]'); return i && i.complete ? i.naturalWidth : (m ? m.innerText : null);")).await;
-        if w == json!(2) {
-            break w;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the saved image never showed: {w}; screenshot {}", b.screenshot("real-gateway-image-timeout").await);
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
+    let shown = b.wait_js(&format!("const m = [...document.querySelectorAll('[data-testid=message]')].find(e => e.innerText.includes('{text}')); const i = m && m.querySelector('[data-testid=saved-image-img]'); return i && i.complete ? i.naturalWidth : (m ? m.innerText : null);"), |w| w == &json!(2)).await;
     assert_eq!(shown, json!(2), "the 2×2 image came back from the real gateway");
-    wait_js_files_gone(&b).await;
+    // Once confirmed, the browser keeps no copy of the file.
+    b.wait_js("const db = await new Promise(ok => { const r = indexedDB.open('ocui'); r.onsuccess = () => ok(r.result); }); const n = await new Promise(ok => { const r = db.transaction('attachments').objectStore('attachments').count(); r.onsuccess = () => ok(r.result); }); db.close(); return n;", |n| n == &json!(0)).await;
     b.screenshot("real-gateway-image-attachment").await;
     let log = b.browser_log().await;
     let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
@@ -120,17 +108,8 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     // rewritten in the store). The page reaches the gateway through a relay that can take it
     // away: the answer waits in the outbox, is edited there, and goes once it is back.
     wait_idle(&mut agent).await;
-    let marker = format!("placeholder async question {nonce}");
-    agent.request("chat.inject", json!({"sessionKey": MAIN, "message": marker})).await.expect("chat.inject");
     let question = format!("Which environment for {nonce}?");
-    tokio::task::block_in_place(|| {
-        gw.patch_transcript(&json!([{"marker": marker, "message": {
-            "role": "assistant",
-            "content": [{"type": "text", "text": format!("One question while I keep working ({nonce}):")}],
-            "openclawAsyncDelivery": {"itemId": format!("item-{nonce}"), "questions": [{"title": question, "options": ["Staging", "Production"]}]}
-        }}]))
-    });
-    let source_id = history(&mut agent).await.into_iter().find(|m| m.to_string().contains(&format!("item-{nonce}"))).expect("the async question is served")["__openclaw"]["id"].as_str().expect("it has an id").to_string();
+    let source_id = ask_async(&gw, &mut agent, &format!("item-{nonce}"), &format!("One question while I keep working ({nonce}):"), &question, &["Staging", "Production"]).await;
 
     let relay = Relay::start(format!("ws://127.0.0.1:{}", gw.port)).await;
     let b = Browser::start().await;
@@ -140,22 +119,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     b.wait_for_shell_cache().await;
     relay.block();
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
-    b.click_button("Expand question").await;
-    // The real gateway's state outlives test runs: an earlier run's question may still wait.
-    // Dismiss those until this run's is shown.
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let shown = b.wait_text("[data-testid=question-panel]", T, |t| !t.is_empty()).await;
-        if shown.contains(&question) {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "this run's question never showed: {shown}");
-        b.click_button("Dismiss").await;
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        if !b.exists("[data-testid=question-panel]").await {
-            b.click_button("Expand question").await;
-        }
-    }
+    show_in_dock(&b, "(//section[@data-testid='pane'])[1]", "main > section[data-testid=pane]:nth-of-type(1)", &question).await;
     b.option("Production").await.click().await.unwrap();
     b.click_button("Submit").await;
     summary(&b, &nonce, |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
@@ -187,17 +151,8 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
 
     // 3. Two panes on the same conversation: an answer queued in one, discarded in the other,
     // reopens its draft in both, and is never sent.
-    let marker = format!("placeholder second async question {nonce}");
-    agent.request("chat.inject", json!({"sessionKey": MAIN, "message": marker})).await.expect("chat.inject");
     let second = format!("Which region for {nonce}?");
-    tokio::task::block_in_place(|| {
-        gw.patch_transcript(&json!([{"marker": marker, "message": {
-            "role": "assistant",
-            "content": [{"type": "text", "text": format!("Another question, still working ({nonce}):")}],
-            "openclawAsyncDelivery": {"itemId": format!("item-2-{nonce}"), "questions": [{"title": second, "options": ["Europe", "America"]}]}
-        }}]))
-    });
-    let second_id = history(&mut agent).await.into_iter().find(|m| m.to_string().contains(&format!("item-2-{nonce}"))).expect("served")["__openclaw"]["id"].as_str().unwrap().to_string();
+    let second_id = ask_async(&gw, &mut agent, &format!("item-2-{nonce}"), &format!("Another question, still working ({nonce}):"), &second, &["Europe", "America"]).await;
     let b = Browser::start_sized(1400, 900).await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain&pane=agent%3Amain%3Amain#token={TOKEN}&gatewayUrl={}", gw.base(), relay.url())).await;
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
@@ -208,20 +163,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     relay.block();
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     let one = "(//section[@data-testid='pane'])[1]";
-    b.find_xpath(&format!("{one}//button[normalize-space()='Expand question']"), T).await.click().await.unwrap();
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let shown = b.wait_text(&format!("{} [data-testid=question-panel]", pane(1)), T, |t| !t.is_empty()).await;
-        if shown.contains(&second) {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "this run's second question never showed: {shown}");
-        b.find_xpath(&format!("{one}//button[normalize-space()='Dismiss']"), T).await.click().await.unwrap();
-        tokio::time::sleep(Duration::from_millis(300)).await;
-        if !b.exists(&format!("{} [data-testid=question-panel]", pane(1))).await {
-            b.find_xpath(&format!("{one}//button[normalize-space()='Expand question']"), T).await.click().await.unwrap();
-        }
-    }
+    show_in_dock(&b, one, &pane(1), &second).await;
     let america = |p: &str| format!("{p}//label[contains(@class,'option-item')][.//span[contains(@class,'option-item__label') and normalize-space()='America']]//input");
     b.find_xpath(&america(one), T).await.click().await.unwrap();
     b.find_xpath(&format!("{one}//button[normalize-space()='Submit']"), T).await.click().await.unwrap();
@@ -261,17 +203,39 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }
 
-/// Once confirmed, the browser keeps no copy of the file.
-async fn wait_js_files_gone(b: &Browser) {
+/// An async question as a Codex harness run saves it: a `chat.inject` row rewritten in the
+/// real gateway's store. Returns its message id (what an answer's `replyToId` names).
+async fn ask_async(gw: &RealGateway, agent: &mut gateway::client::Client, item_id: &str, text: &str, title: &str, options: &[&str]) -> String {
+    let marker = format!("placeholder for {item_id}");
+    agent.request("chat.inject", json!({"sessionKey": MAIN, "message": marker})).await.expect("chat.inject");
+    tokio::task::block_in_place(|| {
+        gw.patch_transcript(&json!([{"marker": marker, "message": {
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "openclawAsyncDelivery": {"itemId": item_id, "questions": [{"title": title, "options": options}]}
+        }}]))
+    });
+    let served = history(agent).await.into_iter().find(|m| m.to_string().contains(item_id)).expect("the async question is served");
+    served["__openclaw"]["id"].as_str().expect("it has an id").to_string()
+}
+
+/// Expands the dock of one pane (`xpath` and `css` name it) and shows the question titled
+/// `title`. The real gateway's state outlives test runs, so an earlier run's question may still
+/// wait: those are dismissed until this one is shown.
+async fn show_in_dock(b: &Browser, xpath: &str, css: &str, title: &str) {
+    let button = |name: &str| format!("{xpath}//button[normalize-space()='{name}']");
+    b.find_xpath(&button("Expand question"), T).await.click().await.unwrap();
     let deadline = tokio::time::Instant::now() + T;
     loop {
-        let n = b
-            .js_async("const db = await new Promise(ok => { const r = indexedDB.open('ocui'); r.onsuccess = () => ok(r.result); }); const n = await new Promise(ok => { const r = db.transaction('attachments').objectStore('attachments').count(); r.onsuccess = () => ok(r.result); }); db.close(); return n;")
-            .await;
-        if n == json!(0) {
+        let shown = b.wait_text(&format!("{css} [data-testid=question-panel]"), T, |t| !t.is_empty()).await;
+        if shown.contains(title) {
             return;
         }
-        assert!(tokio::time::Instant::now() < deadline, "files still in IndexedDB after confirmation: {n}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert!(tokio::time::Instant::now() < deadline, "{title} never showed: {shown}");
+        b.find_xpath(&button("Dismiss"), T).await.click().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        if !b.exists(&format!("{css} [data-testid=question-panel]")).await {
+            b.find_xpath(&button("Expand question"), T).await.click().await.unwrap();
+        }
     }
 }

@@ -172,11 +172,9 @@ async fn every_part_type_has_a_view_and_nothing_is_dropped() {
             b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
             check_every_part(&b).await;
             b.js(&format!("document.documentElement.dataset.theme = '{theme}'; document.querySelectorAll('[data-testid=tool-call], [data-testid=thinking]').forEach(d => d.open = true);")).await;
-            let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
-            let wide = b.js("const w = document.documentElement.clientWidth; return [...document.querySelectorAll('main *')].filter(e => e.getBoundingClientRect().right > w + 1).slice(0, 8).map(e => e.tagName + '.' + e.className + ' ' + Math.round(e.getBoundingClientRect().right));").await;
+            let (overflow, wide) = b.horizontal_overflow().await;
             assert_eq!(
-                overflow.as_i64(),
-                Some(0),
+                overflow, 0,
                 "horizontal overflow at {width} px ({theme}), widest: {wide}"
             );
             b.screenshot(&format!("transcript-parts-{width}-{theme}"))

@@ -10,7 +10,6 @@ use base64::engine::general_purpose::STANDARD;
 use gateway::client::{Client, ClientOptions};
 use protocol::methods::scope;
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 const TOKEN: &str = "attachments-token";
 
@@ -21,22 +20,13 @@ const PNG: &[u8] = &[
     0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
 ];
 
+/// A GET with the token as `Authorization: Bearer`, when given.
 async fn get(addr: std::net::SocketAddr, path: &str, auth: Option<&str>) -> (String, Vec<(String, String)>, Vec<u8>) {
-    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let auth = auth.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default();
-    tcp.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n{auth}\r\n").as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(common::T, tcp.read_to_end(&mut raw)).await.expect("response in time").unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a header block");
-    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
-    let mut lines = head.split("\r\n");
-    let status = lines.next().unwrap().to_string();
-    let headers = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
-    (status, headers, raw[split + 4..].to_vec())
+    common::http_get(addr, path, &auth.map(|t| format!("Authorization: Bearer {t}\r\n")).unwrap_or_default()).await
 }
 
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> &'a str {
-    headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str()).unwrap_or("")
+    common::header(headers, name).unwrap_or("")
 }
 
 fn media_path(source: &str, session: &str) -> String {

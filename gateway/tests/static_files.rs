@@ -6,28 +6,13 @@ mod common;
 
 use std::io::Read;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use common::header;
 
 const TOKEN: &str = "static-files-token";
 
-/// An HTTP/1.0 GET (the body ends with the connection, so no chunked decoding is needed):
-/// the lowercased headers and the raw body.
+/// A GET with `Accept-Encoding` when given.
 async fn get(addr: std::net::SocketAddr, path: &str, accept_encoding: Option<&str>) -> (String, Vec<(String, String)>, Vec<u8>) {
-    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
-    let ae = accept_encoding.map(|v| format!("Accept-Encoding: {v}\r\n")).unwrap_or_default();
-    tcp.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n{ae}\r\n").as_bytes()).await.unwrap();
-    let mut raw = Vec::new();
-    tokio::time::timeout(common::T, tcp.read_to_end(&mut raw)).await.expect("response in time").unwrap();
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a header block");
-    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
-    let mut lines = head.split("\r\n");
-    let status = lines.next().unwrap().to_string();
-    let headers = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
-    (status, headers, raw[split + 4..].to_vec())
-}
-
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    common::http_get(addr, path, &accept_encoding.map(|v| format!("Accept-Encoding: {v}\r\n")).unwrap_or_default()).await
 }
 
 /// 200 KB that compress well, as a wasm module does.

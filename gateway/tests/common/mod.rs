@@ -229,3 +229,25 @@ pub fn dir_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
         .map(|e| (e.file_name().to_string_lossy().to_string(), std::fs::read(e.path()).unwrap()))
         .collect()
 }
+
+/// An HTTP/1.0 GET with extra header lines (each ending in `\r\n`). The body ends with the
+/// connection, so no chunked decoding is needed. Returns the status line, the lowercased
+/// headers and the raw body.
+pub async fn http_get(addr: std::net::SocketAddr, path: &str, extra_headers: &str) -> (String, Vec<(String, String)>, Vec<u8>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+    tcp.write_all(format!("GET {path} HTTP/1.0\r\nHost: {addr}\r\n{extra_headers}\r\n").as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    tokio::time::timeout(T, tcp.read_to_end(&mut raw)).await.expect("response in time").unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a header block");
+    let head = String::from_utf8(raw[..split].to_vec()).unwrap();
+    let mut lines = head.split("\r\n");
+    let status = lines.next().unwrap().to_string();
+    let headers = lines.filter_map(|l| l.split_once(':')).map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string())).collect();
+    (status, headers, raw[split + 4..].to_vec())
+}
+
+/// A response header by lowercased name.
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+}

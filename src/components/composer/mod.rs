@@ -62,7 +62,7 @@ pub fn Composer() -> impl IntoView {
         chat.set_draft(String::new());
         ctl.typing_in_composer.set(false);
         held.set(None);
-        if files.pending.get_untracked() == 0 && files.state(&session).files.is_empty() {
+        if !files.busy() && files.state(&session).files.is_empty() {
             outbox.enqueue(&session, text.trim_end_matches('\n'), None, None, None);
             return;
         }

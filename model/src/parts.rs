@@ -224,7 +224,7 @@ pub fn ask_outcome(result: &ToolResult) -> Outcome {
 /// call has no result yet (the question is still open).
 pub fn ask_receipt(call_id: &str, arguments: &Value, result: Option<&ToolResult>, at_ms: f64, session: &str) -> Option<Receipt> {
     let result = result?;
-    Some(Receipt { id: format!("call:{call_id}"), questions: ask_questions(arguments), outcome: ask_outcome(result), at_ms, unsent_text: String::new(), session_key: Some(session.to_string()) })
+    Some(Receipt { id: format!("call:{call_id}"), questions: ask_questions(arguments), outcome: ask_outcome(result), at_ms, unsent_text: String::new(), session_key: Some(session.to_string()), approval: None })
 }
 
 /// A file the gateway saved with a message (`__openclaw.media[]`, OpenClaw 2026.9.6): the

@@ -34,7 +34,7 @@ fn a_new_request_takes_priority_unless_the_person_is_typing_in_the_dock() {
     assert_eq!(d.current.as_deref(), Some("b"), "the newest blocking request is shown");
     let fx = d.requested(&rec("c", 3, 10_000), true);
     assert_eq!(d.current.as_deref(), Some("b"), "no switch under the person's fingers");
-    assert!(matches!(&fx[0], Effect::Announce(t) if t.contains("3 questions are waiting")));
+    assert!(matches!(&fx[0], Effect::Announce(t) if t.contains("3 requests are waiting")));
     // The arrows step through the pending requests in arrival order (a pane's `DockView`).
     let ids: Vec<String> = d.entries.iter().map(|e| e.id().to_string()).collect();
     assert_eq!(ids, ["a", "b", "c"]);

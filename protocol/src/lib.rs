@@ -8,6 +8,7 @@
 //! choke on); the gateway gets closed-schema behaviour from [`closed::from_value_closed`],
 //! which names the first unknown field.
 
+pub mod approval;
 pub mod chat;
 pub mod closed;
 pub mod connect;

@@ -6,6 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use protocol::approval::{Approval, ApprovalResolution, Decision};
 use protocol::error::{ErrorShape, reason};
 use protocol::question::{Question, QuestionAnswers, QuestionRecord, QuestionResolveParams, QuestionStatus, validate_questions};
 use serde::{Deserialize, Serialize};
@@ -43,10 +44,25 @@ pub enum LocalState {
     Failed { message: String },
 }
 
+/// Where a pending approval stands locally. A decision is sent once and never queued: there
+/// is no state that sends it later.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ApprovalState {
+    Open,
+    /// Sent; waiting for the gateway's answer.
+    Deciding(Decision),
+    /// The connection dropped after sending: the gateway is asked how it ended on reconnect.
+    Unconfirmed(Decision),
+    /// Nothing was decided; the reason is shown and the person may decide again.
+    Failed(String),
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
     Valid { record: QuestionRecord, state: LocalState },
     Invalid(InvalidRecord),
+    /// An exec, plugin or system-agent approval: it blocks the agent like a question.
+    Approval { approval: Approval, state: ApprovalState },
 }
 
 /// Async questions share the dock under ids with this prefix.
@@ -62,6 +78,25 @@ impl Entry {
         match self {
             Entry::Valid { record, .. } => &record.id,
             Entry::Invalid(i) => i.id.as_deref().unwrap_or(""),
+            Entry::Approval { approval, .. } => &approval.id,
+        }
+    }
+
+    /// The conversation it belongs to, if it names one.
+    pub fn session_key(&self) -> Option<&str> {
+        match self {
+            Entry::Valid { record, .. } => record.session_key.as_deref(),
+            Entry::Invalid(_) => None,
+            Entry::Approval { approval, .. } => approval.session_key.as_deref(),
+        }
+    }
+
+    /// When it stops being answerable (`i64::MAX` for never).
+    pub fn expires_at_ms(&self) -> Option<i64> {
+        match self {
+            Entry::Valid { record, .. } => Some(record.expires_at_ms),
+            Entry::Invalid(_) => None,
+            Entry::Approval { approval, .. } => Some(approval.expires_at_ms),
         }
     }
 }
@@ -77,17 +112,37 @@ pub enum Outcome {
     SkippedElsewhere,
     Expired,
     Unavailable,
+    /// Approvals: decided here.
+    AllowedOnce,
+    AlwaysAllowed,
+    Denied,
+    /// Approvals: another client (or person) decided first.
+    DecidedElsewhere { decision: Decision, by: Option<String> },
 }
 
 impl Outcome {
-    pub fn label(&self) -> &'static str {
+    pub fn label(&self) -> String {
         match self {
-            Outcome::Answered { .. } => "Answered",
-            Outcome::AnsweredElsewhere { .. } => "Answered elsewhere",
-            Outcome::Skipped => "Skipped",
-            Outcome::SkippedElsewhere => "Skipped elsewhere",
-            Outcome::Expired => "Expired",
-            Outcome::Unavailable => "Unavailable",
+            Outcome::Answered { .. } => "Answered".into(),
+            Outcome::AnsweredElsewhere { .. } => "Answered elsewhere".into(),
+            Outcome::Skipped => "Skipped".into(),
+            Outcome::SkippedElsewhere => "Skipped elsewhere".into(),
+            Outcome::Expired => "Expired".into(),
+            Outcome::Unavailable => "Unavailable".into(),
+            Outcome::AllowedOnce => "Allowed once".into(),
+            Outcome::AlwaysAllowed => "Always allowed".into(),
+            Outcome::Denied => "Denied".into(),
+            Outcome::DecidedElsewhere { decision, by: Some(by) } => format!("Decided elsewhere by {by}: {}", decision.past()),
+            Outcome::DecidedElsewhere { decision, by: None } => format!("Decided elsewhere: {}", decision.past()),
+        }
+    }
+
+    /// The outcome of a decision made here.
+    pub fn decided(d: Decision) -> Outcome {
+        match d {
+            Decision::AllowOnce => Outcome::AllowedOnce,
+            Decision::AllowAlways => Outcome::AlwaysAllowed,
+            Decision::Deny => Outcome::Denied,
         }
     }
 }
@@ -101,6 +156,10 @@ enum OutcomeKind {
     SkippedElsewhere,
     Expired,
     Unavailable,
+    AllowedOnce,
+    AlwaysAllowed,
+    Denied,
+    DecidedElsewhere,
 }
 
 /// An [`Outcome`] as stored: written out rather than as an internally tagged enum, which makes
@@ -110,6 +169,10 @@ struct OutcomeStored {
     kind: OutcomeKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     answers: Option<QuestionAnswers>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    decision: Option<Decision>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    by: Option<String>,
 }
 
 impl From<OutcomeStored> for Outcome {
@@ -121,6 +184,10 @@ impl From<OutcomeStored> for Outcome {
             OutcomeKind::SkippedElsewhere => Outcome::SkippedElsewhere,
             OutcomeKind::Expired => Outcome::Expired,
             OutcomeKind::Unavailable => Outcome::Unavailable,
+            OutcomeKind::AllowedOnce => Outcome::AllowedOnce,
+            OutcomeKind::AlwaysAllowed => Outcome::AlwaysAllowed,
+            OutcomeKind::Denied => Outcome::Denied,
+            OutcomeKind::DecidedElsewhere => Outcome::DecidedElsewhere { decision: s.decision.unwrap_or(Decision::Deny), by: s.by },
         }
     }
 }
@@ -134,8 +201,12 @@ impl From<Outcome> for OutcomeStored {
             Outcome::SkippedElsewhere => (OutcomeKind::SkippedElsewhere, None),
             Outcome::Expired => (OutcomeKind::Expired, None),
             Outcome::Unavailable => (OutcomeKind::Unavailable, None),
+            Outcome::AllowedOnce => (OutcomeKind::AllowedOnce, None),
+            Outcome::AlwaysAllowed => (OutcomeKind::AlwaysAllowed, None),
+            Outcome::Denied => (OutcomeKind::Denied, None),
+            Outcome::DecidedElsewhere { decision, by } => return OutcomeStored { kind: OutcomeKind::DecidedElsewhere, answers: None, decision: Some(decision), by },
         };
-        OutcomeStored { kind, answers }
+        OutcomeStored { kind, answers, decision: None, by: None }
     }
 }
 
@@ -152,6 +223,9 @@ pub struct Receipt {
     pub unsent_text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_key: Option<String>,
+    /// For an approval: what was asked (the command or title), instead of `questions`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<Approval>,
 }
 
 /// What the glue should do after a transition.
@@ -172,6 +246,10 @@ pub enum Effect {
     SaveReceipt(Receipt),
     /// Forget this stored receipt: the gateway says the request is still pending.
     DropReceipt(String),
+    /// Ask the gateway how this approval stands (`approval.get`).
+    GetApproval(String),
+    /// The same after a delay (recovery retries).
+    GetApprovalAfter(String, u64),
 }
 
 /// The retry delays of `question.get` during recovery.
@@ -189,6 +267,8 @@ pub struct Dock {
     tombstones: BTreeSet<String>,
     /// Resolutions that arrived before their request (kept, and applied on arrival).
     early: BTreeMap<String, (QuestionStatus, Option<QuestionAnswers>)>,
+    /// Approval resolutions that arrived before their request.
+    early_approvals: BTreeMap<String, ApprovalResolution>,
     get_attempts: BTreeMap<String, usize>,
     /// Counts resolutions taken from `question.resolved` events ...
     resolution_clock: u64,
@@ -226,14 +306,14 @@ impl Dock {
     pub fn record(&self, id: &str) -> Option<&QuestionRecord> {
         match self.entry(id)? {
             Entry::Valid { record, .. } => Some(record),
-            Entry::Invalid(_) => None,
+            Entry::Invalid(_) | Entry::Approval { .. } => None,
         }
     }
 
     pub fn state(&self, id: &str) -> Option<&LocalState> {
         match self.entry(id)? {
             Entry::Valid { state, .. } => Some(state),
-            Entry::Invalid(_) => None,
+            Entry::Invalid(_) | Entry::Approval { .. } => None,
         }
     }
 
@@ -281,11 +361,10 @@ impl Dock {
     /// `listing`: the record comes from a (re)connect listing, not a new arrival: it is
     /// added quietly and the dock keeps its expanded state.
     fn arrive(&mut self, payload: &Value, typing_in_dock: bool, listing: bool) -> Vec<Effect> {
-        let mut fx = Vec::new();
         let entry = match read_record(payload) {
             Ok(record) => {
                 if self.tombstones.contains(&record.id) || record.status != QuestionStatus::Pending {
-                    return fx;
+                    return Vec::new();
                 }
                 if let Some((status, answers)) = self.early.remove(&record.id) {
                     // Its resolution came first: never show it as answerable.
@@ -295,15 +374,25 @@ impl Dock {
             }
             Err(invalid) => Entry::Invalid(invalid),
         };
+        self.place(entry, typing_in_dock, listing)
+    }
+
+    /// Puts a pending request in the dock, or refreshes the one it already has (keeping its
+    /// local state). The priority rules are the same for questions and approvals.
+    fn place(&mut self, entry: Entry, typing_in_dock: bool, listing: bool) -> Vec<Effect> {
+        let mut fx = Vec::new();
         let id = entry.id().to_string();
         if let Some(existing) = self.entries.iter_mut().find(|e| e.id() == id) {
             // Already known: take the newer record, keep the local state.
-            if let (Entry::Valid { record: old, .. }, Entry::Valid { record: new, .. }) = (&mut *existing, &entry) {
-                *old = new.clone();
+            match (&mut *existing, entry) {
+                (Entry::Valid { record: old, .. }, Entry::Valid { record: new, .. }) => *old = new,
+                (Entry::Approval { approval: old, .. }, Entry::Approval { approval: new, .. }) => *old = new,
+                _ => {}
             }
             return fx;
         }
         let blocking = !entry.is_async();
+        let approval = matches!(entry, Entry::Approval { .. });
         self.entries.push(entry);
         let n = self.entries.len();
         if listing {
@@ -319,19 +408,21 @@ impl Dock {
             }
             return fx;
         }
+        let what = if approval { "approval" } else { "question" };
         if typing_in_dock && self.current.is_some() {
-            fx.push(Effect::Announce(format!("A new question arrived. {n} questions are waiting; use the request arrows to see it.")));
+            fx.push(Effect::Announce(format!("A new {what} request arrived. {n} requests are waiting; use the request arrows to see it.")));
         } else if typing_in_dock {
-            // Typing in the composer: the question waits in the collapsed bar instead of
+            // Typing in the composer: the request waits in the collapsed bar instead of
             // taking the composer away mid-sentence.
             self.current = Some(id);
             self.expanded = false;
-            fx.push(Effect::Announce("The agent is asking a question; it waits above the composer.".into()));
+            fx.push(Effect::Announce(format!("The agent is waiting for your {what}; it waits above the composer.")));
         } else {
             self.current = Some(id);
-            // A blocking question is shown: it takes the composer's place.
+            // A blocking request is shown: it takes the composer's place.
             self.expanded = true;
-            fx.push(Effect::Announce(if n == 1 { "The agent is asking a question.".to_string() } else { format!("The agent is asking a new question ({n} waiting).") }));
+            let asks = if approval { "The agent asks for your approval" } else { "The agent is asking a question" };
+            fx.push(Effect::Announce(if n == 1 { format!("{asks}.") } else { format!("{asks} ({n} waiting).") }));
         }
         fx
     }
@@ -350,7 +441,7 @@ impl Dock {
         for record in wanted {
             match self.entries.iter_mut().find(|e| e.id() == record.id) {
                 Some(Entry::Valid { record: old, .. }) => *old = record,
-                Some(Entry::Invalid(_)) => {}
+                Some(Entry::Invalid(_) | Entry::Approval { .. }) => {}
                 None => {
                     self.entries.push(Entry::Valid { record, state: LocalState::Open });
                     added += 1;
@@ -479,7 +570,7 @@ impl Dock {
         self.entries.retain(|e| e.id() != id);
         self.tombstones.insert(id.clone());
         self.get_attempts.remove(&id);
-        let receipt = Receipt { id: id.clone(), questions: record.questions, outcome, at_ms: 0.0, unsent_text, session_key: record.session_key };
+        let receipt = Receipt { id: id.clone(), questions: record.questions, outcome, at_ms: 0.0, unsent_text, session_key: record.session_key, approval: None };
         self.receipts.retain(|r| r.id != id);
         self.receipts.push(receipt.clone());
         self.fix_current();
@@ -587,26 +678,41 @@ impl Dock {
     /// Marks requests whose deadline passed as expired locally (never answerable again)
     /// and asks for reconciliation. Returns effects for the glue.
     pub fn tick(&mut self, now_ms: i64) -> Vec<Effect> {
-        let due: Vec<QuestionRecord> = self
-            .entries
-            .iter()
-            .filter_map(|e| match e {
+        let mut questions = Vec::new();
+        let mut approvals = Vec::new();
+        for e in &self.entries {
+            match e {
                 Entry::Valid { record, state }
                     if record.expires_at_ms <= now_ms && !record.id.starts_with(ASYNC_PREFIX) && !matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }) =>
                 {
-                    Some(record.clone())
+                    questions.push(record.clone())
                 }
-                _ => None,
-            })
-            .collect();
+                Entry::Approval { approval, state } if approval.expires_at_ms <= now_ms && !matches!(state, ApprovalState::Deciding(_) | ApprovalState::Unconfirmed(_)) => approvals.push(approval.clone()),
+                _ => {}
+            }
+        }
         let mut fx = Vec::new();
-        for record in due {
+        for record in questions {
             let id = record.id.clone();
             fx.extend(self.leave(record, Outcome::Expired, String::new()));
             // The gateway has the last word: if it was answered elsewhere, `got` corrects it.
             fx.push(Effect::Get(id));
         }
+        for approval in approvals {
+            let id = approval.id.clone();
+            fx.extend(self.leave_approval(approval, Outcome::Expired));
+            fx.push(Effect::GetApproval(id));
+        }
         fx
+    }
+
+    /// Whether any request's deadline has passed (the clock then calls [`Dock::tick`]).
+    pub fn any_due(&self, now_ms: i64) -> bool {
+        self.entries.iter().any(|e| match e {
+            Entry::Valid { record, state } => record.expires_at_ms <= now_ms && *state != LocalState::Submitting { answers: None },
+            Entry::Approval { approval, state } => approval.expires_at_ms <= now_ms && !matches!(state, ApprovalState::Deciding(_) | ApprovalState::Unconfirmed(_)),
+            Entry::Invalid(_) => false,
+        })
     }
 
     /// Starts Submit: the params to send, or why the draft is not complete yet.
@@ -691,3 +797,6 @@ pub fn countdown(expires_at_ms: i64, now_ms: i64) -> (String, bool) {
     let (m, s) = (left / 60, left % 60);
     (format!("{m}:{s:02}"), left <= 120)
 }
+
+mod approvals;
+pub use approvals::{SnapshotStatus, describe_decide_error, read_snapshot};

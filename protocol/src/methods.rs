@@ -16,7 +16,11 @@ pub mod scope {
 }
 
 /// The scopes this UI asks for, in the order it signs them.
-pub const UI_SCOPES: &[&str] = &[scope::READ, scope::WRITE, scope::APPROVALS, scope::QUESTIONS];
+/// `operator.admin` as the incumbent asks for it: the real gateway routes an approval only to
+/// approval clients that may see it, and only admin sees those of runs started elsewhere (a
+/// channel, the CLI, cron). Without it such approvals are denied at once for want of a route.
+/// The gateway decides what it grants; the UI offers only what the granted scopes allow.
+pub const UI_SCOPES: &[&str] = &[scope::READ, scope::WRITE, scope::APPROVALS, scope::QUESTIONS, scope::ADMIN];
 
 /// Method → the broad scope it needs, and the narrow guest scope that allows it for the
 /// caller's own sessions only (if any).
@@ -36,12 +40,26 @@ pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
     ("question.resolve", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
     ("question.request", scope::QUESTIONS, None),
     ("question.waitAnswer", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    ("exec.approval.request", scope::APPROVALS, None),
+    ("exec.approval.list", scope::APPROVALS, None),
+    ("exec.approval.get", scope::APPROVALS, None),
+    ("exec.approval.resolve", scope::APPROVALS, None),
+    ("exec.approval.waitDecision", scope::APPROVALS, None),
+    ("plugin.approval.request", scope::APPROVALS, None),
+    ("plugin.approval.list", scope::APPROVALS, None),
+    ("plugin.approval.resolve", scope::APPROVALS, None),
+    ("plugin.approval.waitDecision", scope::APPROVALS, None),
+    ("openclaw.approval.list", scope::APPROVALS, None),
+    ("approval.get", scope::APPROVALS, None),
+    ("approval.resolve", scope::APPROVALS, None),
+    ("approval.history", scope::APPROVALS, None),
 ];
 
 /// Events a gateway may send to an operator UI.
 pub const EVENTS: &[&str] = &[
     "connect.challenge", "tick", "shutdown", "question.requested", "question.resolved", "chat",
-    "session.message", "sessions.changed",
+    "session.message", "sessions.changed", "exec.approval.requested", "exec.approval.resolved",
+    "plugin.approval.requested", "plugin.approval.resolved", "openclaw.approval.requested", "openclaw.approval.resolved",
 ];
 
 /// How far a connection may use a method.
@@ -73,6 +91,11 @@ pub fn access(method: &str, granted: &[String]) -> Option<Result<Access, (&'stat
         required.push(scope::ADMIN);
     }
     Some(Err((broad, required)))
+}
+
+/// Whether the granted scopes let a person decide approvals.
+pub fn can_decide_approvals(granted: &[String]) -> bool {
+    matches!(access("approval.resolve", granted), Some(Ok(_)))
 }
 
 /// Whether the granted scopes let a person answer questions (broadly or as a guest).

@@ -66,16 +66,17 @@ impl Attention {
         // The title and the icon's badge follow the dock.
         let counts = Memo::new(move |_| {
             dock.dock.with(|d| {
+                let approvals = d.entries.iter().filter(|e| matches!(e, Entry::Approval { .. })).count();
                 let blocking = d.entries.iter().filter(|e| !e.is_async()).count();
-                (blocking, d.entries.len() - blocking)
+                model::attention::Counts { questions: blocking - approvals, approvals, asynchronous: d.entries.len() - blocking }
             })
         });
         Effect::new(move |_| {
-            let (blocking, asynchronous) = counts.get();
+            let counts = counts.get();
             let count_async = a.settings.with(|s| s.count_async);
-            let n = blocking + if count_async { asynchronous } else { 0 };
+            let n = counts.questions + counts.approvals + if count_async { counts.asynchronous } else { 0 };
             if let Some(doc) = web_sys::window().and_then(|w| w.document()) {
-                doc.set_title(&model::attention::title(blocking, asynchronous, count_async));
+                doc.set_title(&model::attention::title(counts, count_async));
                 set_badge(&doc, model::attention::badge_text(n).as_deref());
             }
         });
@@ -99,8 +100,18 @@ impl Attention {
                                 secret: record.questions.iter().any(|q| q.secret()),
                                 expires_at_ms: record.expires_at_ms,
                                 count: record.questions.len(),
+                                approval: false,
                             })
                         }
+                        Entry::Approval { approval, .. } => Some(Waiting {
+                            id: approval.id.clone(),
+                            header: approval.kind.noun().to_string(),
+                            question: approval.subject().to_string(),
+                            secret: false,
+                            expires_at_ms: approval.expires_at_ms,
+                            count: 1,
+                            approval: true,
+                        }),
                         _ => None,
                     })
                     .collect()

@@ -4,6 +4,7 @@
 //! [`identity`]; the pure rules in the `model` and `protocol` crates.
 
 pub mod app;
+pub mod approvals;
 pub mod async_questions;
 pub mod attachments;
 pub mod attention;

@@ -54,8 +54,8 @@ pub struct DockController {
     pub held: RwSignal<Option<HeldAnswer>>,
     /// The request and draft revision the person confirmed with Send anyway.
     send_anyway: StoredValue<Option<(String, u64)>>,
-    client: GatewayClient,
-    db: LocalDb,
+    pub(crate) client: GatewayClient,
+    pub(crate) db: LocalDb,
     /// Where Submit and Skip of async questions go (they are answered by chat, not by
     /// `question.resolve`).
     async_handler: StoredValue<Option<std::rc::Rc<dyn Fn(crate::async_questions::AsyncAction)>>, LocalStorage>,
@@ -77,7 +77,7 @@ impl DockController {
             drafts: RwSignal::new(HashMap::new()),
             announce: RwSignal::new(String::new()),
             now: RwSignal::new(browser::now_ms() as i64),
-            deep_link: RwSignal::new(deep_link_from_path()),
+            deep_link: RwSignal::new(deep_link_from_path().map(|l| l.id)),
             typing_in_dock: RwSignal::new(false),
             typing_in_composer: RwSignal::new(false),
             held: RwSignal::new(None),
@@ -88,6 +88,7 @@ impl DockController {
             async_handler: StoredValue::new_local(None),
         };
         c.wire_events();
+        c.wire_approvals();
         c.start_clock();
         // Remember which request was shown, so a reload comes back to it.
         Effect::new(move |_| {
@@ -225,10 +226,10 @@ impl DockController {
             }
             Err(e) => browser::log_warn(&format!("question.list failed: {e}")),
         }
-        if let Some(id) = self.deep_link.get_untracked() {
-            let known = self.dock.with_untracked(|d| d.entry(&id).is_some() || d.receipts.iter().any(|r| r.id == id));
+        if let Some(link) = deep_link_from_path().filter(|l| l.kind == model::route::RequestKind::Question) {
+            let known = self.dock.with_untracked(|d| d.entry(&link.id).is_some() || d.receipts.iter().any(|r| r.id == link.id));
             if !known {
-                self.fetch(id).await;
+                self.fetch(link.id).await;
             }
         }
     }
@@ -249,7 +250,7 @@ impl DockController {
         self.run(fx);
     }
 
-    fn run(&self, fx: Vec<DockEffect>) {
+    pub(crate) fn run(&self, fx: Vec<DockEffect>) {
         for e in fx {
             match e {
                 DockEffect::Get(id) => {
@@ -259,6 +260,14 @@ impl DockController {
                 DockEffect::GetAfter(id, ms) => {
                     let this = *self;
                     set_timeout(move || spawn_local(async move { this.fetch(id).await }), Duration::from_millis(ms));
+                }
+                DockEffect::GetApproval(id) => {
+                    let this = *self;
+                    spawn_local(async move { this.fetch_approval(id).await });
+                }
+                DockEffect::GetApprovalAfter(id, ms) => {
+                    let this = *self;
+                    set_timeout(move || spawn_local(async move { this.fetch_approval(id).await }), Duration::from_millis(ms));
                 }
                 DockEffect::Announce(text) => self.announce.set(text),
                 DockEffect::DropDraft(id) => self.drop_draft(&id),
@@ -341,9 +350,7 @@ impl DockController {
                     return;
                 }
                 this.now.set(now);
-                let due = this.dock.with_untracked(|d| {
-                    d.entries.iter().any(|e| matches!(e, model::dock::Entry::Valid { record, state } if record.expires_at_ms <= now && *state != LocalState::Submitting { answers: None }))
-                });
+                let due = this.dock.with_untracked(|d| d.any_due(now));
                 if due {
                     let fx = this.dock.try_update(|d| d.tick(now)).unwrap_or_default();
                     this.run(fx);
@@ -464,11 +471,9 @@ impl DockController {
     }
 }
 
-/// `/ask/<id>` in the address bar.
-fn deep_link_from_path() -> Option<String> {
-    let path = browser::app_path();
-    let id = path.strip_prefix("/ask/")?.trim_end_matches('/');
-    (!id.is_empty()).then(|| js_sys::decode_uri_component(id).ok().and_then(|s| s.as_string()).unwrap_or_else(|| id.to_string()))
+/// `/ask/<id>` or `/approve/<id>` in the address bar.
+pub(crate) fn deep_link_from_path() -> Option<model::route::RequestLink> {
+    model::route::parse_request_link(&browser::app_path())
 }
 
 /// One pane's view of the dock (`model::panes`): the requests of its conversation, and the
@@ -503,15 +508,7 @@ impl DockView {
                 ctl.dock.with(|d| {
                     d.entries
                         .iter()
-                        .filter(|e| {
-                            let of = match e {
-                                model::dock::Entry::Valid { record, .. } => {
-                                    record.session_key.as_deref()
-                                }
-                                model::dock::Entry::Invalid(_) => None,
-                            };
-                            deep.is_some() || model::panes::pane_shows(of, &session, first, open)
-                        })
+                        .filter(|e| deep.is_some() || model::panes::pane_shows(e.session_key(), &session, first, open))
                         .map(|e| e.id().to_string())
                         .filter(|id| deep.as_ref().is_none_or(|x| x == id))
                         .collect::<Vec<_>>()
@@ -565,11 +562,13 @@ impl DockView {
         self.ctl.dock.with(|d| d.blocks(&cur))
     }
 
-    /// Whether a blocking request of this pane waits.
+    /// Whether a blocking question of this pane waits (a plain reply may answer it).
     pub fn blocking_waits(&self) -> bool {
-        self.ids.with(|ids| {
-            ids.iter()
-                .any(|i| !i.starts_with(model::dock::ASYNC_PREFIX))
-        })
+        self.ids.with(|ids| self.ctl.dock.with(|d| ids.iter().any(|i| d.entry(i).is_some_and(model::dock::Entry::is_blocking_question))))
+    }
+
+    /// Whether an approval of this pane waits (a reply never decides it).
+    pub fn approval_waits(&self) -> bool {
+        self.ids.with(|ids| self.ctl.dock.with(|d| ids.iter().any(|i| d.approval(i).is_some())))
     }
 }

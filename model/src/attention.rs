@@ -16,11 +16,29 @@ pub const BASE_TITLE: &str = "OpenClaw Control";
 /// How long before the deadline the second, last notification may come.
 pub const LAST_MINUTES_MS: i64 = 120_000;
 
-/// `(2) Question waiting · OpenClaw Control` while questions wait, the base title otherwise.
-/// Async questions count only when the person asked for that.
-pub fn title(blocking: usize, asynchronous: usize, count_async: bool) -> String {
-    let n = blocking + if count_async { asynchronous } else { 0 };
-    if n == 0 { BASE_TITLE.to_string() } else { format!("({n}) Question waiting · {BASE_TITLE}") }
+/// What waits on the person, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counts {
+    /// Blocking questions.
+    pub questions: usize,
+    /// Exec, plugin and system-agent approvals (they block too).
+    pub approvals: usize,
+    /// Async questions: they do not block the agent.
+    pub asynchronous: usize,
+}
+
+/// `(2) Question waiting · OpenClaw Control` while questions wait (`Approval waiting` for
+/// approvals, `Waiting for you` for both), the base title otherwise. Async questions count
+/// only when the person asked for that.
+pub fn title(c: Counts, count_async: bool) -> String {
+    let questions = c.questions + if count_async { c.asynchronous } else { 0 };
+    let what = match (questions, c.approvals) {
+        (0, 0) => return BASE_TITLE.to_string(),
+        (_, 0) => "Question waiting",
+        (0, _) => "Approval waiting",
+        _ => "Waiting for you",
+    };
+    format!("({}) {what} · {BASE_TITLE}", questions + c.approvals)
 }
 
 /// The count drawn on the icon (nothing at 0; `9+` beyond nine).
@@ -83,6 +101,8 @@ pub struct Waiting {
     pub expires_at_ms: i64,
     /// How many questions the request has.
     pub count: usize,
+    /// An approval: `header` is its kind, `question` the command or title.
+    pub approval: bool,
 }
 
 /// One notification to show.
@@ -108,7 +128,8 @@ fn time_left(expires_at_ms: i64, now_ms: i64) -> String {
 
 /// The notification for `w` in `phase`. A secret question's text never leaves the page.
 pub fn notice(w: &Waiting, phase: Phase, now_ms: i64) -> Notice {
-    let title = if w.header.trim().is_empty() { "Question waiting".to_string() } else { format!("Question waiting: {}", w.header.trim()) };
+    let waiting = if w.approval { "Approval needed" } else { "Question waiting" };
+    let title = if w.header.trim().is_empty() { waiting.to_string() } else { format!("{waiting}: {}", w.header.trim()) };
     let what = if w.secret {
         "The agent asks for a secret. Open the Control UI to answer it there.".to_string()
     } else if w.count > 1 {
@@ -164,15 +185,18 @@ mod tests {
     use super::*;
 
     fn w(id: &str, expires_at_ms: i64) -> Waiting {
-        Waiting { id: id.into(), header: "Deploy".into(), question: "Where should this change be deployed?".into(), secret: false, expires_at_ms, count: 1 }
+        Waiting { id: id.into(), header: "Deploy".into(), question: "Where should this change be deployed?".into(), secret: false, expires_at_ms, count: 1, approval: false }
     }
 
     #[test]
     fn the_title_counts_blocking_questions_and_async_ones_only_when_asked() {
-        assert_eq!(title(0, 0, false), "OpenClaw Control");
-        assert_eq!(title(2, 0, false), "(2) Question waiting · OpenClaw Control");
-        assert_eq!(title(0, 3, false), "OpenClaw Control");
-        assert_eq!(title(1, 3, true), "(4) Question waiting · OpenClaw Control");
+        let c = |questions, approvals, asynchronous| Counts { questions, approvals, asynchronous };
+        assert_eq!(title(c(0, 0, 0), false), "OpenClaw Control");
+        assert_eq!(title(c(2, 0, 0), false), "(2) Question waiting · OpenClaw Control");
+        assert_eq!(title(c(0, 0, 3), false), "OpenClaw Control");
+        assert_eq!(title(c(1, 0, 3), true), "(4) Question waiting · OpenClaw Control");
+        assert_eq!(title(c(0, 1, 3), false), "(1) Approval waiting · OpenClaw Control");
+        assert_eq!(title(c(1, 2, 0), false), "(3) Waiting for you · OpenClaw Control");
         assert_eq!(badge_text(0), None);
         assert_eq!(badge_text(3).as_deref(), Some("3"));
         assert_eq!(badge_text(12).as_deref(), Some("9+"));
@@ -211,6 +235,14 @@ mod tests {
         let n = late.due(&soon, 0, true, true);
         assert_eq!(n.len(), 1, "arriving in its last minutes: one notification, not two");
         assert!(late.due(&soon, 1_000, true, true).is_empty());
+    }
+
+    #[test]
+    fn an_approval_is_announced_as_one_with_its_command() {
+        let a = Waiting { id: "a".into(), header: "Command approval".into(), question: "ls -la".into(), secret: false, expires_at_ms: 60_000, count: 1, approval: true };
+        let n = notice(&a, Phase::Arrived, 0);
+        assert_eq!(n.title, "Approval needed: Command approval");
+        assert_eq!(n.body, "ls -la\n1 minute left");
     }
 
     #[test]

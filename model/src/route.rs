@@ -13,6 +13,36 @@
 //! - `~key` before the rest forces literal reading; `~dot`, `~dotdot` and a doubled leading `~`
 //!   escape `.`, `..` and `~`.
 
+/// Which kind of request a deep link opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RequestKind {
+    /// `/ask/<id>`, the incumbent's question page.
+    Question,
+    /// `/approve/<id>`, the incumbent's approval page (its notifications link there).
+    Approval,
+}
+
+/// A link to one request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestLink {
+    pub id: String,
+    pub kind: RequestKind,
+}
+
+/// Reads `/ask/<id>` and `/approve/<id>` (the id percent-decoded: plugin ids hold a `:`).
+pub fn parse_request_link(path: &str) -> Option<RequestLink> {
+    let (rest, kind) = match path.strip_prefix("/ask/") {
+        Some(r) => (r, RequestKind::Question),
+        None => (path.strip_prefix("/approve/")?, RequestKind::Approval),
+    };
+    let raw = rest.trim_end_matches('/');
+    if raw.is_empty() || raw.contains('/') {
+        return None;
+    }
+    let id = percent_decode(raw).unwrap_or_else(|| raw.to_string());
+    Some(RequestLink { id, kind })
+}
+
 /// What a `/chat/…` path names.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ChatRoute {
@@ -89,6 +119,15 @@ pub fn resolve_short_id<'a>(agent: &str, id_prefix: &str, keys: impl IntoIterato
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_links_name_a_question_or_an_approval_with_the_id_decoded() {
+        assert_eq!(parse_request_link("/ask/abc"), Some(RequestLink { id: "abc".into(), kind: RequestKind::Question }));
+        assert_eq!(parse_request_link("/approve/plugin%3Aca16-7b/"), Some(RequestLink { id: "plugin:ca16-7b".into(), kind: RequestKind::Approval }));
+        assert_eq!(parse_request_link("/approve/"), None);
+        assert_eq!(parse_request_link("/approve/a/b"), None);
+        assert_eq!(parse_request_link("/chat/main"), None);
+    }
 
     fn key(s: &str) -> Option<ChatRoute> {
         Some(ChatRoute::Key(s.into()))

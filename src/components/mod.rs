@@ -1,5 +1,6 @@
 //! UI components, one folder each with its styles beside it.
 
+pub mod approval_card;
 pub mod attachment_list;
 pub mod attention_control;
 pub mod composer;

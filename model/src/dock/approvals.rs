@@ -220,6 +220,13 @@ impl Dock {
         Ok(params)
     }
 
+    /// A decision could not start (offline, not offered): the card says why; nothing else changes.
+    pub fn refuse_decision(&mut self, id: &str, message: String) {
+        if let Some((_, ApprovalState::Open | ApprovalState::Failed(_))) = self.approval(id) {
+            self.set_approval_state(id, ApprovalState::Failed(message));
+        }
+    }
+
     /// `approval.resolve` answered: `{applied, approval: snapshot}`. Not applied means another
     /// decision won first: the summary says which.
     pub fn decide_ok(&mut self, id: &str, decision: Decision, payload: &Value) -> Vec<Effect> {

@@ -82,6 +82,11 @@ impl Entry {
         }
     }
 
+    /// A blocking question (not an approval, not async): a plain chat reply may answer it.
+    pub fn is_blocking_question(&self) -> bool {
+        !matches!(self, Entry::Approval { .. }) && !self.is_async()
+    }
+
     /// The conversation it belongs to, if it names one.
     pub fn session_key(&self) -> Option<&str> {
         match self {

@@ -56,7 +56,8 @@ pub fn Composer() -> impl IntoView {
     // is held like a typed answer in the dock (the text it was held for, and whether Send
     // anyway was pressed once).
     let held = RwSignal::new(None::<(model::credential::CredentialMatch, String, bool)>);
-    let replies_to_question = move || ctl.dock.with_untracked(|d| d.entries.iter().any(|e| !e.is_async()));
+    let replies_to_question = move || ctl.dock.with_untracked(|d| d.entries.iter().any(model::dock::Entry::is_blocking_question));
+    let approval_waiting = Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && view.approval_waits());
     let enqueue = move |text: String| {
         let session = chat.session.get_untracked();
         chat.set_draft(String::new());
@@ -124,6 +125,11 @@ pub fn Composer() -> impl IntoView {
                     attach(ev.data_transfer().and_then(|d| d.files()));
                 }
             >
+                <Show when=move || approval_waiting.get()>
+                    <p class="composer__hint" data-testid="composer-approval-hint">
+                        "An approval is waiting above. A reply never decides it: expand it to allow or deny."
+                    </p>
+                </Show>
                 <Show when=move || question_waiting.get()>
                     <p class="composer__hint" data-testid="composer-hint">
                         "A question is waiting. A plain reply can answer it: a number, an option label or your own words (commas for several choices)."

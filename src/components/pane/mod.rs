@@ -104,19 +104,25 @@ pub fn PaneSwitcher() -> impl IntoView {
                             let first = panes.open.with(|o| o.first() == Some(&i));
                             let open: Vec<String> = panes.open_chats().iter().map(|c| c.session.get()).collect();
                             dock.dock.with(|d| {
-                                d.entries
-                                    .iter()
-                                    .filter(|e| match e {
-                                        model::dock::Entry::Valid { record, .. } => model::panes::pane_shows(record.session_key.as_deref(), &s, first, &open),
-                                        model::dock::Entry::Invalid(_) => first,
-                                    })
-                                    .count()
+                                let mine = d.entries.iter().filter(|e| model::panes::pane_shows(e.session_key(), &s, first, &open));
+                                let (mut questions, mut approvals) = (0, 0);
+                                for e in mine {
+                                    if matches!(e, model::dock::Entry::Approval { .. }) { approvals += 1 } else { questions += 1 }
+                                }
+                                match (questions, approvals) {
+                                    (0, 0) => String::new(),
+                                    (1, 0) => " · 1 question".to_string(),
+                                    (n, 0) => format!(" · {n} questions"),
+                                    (0, 1) => " · 1 approval".to_string(),
+                                    (0, n) => format!(" · {n} approvals"),
+                                    (q, a) => format!(" · {} requests", q + a),
+                                }
                             })
                         };
                         view! {
                             <button type="button" aria-pressed=move || (panes.active.get() == i).to_string() on:click=move |_| panes.active.set(i)>
                                 {move || short_name(&chat.session.get())}
-                                {move || match waiting() { 0 => String::new(), 1 => " · 1 question".to_string(), n => format!(" · {n} questions") }}
+                                {waiting}
                             </button>
                         }
                     }

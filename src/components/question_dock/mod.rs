@@ -10,6 +10,7 @@ use model::draft::QuestionDraft;
 use protocol::question::{Question, QuestionRecord};
 use wasm_bindgen::JsCast;
 
+use crate::components::approval_card::ApprovalCard;
 use crate::components::credential_notice::CredentialNotice;
 use crate::components::option_group::{OptionGroup, OptionItem};
 use crate::questions::{DockController, DockView, QuestionAccess};
@@ -24,7 +25,7 @@ pub fn QuestionDock() -> impl IntoView {
     view! {
         <div class="sr-only" aria-live="polite" data-testid="dock-announcer">{move || ctl.announce.get()}</div>
         <Show when=move || !ids.with(Vec::is_empty)>
-            <section class="dock" aria-label="Questions from the agent" data-expanded=move || expanded.get().to_string()>
+            <section class="dock" aria-label="Requests from the agent" data-expanded=move || expanded.get().to_string()>
                 {move || {
                     let id = current.get()?;
                     Some(if expanded.get() {
@@ -95,19 +96,18 @@ fn CollapsedBar(id: String) -> impl IntoView {
             let head = if q.header.trim().is_empty() { "Question".to_string() } else { q.header.clone() };
             format!("{head} · step {}/{}", step + 1, record.questions.len())
         }
-        Some(Entry::Invalid(_)) => "A question could not be shown".to_string(),
+        Some(Entry::Invalid(_)) => "A request could not be shown".to_string(),
+        Some(Entry::Approval { approval, .. }) => crate::components::approval_card::collapsed_summary(&approval),
         None => String::new(),
     };
-    let expires = move || match entry.get() {
-        Some(Entry::Valid { record, .. }) => Some(record.expires_at_ms),
-        _ => None,
-    };
+    let expires = move || entry.with(|e| e.as_ref().and_then(Entry::expires_at_ms));
+    let is_approval = move || entry.with(|e| matches!(e, Some(Entry::Approval { .. })));
     view! {
         <div class="dock__bar" data-testid="dock-bar">
             <span class="dock__bar-title">{summary}</span>
             <span class="dock__bar-count">{move || pos.get().map(|(_, n)| if n == 1 { "1 pending".to_string() } else { format!("{n} pending") })}</span>
             {move || expires().map(|e| view! { <Countdown expires_at_ms=e/> })}
-            <button type="button" on:click=move |_| ctl.set_expanded(true)>"Expand question"</button>
+            <button type="button" on:click=move |_| ctl.set_expanded(true)>{move || if is_approval() { "Expand approval" } else { "Expand question" }}</button>
         </div>
     }
 }
@@ -121,6 +121,10 @@ fn RequestPanel(id: String) -> impl IntoView {
     view! {
         {move || match entry.get() {
             Some(Entry::Valid { record, state }) => view! { <Stepper record=record state=state/> }.into_any(),
+            Some(Entry::Approval { approval, state }) => {
+                let expires = approval.expires_at_ms;
+                view! { <ApprovalCard approval=approval state=state nav=view! { <RequestNav/> }.into_any() countdown=view! { <Countdown expires_at_ms=expires/> }.into_any()/> }.into_any()
+            }
             Some(Entry::Invalid(invalid)) => view! {
                 <div class="dock__panel dock__panel--invalid" role="alert">
                     <RequestNav/>

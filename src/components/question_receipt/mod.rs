@@ -20,7 +20,7 @@ pub fn QuestionReceipt(
         Outcome::AnsweredElsewhere { .. } => "answered-elsewhere",
         Outcome::Skipped | Outcome::SkippedElsewhere => "skipped",
         Outcome::Expired => "expired",
-        Outcome::Unavailable => "unavailable",
+        _ => "unavailable",
     };
     let copied = RwSignal::new(false);
     view! {

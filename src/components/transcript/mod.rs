@@ -184,6 +184,7 @@ pub fn Transcript() -> impl IntoView {
             <For each=move || items.get() key=Item::key let:item>
                 {view! { <li>{match item {
                     Item::Message(m) => view! { <Message row=m/> }.into_any(),
+                    Item::Receipt(r) if r.approval.is_some() => view! { <crate::components::approval_card::ApprovalReceipt receipt=r/> }.into_any(),
                     Item::Receipt(r) => view! { <QuestionReceipt receipt=r/> }.into_any(),
                 }}</li> }.into_any()}
             </For>

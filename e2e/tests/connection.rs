@@ -16,7 +16,7 @@ async fn ui_connects_and_shows_server_version_and_granted_scopes() {
     b.goto(&gw.ui_url()).await;
     b.wait_text(STATUS, T, |t| t == "Connected").await;
     let scopes = b.wait_text("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
-    assert_eq!(scopes, "operator.read, operator.write, operator.approvals, operator.questions");
+    assert_eq!(scopes, "operator.read, operator.write, operator.approvals, operator.questions, operator.admin");
     b.wait_text("[data-testid=server-version]", T, |t| t == env!("CARGO_PKG_VERSION")).await;
     // The token left the address bar and lives only in this tab's sessionStorage.
     let url = b.current_url().await;

@@ -203,7 +203,7 @@ async fn an_invalid_record_is_a_readable_notice_and_hostile_text_stays_inert() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_secret_question_without_admin_scope_explains_and_offers_no_answer() {
-    let gw = LocalGateway::start().await;
+    let gw = LocalGateway::start_with_device_scopes(Some(&["operator.read", "operator.write", "operator.approvals", "operator.questions"])).await;
     let mut agent = gw.agent().await;
     let b = Browser::open_connected(&gw.ui_url()).await;
     ask(&mut agent, json!({"questions":[{"questionId":"token","header":"Token","question":"Paste the deploy token","options":[],"isSecret":true}],"timeoutMs":60000})).await;

@@ -93,7 +93,7 @@ fn decided_by_another_client_while_shown_closes_with_who_decided() {
     let mut d = Dock::new();
     d.approval_requested(ApprovalKind::Exec, &exec("a1", 99_000), false);
     let fx = d.approval_resolved(&json!({"id":"a1","decision":"allow-always","resolvedBy":"gateway-client","ts":3}));
-    assert_eq!(saved(&fx), [Outcome::DecidedElsewhere { decision: Decision::AllowAlways, by: Some("the command line".into()) }]);
+    assert_eq!(saved(&fx), [Outcome::DecidedElsewhere { decision: Decision::AllowAlways, by: Some("a gateway client".into()) }]);
     assert!(!fx.iter().any(|e| matches!(e, Effect::GetApproval(_))), "a named decision needs no check");
     // A late listing of the same id never brings it back.
     d.approvals_listed(ApprovalKind::Exec, &[exec("a1", 99_000)]);

@@ -135,33 +135,37 @@ impl Decision {
     }
 }
 
-/// A pending approval as the card shows it. Every string is agent- or gateway-written text.
+/// What a finished approval's summary keeps: what was asked, in a few fields (stored).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+pub struct ApprovalSummary {
+    pub kind: ApprovalKind,
+    /// The plugin's title (empty when the gateway no longer knows the approval).
+    #[serde(default)]
+    pub title: String,
+    /// The command exactly as sent (exec).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+}
+
+/// A pending approval as the card shows it. Every string is agent- or gateway-written text.
+/// Read by hand from the open-ended request ([`read_approval`]), never stored whole.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Approval {
     pub id: String,
     pub kind: ApprovalKind,
     /// The plugin's title, or for exec a fixed heading.
     pub title: String,
     /// The plugin's description (empty for exec).
-    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     /// The command exactly as sent (exec only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_key: Option<String>,
     /// `info`, `warning` or `critical` (plugins).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub severity: Option<String>,
     /// The gateway's warnings and its command analysis, one line each.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// The decisions offered, in the gateway's order.
     pub allowed: Vec<Decision>,
@@ -177,6 +181,10 @@ impl Approval {
     /// The line that names it in a summary: the command, else the title.
     pub fn subject(&self) -> &str {
         self.command.as_deref().unwrap_or(&self.title)
+    }
+
+    pub fn summary(&self) -> ApprovalSummary {
+        ApprovalSummary { kind: self.kind, title: self.title.clone(), command: self.command.clone() }
     }
 }
 

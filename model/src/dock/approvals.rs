@@ -33,7 +33,8 @@ fn who(v: &Value) -> Option<String> {
     }?;
     Some(match label.as_str() {
         "openclaw-control-ui" => "a Control UI".to_string(),
-        "gateway-client" | "cli" => "the command line".to_string(),
+        "gateway-client" => "a gateway client".to_string(),
+        "cli" => "the command line".to_string(),
         _ => protocol::frame::truncate(&label, 80),
     })
 }
@@ -193,7 +194,7 @@ impl Dock {
         self.entries.retain(|e| e.id() != id);
         self.tombstones.insert(id.clone());
         self.get_attempts.remove(&id);
-        let receipt = Receipt { id: id.clone(), questions: Vec::new(), outcome, at_ms: 0.0, unsent_text: String::new(), session_key: approval.session_key.clone(), approval: Some(approval) };
+        let receipt = Receipt { id: id.clone(), questions: Vec::new(), outcome, at_ms: 0.0, unsent_text: String::new(), session_key: approval.session_key.clone(), approval: Some(approval.summary()) };
         self.receipts.retain(|r| r.id != id);
         self.receipts.push(receipt.clone());
         self.fix_current();
@@ -365,7 +366,7 @@ impl Dock {
                 Outcome::DecidedElsewhere { decision, .. } => Outcome::decided(decision),
                 o => o,
             };
-            let receipt = Receipt { id: approval.id.clone(), questions: Vec::new(), outcome, at_ms: resolved_at_ms as f64, unsent_text: String::new(), session_key: approval.session_key.clone(), approval: Some(approval) };
+            let receipt = Receipt { id: approval.id.clone(), questions: Vec::new(), outcome, at_ms: resolved_at_ms as f64, unsent_text: String::new(), session_key: approval.session_key.clone(), approval: Some(approval.summary()) };
             self.receipts.push(receipt.clone());
             fx.push(Effect::SaveReceipt(receipt));
         }

@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use protocol::approval::{Approval, ApprovalResolution, Decision};
+use protocol::approval::{Approval, ApprovalResolution, ApprovalSummary, Decision};
 use protocol::error::{ErrorShape, reason};
 use protocol::question::{Question, QuestionAnswers, QuestionRecord, QuestionResolveParams, QuestionStatus, validate_questions};
 use serde::{Deserialize, Serialize};
@@ -230,7 +230,7 @@ pub struct Receipt {
     pub session_key: Option<String>,
     /// For an approval: what was asked (the command or title), instead of `questions`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<Approval>,
+    pub approval: Option<ApprovalSummary>,
 }
 
 /// What the glue should do after a transition.

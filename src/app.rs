@@ -96,6 +96,7 @@ pub fn App() -> impl IntoView {
         _ => None,
     };
     let no_access = move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
+    let no_approvals = move || connected() && client.hello.with(|_| dock.approval_access() == crate::approvals::ApprovalAccess::ReadOnly);
     view! {
         <div class=move || if panes.open.with(|o| o.len() > 1) { "shell shell--split" } else { "shell" }>
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
@@ -112,6 +113,11 @@ pub fn App() -> impl IntoView {
             <Show when=no_access>
                 <p class="banner" role="note" data-testid="no-question-scope">
                     "Questions from agents cannot be shown here: this connection was granted neither operator.questions nor operator.sessions.write."
+                </p>
+            </Show>
+            <Show when=no_approvals>
+                <p class="banner" role="note" data-testid="no-approval-scope">
+                    "Approvals cannot be shown or decided here: this connection was not granted operator.approvals, so the gateway sends them elsewhere."
                 </p>
             </Show>
             <OutboxTray/>

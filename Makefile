@@ -43,6 +43,7 @@ run: build gateway
 ## Every test tier: native, wasm-bindgen-test in headless Chromium, then e2e in Chromium
 ## against the local gateway and the real OpenClaw gateway.
 test: setup test-native test-wasm build build-ui-base-path test-e2e
+	@bash scripts/check-leftovers.sh
 
 test-native:
 	cargo test -p protocol -p model -p gateway

@@ -13,6 +13,21 @@ pub struct Browser {
     _profile: tempfile::TempDir,
 }
 
+/// chromedriver runs in a process group of its own, with the Chromium it starts: ending the
+/// group ends them all, so a test that fails or panics leaves no browser behind (killing
+/// chromedriver alone would orphan Chromium to init).
+fn end_group(driver: &Child) {
+    if let Some(pid) = driver.id() {
+        let _ = std::process::Command::new("kill").args(["-KILL", &format!("-{pid}")]).stderr(Stdio::null()).status();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        end_group(&self.driver);
+    }
+}
+
 impl Browser {
     /// Starts chromedriver on a free port and a fresh headless Chromium profile.
     pub async fn start() -> Browser {
@@ -37,6 +52,7 @@ impl Browser {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
+            .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {chromedriver}: {e} (make test installs chromium-driver)"));
         let profile = tempfile::tempdir().expect("profile dir");
@@ -288,6 +304,7 @@ impl Browser {
 
     pub async fn close(mut self) {
         let _ = self.client.clone().close().await;
+        end_group(&self.driver);
         let _ = self.driver.kill().await;
     }
 }

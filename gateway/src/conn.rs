@@ -305,7 +305,15 @@ fn connect(gw: &Gateway, req: &RequestFrame, headers: &Headers, nonce: &str, con
     let hello = hello_ok(gw, &admitted, conn_id);
     log::info(&format!("conn {conn_id}: connected {} with scopes [{}]", admitted.client_id, admitted.scopes.join(",")));
     sender.send(Outbound::Text(res_text(ResponseFrame::ok(req.id.clone(), serde_json::to_value(hello).unwrap_or_default()))));
-    Ok(Peer { conn_id: conn_id.to_string(), scopes: admitted.scopes, owner: admitted.owner, sender: sender.clone() })
+    Ok(Peer {
+        conn_id: conn_id.to_string(),
+        scopes: admitted.scopes,
+        owner: admitted.owner,
+        client_id: admitted.client_id,
+        display_name: admitted.display_name,
+        device_id: admitted.device_id,
+        sender: sender.clone(),
+    })
 }
 
 #[cfg(test)]

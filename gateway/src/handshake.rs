@@ -16,6 +16,8 @@ pub struct Admitted {
     pub scopes: Vec<String>,
     pub owner: String,
     pub device_token: Option<String>,
+    pub display_name: Option<String>,
+    pub device_id: Option<String>,
 }
 
 /// What the transport knows about the client.
@@ -133,7 +135,8 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
         }
         None => (format!("client:{}", p.client.id), None),
     };
-    Ok(Admitted { client_id: p.client.id, scopes, owner, device_token })
+    let device_id = p.device.as_ref().map(|d| d.id.clone());
+    Ok(Admitted { client_id: p.client.id, scopes, owner, device_token, display_name: p.client.display_name, device_id })
 }
 
 /// Methods this gateway implements, as advertised in `hello-ok.features.methods`.

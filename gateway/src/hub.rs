@@ -77,6 +77,12 @@ pub struct Peer {
     pub scopes: Vec<String>,
     /// Device id, or the client id for device-less backends: owner of guest sessions.
     pub owner: String,
+    /// `client.id` of its `connect` (`openclaw-control-ui`, `gateway-client`).
+    pub client_id: String,
+    /// `client.displayName`, if it gave one: with the client id, the `resolvedBy` label.
+    pub display_name: Option<String>,
+    /// The signed device it connected with, if any.
+    pub device_id: Option<String>,
     pub sender: ConnSender,
 }
 
@@ -102,6 +108,11 @@ impl Hub {
 
     pub fn leave(&self, conn_id: &str) {
         self.peers().remove(conn_id);
+    }
+
+    /// Whether any connection satisfies `f` (approval routing asks this).
+    pub fn any(&self, f: impl Fn(&Peer) -> bool) -> bool {
+        self.peers().values().any(f)
     }
 
     pub fn count(&self) -> usize {

@@ -6,6 +6,7 @@
 //! what must survive a restart in SQLite.
 
 pub mod agent;
+pub mod approvals;
 pub mod chat;
 pub mod client;
 pub mod config;
@@ -39,6 +40,7 @@ pub struct Gateway {
     pub store: store::Store,
     pub hub: hub::Hub,
     pub questions: questions::Questions,
+    pub approvals: approvals::Approvals,
     pub runs: chat::Runs,
     pub lanes: Lanes,
     pub boot_id: String,
@@ -57,6 +59,7 @@ impl Gateway {
             store,
             hub: hub::Hub::default(),
             questions: Default::default(),
+            approvals: Default::default(),
             runs: Default::default(),
             lanes: Lanes::default(),
             faults: Faults::default(),
@@ -224,6 +227,12 @@ impl Running {
         let deadline = tokio::time::Instant::now() + grace;
         let _ = self.shutdown.send(true);
         gw.drain.begin();
+        // A pending approval holds its request (and maybe a run) until someone decides: end
+        // them now (`gateway-restart`, as the real gateway records them) so they answer at once.
+        let cancelled = approvals::cancel_all(gw);
+        if cancelled > 0 {
+            log::info(&format!("stopping: cancelled {cancelled} pending approval(s)"));
+        }
         let (requests, runs) = gw.drain.in_flight();
         log::info(&format!("stopping: draining {requests} request(s) and {runs} run(s)"));
         if !gw.drain.until(deadline, |d| d.in_flight().0 == 0).await {

@@ -11,7 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::hub::Peer;
-use crate::{Gateway, chat, questions};
+use crate::{Gateway, approvals, chat, questions};
+use protocol::approval::ApprovalKind;
 
 /// Methods this gateway implements (advertised in `hello-ok`).
 pub const IMPLEMENTED: &[&str] = &[
@@ -29,6 +30,19 @@ pub const IMPLEMENTED: &[&str] = &[
     "question.get",
     "question.resolve",
     "question.waitAnswer",
+    "exec.approval.request",
+    "exec.approval.list",
+    "exec.approval.get",
+    "exec.approval.resolve",
+    "exec.approval.waitDecision",
+    "plugin.approval.request",
+    "plugin.approval.list",
+    "plugin.approval.resolve",
+    "plugin.approval.waitDecision",
+    "openclaw.approval.list",
+    "approval.get",
+    "approval.resolve",
+    "approval.history",
 ];
 
 #[derive(Deserialize)]
@@ -74,6 +88,8 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
         None => return Err(ErrorShape::invalid(format!("unknown method: {method}"))),
     };
     let caller = Caller { peer, full };
+    // Two-phase approval requests answer this id twice.
+    let req_id = req.id;
     let p = req.params.unwrap_or(json!({}));
     match method {
         "health" => {
@@ -119,8 +135,27 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
             let w: QuestionWaitParams = params(method, p)?;
             questions::wait_answer(gw, &caller, &w.id, w.timeout_ms, w.include_resolution_id == Some(true)).await
         }
+        "exec.approval.request" => approvals::request_exec(gw, &caller, &req_id, params(method, p)?).await,
+        "plugin.approval.request" => approvals::request_plugin(gw, &caller, &req_id, params(method, p)?).await,
+        "exec.approval.list" | "plugin.approval.list" | "openclaw.approval.list" => {
+            closed_empty(&p, method)?;
+            Ok(approvals::list(gw, kind_of(method)))
+        }
+        "exec.approval.get" => approvals::exec_get(gw, &params::<approvals::IdParams>(method, p)?.id),
+        "exec.approval.resolve" | "plugin.approval.resolve" => approvals::resolve_kind(gw, &caller, kind_of(method), params(method, p)?),
+        "exec.approval.waitDecision" | "plugin.approval.waitDecision" => {
+            approvals::wait_decision(gw, kind_of(method), &params::<approvals::IdParams>(method, p)?.id).await
+        }
+        "approval.get" => approvals::get(gw, &params::<approvals::IdParams>(method, p)?.id),
+        "approval.resolve" => approvals::resolve(gw, &caller, params(method, p)?),
+        "approval.history" => approvals::history(gw, params(method, p)?),
         _ => unreachable!("IMPLEMENTED lists only handled methods"),
     }
+}
+
+/// The approval kind of an `exec.*`, `plugin.*` or `openclaw.*` approval method.
+fn kind_of(method: &str) -> ApprovalKind {
+    ApprovalKind::ALL.into_iter().find(|k| method.starts_with(&format!("{}.", k.prefix()))).unwrap_or(ApprovalKind::Exec)
 }
 
 /// For methods whose params are the closed empty object.

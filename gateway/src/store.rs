@@ -64,7 +64,25 @@ const MIGRATIONS: &[&str] = &[
         bytes BLOB NOT NULL,
         created_ms INTEGER NOT NULL
     );",
+    // 5: approvals that ended (decided, expired, cancelled, denied for want of a route); pending
+    // ones live in memory, as in the real gateway. `boot_id` tells the kind methods whether an
+    // ended approval is one of this run of the gateway (already resolved) or of an earlier one
+    // (unknown, as the real gateway says after a restart). History pages newest first.
+    "CREATE TABLE approvals (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        session_key TEXT,
+        boot_id TEXT NOT NULL,
+        record_json TEXT NOT NULL,
+        resolved_at_ms INTEGER NOT NULL
+    );
+    CREATE INDEX approvals_history ON approvals (resolved_at_ms DESC, id DESC);",
 ];
+
+/// How long ended approvals are kept for `approval.get` and `approval.history` (the real
+/// gateway's retention).
+pub const APPROVAL_RETENTION_MS: i64 = 30 * 24 * 60 * 60 * 1000;
 
 /// A file received with a message, to be saved with it.
 pub struct InboundMedia {
@@ -116,6 +134,7 @@ impl Store {
         // No run survives a restart: a send the previous process left in flight (it was
         // killed mid-run) is recorded as interrupted, so a retry with its key gets an answer.
         conn.execute("UPDATE sends SET status = 'error', summary = ?1 WHERE status = 'in_flight'", [INTERRUPTED])?;
+        conn.execute("DELETE FROM approvals WHERE resolved_at_ms < ?1", [crate::util::now_ms() - APPROVAL_RETENTION_MS])?;
         Ok(Store { db: Mutex::new(conn) })
     }
 
@@ -188,6 +207,41 @@ impl Store {
     pub fn saved_question(&self, id: &str) -> rusqlite::Result<Option<protocol::question::QuestionRecord>> {
         let json: Option<String> = self.db().prepare_cached("SELECT record_json FROM questions WHERE id = ?1")?.query_row([id], |r| r.get(0)).optional()?;
         Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+}
+
+impl Store {
+    /// Persists an approval that ended, with the boot of the gateway that ended it.
+    pub fn save_approval(&self, record: &crate::approvals::ApprovalRecord, boot_id: &str) -> rusqlite::Result<()> {
+        let json = serde_json::to_string(record).unwrap_or_default();
+        let session = record.request.get("sessionKey").and_then(serde_json::Value::as_str);
+        self.db().prepare_cached("INSERT INTO approvals (id, kind, status, session_key, boot_id, record_json, resolved_at_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT(id) DO UPDATE SET status = excluded.status, boot_id = excluded.boot_id, record_json = excluded.record_json, resolved_at_ms = excluded.resolved_at_ms")?.execute(
+            params![record.id, record.kind.wire(), record.status.as_str(), session, boot_id, json, record.resolved_at_ms.unwrap_or(0)],
+        )?;
+        Ok(())
+    }
+
+    /// An ended approval as it was saved, and the boot that ended it.
+    pub fn saved_approval(&self, id: &str) -> rusqlite::Result<Option<(crate::approvals::ApprovalRecord, String)>> {
+        let row: Option<(String, String)> =
+            self.db().prepare_cached("SELECT record_json, boot_id FROM approvals WHERE id = ?1")?.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        Ok(row.and_then(|(j, boot)| serde_json::from_str(&j).ok().map(|r| (r, boot))))
+    }
+
+    /// Up to `limit` ended approvals, newest first by end time then id, of one kind if given,
+    /// strictly after `before` (the `(resolvedAtMs, id)` of the last row of the previous page).
+    pub fn approval_history(&self, kind: Option<&str>, before: Option<(i64, &str)>, limit: usize) -> rusqlite::Result<Vec<crate::approvals::ApprovalRecord>> {
+        let db = self.db();
+        let mut stmt = db.prepare_cached(
+            "SELECT record_json FROM approvals
+             WHERE (?1 IS NULL OR kind = ?1) AND resolved_at_ms >= ?2
+               AND (?3 IS NULL OR resolved_at_ms < ?3 OR (resolved_at_ms = ?3 AND id < ?4))
+             ORDER BY resolved_at_ms DESC, id DESC LIMIT ?5",
+        )?;
+        let since = crate::util::now_ms() - APPROVAL_RETENTION_MS;
+        let rows = stmt.query_map(params![kind, since, before.map(|b| b.0), before.map(|b| b.1), limit as i64], |r| r.get::<_, String>(0))?;
+        Ok(rows.filter_map(|r| r.ok()).filter_map(|j| serde_json::from_str(&j).ok()).collect())
     }
 }
 

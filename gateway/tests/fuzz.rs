@@ -3,8 +3,8 @@
 //! with mutated params, fed to `conn::on_text` / `conn::run_request` in-process. Properties:
 //! no panic; every request handed to a method gets exactly one response with its id; a frame
 //! that stops the connection queues a close; nothing hangs (a wall-clock watchdog for CPU
-//! hangs, and a bound in the runtime's own time for waits: only `question.waitAnswer` may wait
-//! that long, because it waits for a person).
+//! hangs, and a bound in the runtime's own time for waits: only `question.waitAnswer` and the
+//! approval requests and waits may wait that long, because they wait for a person).
 //!
 //! `FUZZ_CASES` sets the number of cases (default 1,000,000), `FUZZ_SEED` the seed.
 
@@ -52,7 +52,8 @@ impl Rng {
 const KEYS: &[&str] = &[
     "id", "questions", "questionId", "header", "question", "options", "label", "description", "multiSelect", "isOther", "isSecret",
     "secretStore", "name", "kind", "timeoutMs", "sessionKey", "agentId", "runId", "answers", "cancel", "resolvedBy", "resolutionId",
-    "includeResolutionId", "message", "idempotencyKey", "queueMode", "replyToId", "deliver", "thinking", "limit", "offset", "maxChars",
+    "includeResolutionId", "command", "commandArgv", "twoPhase", "decision", "allowedDecisions", "unavailableDecisions", "cursor",
+    "requireDeliveryRoute", "title", "severity", "message", "idempotencyKey", "queueMode", "replyToId", "deliver", "thinking", "limit", "offset", "maxChars",
     "key", "includeGlobal", "includeApprovals", "preserveSideRuns", "minProtocol", "maxProtocol", "client", "version", "platform", "mode",
     "scopes", "device", "auth", "token", "deviceToken", "signature", "publicKey", "signedAt", "nonce", "role", "caps", "type", "method",
     "params", "__proto__", "constructor", "", "zz",
@@ -61,7 +62,9 @@ const KEYS: &[&str] = &[
 const METHODS: &[&str] = &[
     "health", "sessions.list", "sessions.create", "sessions.subscribe", "sessions.messages.subscribe", "sessions.messages.unsubscribe",
     "chat.send", "chat.history", "chat.abort", "question.request", "question.list", "question.get", "question.resolve", "question.waitAnswer",
-    "connect", "chat.inject", "no.such", "",
+    "exec.approval.request", "exec.approval.list", "exec.approval.get", "exec.approval.resolve", "exec.approval.waitDecision",
+    "plugin.approval.request", "plugin.approval.list", "plugin.approval.resolve", "plugin.approval.waitDecision", "openclaw.approval.list",
+    "approval.get", "approval.resolve", "approval.history", "connect", "chat.inject", "no.such", "",
 ];
 
 fn weird_string(rng: &mut Rng) -> String {
@@ -146,7 +149,7 @@ fn base_params(rng: &mut Rng, method: &str, ids: &[String]) -> Value {
         "sessions.list" => json!({"limit": 10, "includeGlobal": true}),
         "sessions.create" => json!({"key": session, "label": "L"}),
         "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => json!({"key": session}),
-        "chat.send" => json!({"sessionKey": session, "message": *rng.pick(&["hello", "deploy", "color", "fail", "async", "help"]), "idempotencyKey": format!("f-{}", rng.below(50))}),
+        "chat.send" => json!({"sessionKey": session, "message": *rng.pick(&["hello", "deploy", "color", "fail", "async", "help", "run it"]), "idempotencyKey": format!("f-{}", rng.below(50))}),
         "chat.history" => json!({"sessionKey": session, "limit": 5}),
         "chat.abort" => json!({"sessionKey": session}),
         "question.request" => json!({"id": format!("fq-{}", rng.below(1000)), "sessionKey": session, "timeoutMs": *rng.pick(&[10u64, 1000, 600_000]), "questions": [
@@ -161,6 +164,13 @@ fn base_params(rng: &mut Rng, method: &str, ids: &[String]) -> Value {
             }
         }
         "question.waitAnswer" => json!({"id": id, "timeoutMs": *rng.pick(&[0u64, 5, 1000]), "includeResolutionId": true}),
+        "exec.approval.request" => json!({"command": *rng.pick(&["ls -la", "sh -c 'x; y' | z && w", ""]), "sessionKey": session, "timeoutMs": *rng.pick(&[1u64, 1000, 1_800_000]),
+            "twoPhase": rng.chance(50), "ask": *rng.pick(&["on-miss", "always"]), "requireDeliveryRoute": rng.chance(80)}),
+        "plugin.approval.request" => json!({"title": "T", "description": "D", "allowedDecisions": ["allow-once"], "timeoutMs": *rng.pick(&[1u64, 1000, 600_000]), "twoPhase": rng.chance(50)}),
+        "exec.approval.get" | "approval.get" | "exec.approval.waitDecision" | "plugin.approval.waitDecision" => json!({"id": id}),
+        "exec.approval.resolve" | "plugin.approval.resolve" => json!({"id": id, "decision": *rng.pick(&["allow-once", "allow-always", "deny", "approve"])}),
+        "approval.resolve" => json!({"id": id, "kind": *rng.pick(&["exec", "plugin", "system-agent"]), "decision": *rng.pick(&["allow-once", "allow-always", "deny"])}),
+        "approval.history" => json!({"limit": *rng.pick(&[1u64, 50, 100]), "kind": *rng.pick(&["exec", "plugin"])}),
         "connect" => connect_params(&[protocol::methods::scope::ADMIN]),
         _ => json!({}),
     }
@@ -219,26 +229,33 @@ async fn feed(gw: &Arc<Gateway>, conn: &mut Conn, text: &str, case: u64) -> Vec<
         }
         Step::Dispatch(peer, frame, work) => {
             let (id, method) = (frame.id.clone(), frame.method.clone());
+            // These wait for a person (or the approval's expiry, which may be far away).
+            let waits = method == "question.waitAnswer" || method.ends_with(".approval.request") || method.ends_with(".approval.waitDecision");
             let task = tokio::spawn(run_request(gw.clone(), peer, frame, work));
             // Runtime time (paused: it jumps ahead when everything waits).
-            match tokio::time::timeout(Duration::from_secs(3600), task).await {
-                Ok(Ok(())) => {}
+            let finished = match tokio::time::timeout(Duration::from_secs(3600), task).await {
+                Ok(Ok(())) => true,
                 Ok(Err(e)) => panic!("case {case}: `{method}` panicked ({e}) on {}", preview(text)),
-                Err(_) => assert_eq!(method, "question.waitAnswer", "case {case}: `{method}` did not return within an hour of runtime time: {}", preview(text)),
-            }
+                Err(_) => {
+                    assert!(waits, "case {case}: `{method}` did not return within an hour of runtime time: {}", preview(text));
+                    false
+                }
+            };
             let (texts, _) = conn.drain();
-            if method != "question.waitAnswer" {
+            if method != "question.waitAnswer" && finished {
                 // A response (keys are serialised in order, so `type` is last) carrying our id.
                 let id_field = format!(r#""id":{}"#, serde_json::to_string(&id).unwrap());
                 let answered = texts.iter().filter(|t| t.ends_with(r#""type":"res"}"#) && t.contains(&id_field)).count();
-                assert_eq!(answered, 1, "case {case}: `{method}` got {answered} responses: {}", preview(text));
+                // A two-phase approval request answers twice: accepted, then the outcome.
+                let two_phase = method.ends_with(".approval.request") && texts.iter().any(|t| t.contains(&id_field) && t.contains(r#""status":"accepted""#));
+                assert_eq!(answered, if two_phase { 2 } else { 1 }, "case {case}: `{method}` got {answered} responses: {}", preview(text));
             }
             DISPATCHED.fetch_add(1, Ordering::Relaxed);
             if texts.iter().any(|t| t.contains(r#""ok":true"#) && t.contains(&format!(r#""id":{}"#, serde_json::to_string(&id).unwrap()))) {
                 OK.fetch_add(1, Ordering::Relaxed);
             }
             // Remember the questions made, so later cases can get, resolve and wait on them.
-            return texts.iter().filter(|t| t.contains(r#""payload":{"expiresAtMs""#) || t.contains(r#""payload":{"id":"fq-"#)).filter_map(|t| serde_json::from_str::<Value>(t).ok()).filter_map(|v| v.get("payload").cloned()).collect();
+            return texts.iter().filter(|t| t.contains(r#""payload":{"expiresAtMs""#) || t.contains(r#""payload":{"id":"fq-"#) || t.contains(r#""deliveryRoute""#)).filter_map(|t| serde_json::from_str::<Value>(t).ok()).filter_map(|v| v.get("payload").cloned()).collect();
         }
     }
     conn.drain();

@@ -5,6 +5,7 @@
 //! |---|---|
 //! | `deploy` | asks where to deploy and whom to notify, waits, then replies with the answer |
 //! | `color` / `colour` | asks for a color (single choice), waits, replies |
+//! | `run` (the word: "run the tests", not "running") | asks for an exec approval to run `ls -la`, waits, replies with the decision (never runs anything) |
 //! | `slow` | streams for about five seconds (time to press Stop) |
 //! | `fail` | fails with an error |
 //! | `async` | asks two questions without stopping (Codex-style), keeps working, completes |
@@ -14,6 +15,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use protocol::approval::Decision;
 use protocol::question::{QuestionRecord, QuestionRequestParams, QuestionStatus};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -21,9 +23,10 @@ use tokio::sync::watch;
 use crate::chat::{broadcast_message, chat_event};
 use crate::store::SendStatus;
 use crate::util::{now_ms, uuid_v4};
+use crate::approvals::{self, ApprovalRecord, Status};
 use crate::{Gateway, log, questions};
 
-pub const HELP: &str = "I am the demo agent. Try: \"deploy the site\" (I ask where and whom to notify), \"pick a color\" (one choice), \"async\" (questions while I keep working), \"slow\" (a long reply you can Stop), \"fail\" (a run that errors), or anything else (I echo it).";
+pub const HELP: &str = "I am the demo agent. Try: \"deploy the site\" (I ask where and whom to notify), \"pick a color\" (one choice), \"run the tests\" (I ask for approval to run a command), \"async\" (questions while I keep working), \"slow\" (a long reply you can Stop), \"fail\" (a run that errors), or anything else (I echo it).";
 
 fn deploy_questions() -> Value {
     json!([
@@ -227,6 +230,55 @@ async fn ask_user(s: &mut Stream<'_>, gw: &Arc<Gateway>, questions: Value, abort
     record
 }
 
+/// The harmless command the demo agent asks to run (it never runs it).
+const DEMO_COMMAND: &str = "ls -la";
+
+/// Whether `text` holds `word` as a whole word ("run it", not "trunk" or "running").
+fn has_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !c.is_alphanumeric()).any(|w| w.eq_ignore_ascii_case(word))
+}
+
+/// Asks for an exec approval to run `command` and waits for its end. `None` when the run was
+/// stopped (its approval is then cancelled, `run-aborted`); `Err` when it could not be asked.
+async fn ask_approval(gw: &Arc<Gateway>, session: &str, run_id: &str, command: &str, abort: &mut watch::Receiver<bool>) -> Option<Result<ApprovalRecord, String>> {
+    let cwd = std::fs::canonicalize(&gw.config.data_dir).unwrap_or_else(|_| gw.config.data_dir.clone());
+    let params = json!({"command": command, "cwd": cwd.display().to_string(), "host": "gateway", "security": "allowlist", "ask": "on-miss",
+        "sessionKey": session, "agentId": "main", "runId": run_id, "timeoutMs": 600_000});
+    let params = match serde_json::from_value(params) {
+        Ok(p) => p,
+        Err(e) => return Some(Err(e.to_string())),
+    };
+    let (id, waiter) = match approvals::request_for_run(gw, params, run_id) {
+        Ok(w) => w,
+        Err(e) => return Some(Err(e.message)),
+    };
+    let ended = tokio::select! {
+        r = waiter.done() => r,
+        _ = abort.wait_for(|a| *a) => None,
+    };
+    // Stopped: whoever stopped it cancelled the approval; make sure, then end aborted.
+    if ended.is_none() || *abort.borrow() {
+        approvals::cancel_run(gw, run_id);
+        return None;
+    }
+    Some(ended.ok_or_else(|| format!("approval {id} ended without an outcome")))
+}
+
+fn approval_reply(outcome: Result<ApprovalRecord, String>, command: &str) -> String {
+    match outcome {
+        Ok(r) => match (r.status, r.decision) {
+            (Status::Allowed, Some(Decision::AllowAlways)) => {
+                format!("Always allowed: I would run `{command}` now, and next time without asking (the demo agent never executes anything).")
+            }
+            (Status::Allowed, _) => format!("Allowed once: I would run `{command}` now (the demo agent never executes anything)."),
+            (Status::Denied, _) => format!("Denied: I will not run `{command}`."),
+            (Status::Expired, _) => format!("The approval expired: I did not run `{command}`."),
+            _ => format!("The approval was cancelled: I did not run `{command}`."),
+        },
+        Err(e) => format!("I could not ask for approval ({e}), so I did not run `{command}`."),
+    }
+}
+
 fn answer_text(record: &QuestionRecord, id: &str) -> String {
     record.answers.as_ref().and_then(|a| a.answers.get(id)).map(|v| v.join(", ")).unwrap_or_default()
 }
@@ -261,6 +313,14 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
             Some(r) if r.status == QuestionStatus::Answered => format!("{} it is.", answer_text(&r, "color")),
             Some(r) if r.status == QuestionStatus::Expired => "No answer arrived; I kept the current color.".into(),
             Some(_) => "Fine, no new color.".into(),
+            None => return aborted(&mut s),
+        }
+    } else if has_word(&lower, "run") {
+        if !s.say(&format!("I need your approval to run `{DEMO_COMMAND}`. "), 30, &mut abort).await {
+            return aborted(&mut s);
+        }
+        match ask_approval(gw, session, run_id, DEMO_COMMAND, &mut abort).await {
+            Some(outcome) => approval_reply(outcome, DEMO_COMMAND),
             None => return aborted(&mut s),
         }
     } else if lower.contains("async") {

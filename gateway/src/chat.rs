@@ -14,7 +14,7 @@ use crate::methods::Caller;
 use crate::questions::canonical_session_key;
 use crate::store::{InboundMedia, SendStatus};
 use crate::util::{now_ms, uuid_v4};
-use crate::{Gateway, agent, questions};
+use crate::{Gateway, agent, approvals, questions};
 
 /// Runs in progress, by session: the run id and a flag that aborts it.
 #[derive(Default)]
@@ -321,8 +321,9 @@ pub fn abort(gw: &Arc<Gateway>, caller: &Caller<'_>, p: AbortParams) -> Result<V
         return Ok(json!({"ok": true, "aborted": false}));
     }
     run.abort.send_replace(true);
-    // An aborted run cancels its pending question.
+    // An aborted run cancels its pending question and approval.
     questions::cancel_run(gw, &run.run_id);
+    approvals::cancel_run(gw, &run.run_id);
     Ok(json!({"ok": true, "aborted": true, "runId": run.run_id}))
 }
 
@@ -334,6 +335,7 @@ pub fn abort_all(gw: &Arc<Gateway>) -> usize {
     for run in &runs {
         run.abort.send_replace(true);
         questions::cancel_run(gw, &run.run_id);
+        approvals::cancel_run(gw, &run.run_id);
     }
     runs.len()
 }
@@ -341,10 +343,11 @@ pub fn abort_all(gw: &Arc<Gateway>) -> usize {
 /// Aborts the runs that wait for a person's answer (graceful shutdown does not wait for
 /// those: nobody may answer before the deadline). Returns how many.
 pub fn abort_waiting(gw: &Arc<Gateway>) -> usize {
-    let waiting: Vec<ActiveRun> = gw.runs.all().into_iter().filter(|r| gw.questions.run_is_waiting(&r.run_id)).collect();
+    let waiting: Vec<ActiveRun> = gw.runs.all().into_iter().filter(|r| gw.questions.run_is_waiting(&r.run_id) || gw.approvals.run_is_waiting(&r.run_id)).collect();
     for run in &waiting {
         run.abort.send_replace(true);
         questions::cancel_run(gw, &run.run_id);
+        approvals::cancel_run(gw, &run.run_id);
     }
     waiting.len()
 }

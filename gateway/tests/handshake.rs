@@ -36,7 +36,8 @@ async fn control_ui_connects_with_a_signed_device_and_gets_its_scopes() {
     let (gw, _dir) = start(30_000).await;
     let c = Client::connect(ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed([1; 32]))).await.unwrap();
     assert_eq!(c.hello.protocol, 4);
-    assert_eq!(c.hello.auth.scopes, vec![scope::READ, scope::WRITE, scope::APPROVALS, scope::QUESTIONS]);
+    // Every scope the UI asks for (operator.admin among them, as the incumbent asks).
+    assert_eq!(c.hello.auth.scopes, protocol::methods::UI_SCOPES.to_vec());
     assert!(c.hello.auth.device_token.is_some(), "a device token is issued");
     assert_eq!(c.hello.policy.tick_interval_ms, Some(30_000));
     assert!(c.hello.features.methods.iter().any(|m| m == "health"));

@@ -17,8 +17,13 @@ pub struct Browser {
 /// group ends them all, so a test that fails or panics leaves no browser behind (killing
 /// chromedriver alone would orphan Chromium to init).
 fn end_group(driver: &Child) {
-    if let Some(pid) = driver.id() {
-        let _ = std::process::Command::new("kill").args(["-KILL", &format!("-{pid}")]).stderr(Stdio::null()).status();
+    // Only a group this Browser made (its leader is chromedriver, not yet reaped): never 0 or 1,
+    // which would mean this process's own group or every process.
+    if let Some(pid) = driver.id().and_then(|p| i32::try_from(p).ok()).filter(|p| *p > 1) {
+        // SAFETY: killpg only sends a signal; the group is the one spawned with process_group(0).
+        unsafe {
+            libc::killpg(pid, libc::SIGKILL);
+        }
     }
 }
 

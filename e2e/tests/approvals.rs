@@ -220,3 +220,26 @@ async fn approvals_on_the_real_gateway() {
     let mut agent = gw.agent().await;
     flows(Target { base: gw.base(), fragment: format!("#token={}", e2e::real::TOKEN), name: "real" }, &mut agent).await;
 }
+
+/// `make run`'s demo agent: a message with the word `run` asks for an exec approval in the
+/// dock, and the reply says what was decided; Stop (the dock collapsed) cancels the next one.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_demo_agent_asks_for_approval_in_the_dock_and_stop_cancels_it() {
+    let gw = e2e::LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("run the tests").await;
+    let text = b.wait_text("[data-testid=approval-card]", T, |s| s.contains("Allow once")).await;
+    assert!(text.contains("ls -la"), "{text}");
+    b.click_button("Allow once").await;
+    b.wait_text(".transcript", T, |s| s.contains("Allowed once: I would run `ls -la` now")).await;
+    b.wait_text("[data-testid=approval-receipt]", T, |s| s.contains("Allowed once")).await;
+
+    b.send_message("run it again").await;
+    b.wait_text("[data-testid=approval-card]", T, |s| s.contains("Deny")).await;
+    b.click_button("Collapse").await;
+    b.wait_text("[data-testid=composer-approval-hint]", T, |s| s.contains("never decides")).await;
+    b.click_button("Stop").await;
+    b.wait_gone("[data-testid=approval-card], [data-testid=dock-bar]", T).await;
+    b.wait_text(".transcript", T, |s| s.contains("Command approval: Cancelled")).await;
+    b.close().await;
+}

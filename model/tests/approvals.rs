@@ -231,3 +231,14 @@ fn every_captured_approval_frame_of_the_real_gateway_reads() {
     }
     assert!(requested >= 4 && listed >= 2 && snapshots >= 4, "requested {requested}, listed {listed}, snapshots {snapshots}");
 }
+
+#[test]
+fn an_approval_withdrawn_by_a_stopped_run_reads_as_cancelled() {
+    let mut d = Dock::new();
+    d.approval_requested(ApprovalKind::Exec, &exec("a1", 99_000), false);
+    let fx = d.approval_resolved(&json!({"id":"a1","decision":"deny","resolvedBy":null,"ts":3}));
+    assert!(fx.contains(&Effect::GetApproval("a1".into())), "a deny by nobody is checked");
+    let snap = json!({"approval":{"id":"a1","status":"cancelled","reason":"run-aborted","presentation":{"kind":"exec","commandText":"ls"},"createdAtMs":1,"expiresAtMs":99_000}});
+    assert_eq!(saved(&d.approval_got("a1", Ok(&snap))), [Outcome::Cancelled]);
+    assert_eq!(d.receipts[0].outcome.label(), "Cancelled");
+}

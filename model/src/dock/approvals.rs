@@ -66,6 +66,7 @@ pub fn read_snapshot(v: &Value) -> Option<(Approval, SnapshotStatus)> {
     let outcome = match (status, decision) {
         ("pending", _) => return Some((approval, SnapshotStatus::Pending)),
         ("expired", _) => Outcome::Expired,
+        ("cancelled", _) => Outcome::Cancelled,
         ("allowed" | "denied", Some(d)) => Outcome::DecidedElsewhere { decision: d, by: who(v) },
         ("denied", None) => Outcome::DecidedElsewhere { decision: Decision::Deny, by: who(v) },
         _ => Outcome::Unavailable,

@@ -123,6 +123,8 @@ pub enum Outcome {
     Denied,
     /// Approvals: another client (or person) decided first.
     DecidedElsewhere { decision: Decision, by: Option<String> },
+    /// Approvals: withdrawn without a decision (the run stopped, the gateway restarted).
+    Cancelled,
 }
 
 impl Outcome {
@@ -139,6 +141,7 @@ impl Outcome {
             Outcome::Denied => "Denied".into(),
             Outcome::DecidedElsewhere { decision, by: Some(by) } => format!("Decided elsewhere by {by}: {}", decision.past()),
             Outcome::DecidedElsewhere { decision, by: None } => format!("Decided elsewhere: {}", decision.past()),
+            Outcome::Cancelled => "Cancelled".into(),
         }
     }
 
@@ -165,6 +168,7 @@ enum OutcomeKind {
     AlwaysAllowed,
     Denied,
     DecidedElsewhere,
+    Cancelled,
 }
 
 /// An [`Outcome`] as stored: written out rather than as an internally tagged enum, which makes
@@ -193,6 +197,7 @@ impl From<OutcomeStored> for Outcome {
             OutcomeKind::AlwaysAllowed => Outcome::AlwaysAllowed,
             OutcomeKind::Denied => Outcome::Denied,
             OutcomeKind::DecidedElsewhere => Outcome::DecidedElsewhere { decision: s.decision.unwrap_or(Decision::Deny), by: s.by },
+            OutcomeKind::Cancelled => Outcome::Cancelled,
         }
     }
 }
@@ -209,6 +214,7 @@ impl From<Outcome> for OutcomeStored {
             Outcome::AllowedOnce => (OutcomeKind::AllowedOnce, None),
             Outcome::AlwaysAllowed => (OutcomeKind::AlwaysAllowed, None),
             Outcome::Denied => (OutcomeKind::Denied, None),
+            Outcome::Cancelled => (OutcomeKind::Cancelled, None),
             Outcome::DecidedElsewhere { decision, by } => return OutcomeStored { kind: OutcomeKind::DecidedElsewhere, answers: None, decision: Some(decision), by },
         };
         OutcomeStored { kind, answers, decision: None, by: None }

@@ -167,6 +167,7 @@ pub fn ApprovalReceipt(
         Outcome::Denied => "denied",
         Outcome::DecidedElsewhere { .. } => "elsewhere",
         Outcome::Expired => "expired",
+        Outcome::Cancelled => "cancelled",
         _ => "unavailable",
     };
     let unknown = a.command.is_none() && a.title.is_empty();

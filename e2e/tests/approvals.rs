@@ -231,7 +231,7 @@ async fn the_demo_agent_asks_for_approval_in_the_dock_and_stop_cancels_it() {
     let text = b.wait_text("[data-testid=approval-card]", T, |s| s.contains("Allow once")).await;
     assert!(text.contains("ls -la"), "{text}");
     b.click_button("Allow once").await;
-    b.wait_text(".transcript", T, |s| s.contains("Allowed once: I would run `ls -la` now")).await;
+    b.wait_text(".transcript", T, |s| s.contains("Allowed once: I would run ls -la now")).await;
     b.wait_text("[data-testid=approval-receipt]", T, |s| s.contains("Allowed once")).await;
 
     b.send_message("run it again").await;

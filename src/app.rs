@@ -57,12 +57,8 @@ pub fn App() -> impl IntoView {
     // Saved history confirms outbox rows whenever a pane's transcript changes.
     for chat in panes.chats.get_value() {
         Effect::new(move |_| {
-            let raw: Vec<serde_json::Value> = chat.messages.with(|rows| {
-                rows.iter()
-                    .filter(|r| r.role == "user")
-                    .map(|r| r.raw.clone())
-                    .collect()
-            });
+            let raw: Vec<serde_json::Value> =
+                chat.messages.with(|rows| rows.iter().filter(|r| r.role == "user").map(|r| r.raw.clone()).collect());
             if !raw.is_empty() {
                 outbox.confirm(&raw);
             }
@@ -73,10 +69,7 @@ pub fn App() -> impl IntoView {
     Effect::new(move |_| {
         if let Some((session, text, _)) = outbox.restored.get() {
             let open = panes.open_chats();
-            let chat = open
-                .iter()
-                .find(|c| c.session.get_untracked() == session)
-                .unwrap_or(&open[0]);
+            let chat = open.iter().find(|c| c.session.get_untracked() == session).unwrap_or(&open[0]);
             chat.restore_text(&session, &text);
         }
     });

@@ -95,7 +95,9 @@ impl DockController {
         let result = self.client.request("approval.get", json!({ "id": id })).await;
         let fx = match &result {
             Ok(v) => self.dock.try_update(|d| d.approval_got(&id, Ok(v))).unwrap_or_default(),
-            Err(RequestError::Gateway(e)) if e.detail_reason() == Some("APPROVAL_NOT_FOUND") => self.dock.try_update(|d| d.approval_got(&id, Err(None))).unwrap_or_default(),
+            Err(RequestError::Gateway(e)) if e.detail_reason() == Some("APPROVAL_NOT_FOUND") => {
+                self.dock.try_update(|d| d.approval_got(&id, Err(None))).unwrap_or_default()
+            }
             Err(e) => {
                 let msg = e.to_string();
                 self.dock.try_update(|d| d.approval_got(&id, Err(Some(&msg)))).unwrap_or_default()

@@ -44,7 +44,10 @@ pub enum AsyncStatus {
     /// An answer is in the outbox.
     Delivering(OutboxRow),
     /// Saved history holds the answer. `text` is the saved reply.
-    Sent { text: String, answers: Option<Vec<String>> },
+    Sent {
+        text: String,
+        answers: Option<Vec<String>>,
+    },
     Dismissed,
     /// Moved into history by a later successful run: "No longer pending".
     Retired,
@@ -68,12 +71,7 @@ pub struct AsyncController {
 }
 
 impl AsyncController {
-    pub fn new(
-        panes: Panes,
-        outbox: OutboxController,
-        dock: DockController,
-        db: LocalDb,
-    ) -> AsyncController {
+    pub fn new(panes: Panes, outbox: OutboxController, dock: DockController, db: LocalDb) -> AsyncController {
         let questions = Memo::new(move |_| {
             let mut found: Vec<(usize, AsyncQuestion)> = Vec::new();
             for (i, chat) in panes.chats.get_value().into_iter().enumerate() {
@@ -176,15 +174,13 @@ impl AsyncController {
 
     /// Where `q` stands, from the outbox, saved history and local choices.
     pub fn status(&self, q: &AsyncQuestion) -> AsyncStatus {
-        let row = self.outbox.rows.with(|rows| rows.iter().filter(|r| r.async_item_id.as_deref() == Some(q.item_id.as_str()) && !r.discarded).max_by_key(|r| r.order).cloned());
+        let row = self.outbox.rows.with(|rows| {
+            rows.iter().filter(|r| r.async_item_id.as_deref() == Some(q.item_id.as_str()) && !r.discarded).max_by_key(|r| r.order).cloned()
+        });
         let local = self.local.with(|l| l.get(&q.item_id).cloned()).unwrap_or_default();
         // Edited drafts are never archived. Read untracked: typing must not recompute every
         // question's status; a retiring message re-runs this anyway.
-        let edited = self.dock.drafts.with_untracked(|m| {
-            m.get(&q.key())
-                .map(|d| d.with_untracked(|d| d.revision > 0))
-                .unwrap_or(false)
-        });
+        let edited = self.dock.drafts.with_untracked(|m| m.get(&q.key()).map(|d| d.with_untracked(|d| d.revision > 0)).unwrap_or(false));
         self.chat_of(&q.item_id).messages.with(|rows| {
             // Saved history first: our own row's key, then the protocol's matching rules.
             let mut unresolved: Vec<AsyncQuestion> = Vec::new();
@@ -194,7 +190,9 @@ impl AsyncController {
                     unresolved.push(aq);
                     continue;
                 }
-                let by_key = row.as_ref().is_some_and(|o| m.get("__openclaw").and_then(|x| x.get("idempotencyKey")).and_then(Value::as_str) == Some(o.saved_key().as_str()));
+                let by_key = row.as_ref().is_some_and(|o| {
+                    m.get("__openclaw").and_then(|x| x.get("idempotencyKey")).and_then(Value::as_str) == Some(o.saved_key().as_str())
+                });
                 let hit = if by_key { Some(q.item_id.clone()) } else { confirmed_item(&unresolved, m) };
                 if let Some(item) = hit {
                     if item == q.item_id {
@@ -206,7 +204,11 @@ impl AsyncController {
                 }
             }
             if let Some(r) = row {
-                return if r.state == SendState::Confirmed { AsyncStatus::Sent { text: r.text.clone(), answers: None } } else { AsyncStatus::Delivering(r) };
+                return if r.state == SendState::Confirmed {
+                    AsyncStatus::Sent { text: r.text.clone(), answers: None }
+                } else {
+                    AsyncStatus::Delivering(r)
+                };
             }
             if local.dismissed {
                 return AsyncStatus::Dismissed;
@@ -223,10 +225,7 @@ impl AsyncController {
     /// draft is left alone.
     fn submit(&self, key: &str) {
         let item = key.trim_start_matches(ASYNC_PREFIX).to_string();
-        let Some(q) = self
-            .questions
-            .with_untracked(|qs| qs.iter().find(|(_, q)| q.item_id == item).cloned())
-        else {
+        let Some(q) = self.questions.with_untracked(|qs| qs.iter().find(|(_, q)| q.item_id == item).cloned()) else {
             return;
         };
         let (home, q) = (self.panes.chat(q.0), q.1);
@@ -245,13 +244,7 @@ impl AsyncController {
         }
         let text = format_answer(&q.items, &answers);
         let steer = home.run_active.get_untracked().then(|| "steer".to_string());
-        self.outbox.enqueue(
-            &home.session.get_untracked(),
-            &text,
-            q.source_message_id.clone(),
-            steer,
-            Some(item),
-        );
+        self.outbox.enqueue(&home.session.get_untracked(), &text, q.source_message_id.clone(), steer, Some(item));
     }
 
     fn save_local(&self, item: &str) {
@@ -285,11 +278,8 @@ impl AsyncController {
     /// The pane controller whose transcript holds question `item` (the first pane's if none
     /// does any more).
     fn chat_of(&self, item: &str) -> ChatController {
-        let home = self
-            .questions
-            .with(|qs| qs.iter().find(|(_, q)| q.item_id == item).map(|(i, _)| *i));
-        self.panes
-            .chat(home.unwrap_or_else(|| self.panes.open.with_untracked(|o| o[0])))
+        let home = self.questions.with(|qs| qs.iter().find(|(_, q)| q.item_id == item).map(|(i, _)| *i));
+        self.panes.chat(home.unwrap_or_else(|| self.panes.open.with_untracked(|o| o[0])))
     }
 
     pub fn undo_dismiss(&self, item: &str) {
@@ -300,10 +290,7 @@ impl AsyncController {
 
     /// "Answer" on a retired question: back into the dock with its draft.
     pub fn reopen(&self, item: &str) {
-        let max_seq = self
-            .chat_of(item)
-            .messages
-            .with_untracked(|rows| rows.iter().map(|r| r.seq).max().unwrap_or(0));
+        let max_seq = self.chat_of(item).messages.with_untracked(|rows| rows.iter().map(|r| r.seq).max().unwrap_or(0));
         self.local.update(|l| {
             let e = l.entry(item.to_string()).or_default();
             e.reopened_after_seq = Some(max_seq);

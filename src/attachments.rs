@@ -268,7 +268,13 @@ impl DraftFiles {
         for meta in wanted {
             match self.in_memory(&meta.blob_key(&owner)).or_else(|| stored.iter().find(|f| f.meta.id == meta.id).cloned()) {
                 Some(f) => out.push(f),
-                None if !self.db.is_healthy() => return Err(format!("{} cannot be read while this browser's storage is not working ({}). Try again in a moment.", meta.file_name, self.db_failure())),
+                None if !self.db.is_healthy() => {
+                    return Err(format!(
+                        "{} cannot be read while this browser's storage is not working ({}). Try again in a moment.",
+                        meta.file_name,
+                        self.db_failure()
+                    ));
+                }
                 None => return Err(format!("{} is no longer kept in this browser; remove it and attach it again.", meta.file_name)),
             }
         }
@@ -317,7 +323,11 @@ impl DraftFiles {
 
     /// Says which files of a discarded message this browser no longer had.
     pub fn note_missing(&self, session: &str, missing: &[String]) {
-        let text = format!("Not given back: {} no longer kept in this browser (its storage was full or cleared). Attach {} again.", missing.join(", "), if missing.len() == 1 { "it" } else { "them" });
+        let text = format!(
+            "Not given back: {} no longer kept in this browser (its storage was full or cleared). Attach {} again.",
+            missing.join(", "),
+            if missing.len() == 1 { "it" } else { "them" }
+        );
         self.update(session, &mut |s| s.refused = vec![text.clone()]);
     }
 

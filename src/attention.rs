@@ -58,7 +58,11 @@ pub struct Attention {
 
 impl Attention {
     pub fn new(client: GatewayClient, dock: DockController) -> Attention {
-        let a = Attention { settings: RwSignal::new(load_settings(&client.url.get_untracked())), permission: RwSignal::new(permission_now()), client };
+        let a = Attention {
+            settings: RwSignal::new(load_settings(&client.url.get_untracked())),
+            permission: RwSignal::new(permission_now()),
+            client,
+        };
         Effect::new(move |_| {
             let url = client.url.get();
             a.settings.set(load_settings(&url));

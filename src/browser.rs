@@ -50,7 +50,11 @@ pub fn location() -> Option<web_sys::Location> {
 /// The base path the real gateway serves the UI under (`data-openclaw-control-ui-base-path`
 /// on `<html>`; empty at the root).
 pub fn base_path() -> String {
-    window().and_then(|w| w.document()).and_then(|d| d.document_element()).and_then(|e| e.get_attribute("data-openclaw-control-ui-base-path")).unwrap_or_default()
+    window()
+        .and_then(|w| w.document())
+        .and_then(|d| d.document_element())
+        .and_then(|e| e.get_attribute("data-openclaw-control-ui-base-path"))
+        .unwrap_or_default()
 }
 
 /// The page's path inside the app, without the base path (`/ask/<id>`, never `/ui/ask/<id>`).
@@ -102,7 +106,9 @@ pub async fn blob_base64(blob: &web_sys::Blob) -> Result<String, String> {
     reader.set_onloadend(Some(on_end.as_ref().unchecked_ref()));
     reader.read_as_data_url(blob).map_err(|e| js_error_text(&e))?;
     let _ = finished.await;
-    let url = reader.result().ok().and_then(|r| r.as_string()).ok_or_else(|| reader.error().map_or_else(|| "the file could not be read".to_string(), |e| format!("{}: {}", e.name(), e.message())))?;
+    let url = reader.result().ok().and_then(|r| r.as_string()).ok_or_else(|| {
+        reader.error().map_or_else(|| "the file could not be read".to_string(), |e| format!("{}: {}", e.name(), e.message()))
+    })?;
     // `data:<type>;base64,<content>`
     url.split_once(',').map(|(_, b64)| b64.to_string()).ok_or_else(|| "the file could not be read as base64".to_string())
 }

@@ -40,10 +40,18 @@ impl TranscriptRow {
     pub fn from_message(m: &Value) -> TranscriptRow {
         let meta = m.get("__openclaw");
         let seq = meta.and_then(|o| o.get("seq")).and_then(Value::as_u64).unwrap_or(0);
-        let key = meta.and_then(|o| o.get("id")).and_then(Value::as_str).map(str::to_string).unwrap_or_else(|| format!("seq-{seq}-{}", protocol::frame::compact(m).len()));
+        let key = meta
+            .and_then(|o| o.get("id"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("seq-{seq}-{}", protocol::frame::compact(m).len()));
         let role = m.get("role").and_then(Value::as_str).unwrap_or("custom").to_string();
         let note = m.get("stopReason").or_else(|| m.get("customType")).and_then(Value::as_str).map(str::to_string);
-        let timestamp = m.get("timestamp").and_then(Value::as_f64).or_else(|| meta.and_then(|o| o.get("recordTimestampMs")).and_then(Value::as_f64)).unwrap_or(0.0);
+        let timestamp = m
+            .get("timestamp")
+            .and_then(Value::as_f64)
+            .or_else(|| meta.and_then(|o| o.get("recordTimestampMs")).and_then(Value::as_f64))
+            .unwrap_or(0.0);
         let text = match model::offline::withheld(m) {
             Some(reason) => format!("Not kept in this browser's saved copy: {reason}. It shows again when the gateway is back."),
             None => model::message_text(m),
@@ -128,12 +136,7 @@ pub fn route_from_url() -> Option<ChatRoute> {
 impl ChatController {
     /// A conversation controller; `route` names its conversation (none: the default one),
     /// and a controller that is not `open` waits for a pane.
-    pub fn new(
-        client: GatewayClient,
-        db: LocalDb,
-        route: Option<ChatRoute>,
-        open: bool,
-    ) -> ChatController {
+    pub fn new(client: GatewayClient, db: LocalDb, route: Option<ChatRoute>, open: bool) -> ChatController {
         let c = ChatController {
             open: RwSignal::new(open),
             session: RwSignal::new(match &route {
@@ -176,9 +179,7 @@ impl ChatController {
                 return;
             }
             if c.session.get_untracked().is_empty() {
-                let default = client.hello.with_untracked(|h| {
-                    h.as_ref().and_then(|h| h.main_session_key.clone())
-                });
+                let default = client.hello.with_untracked(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
                 c.session.set(default.unwrap_or_else(|| "agent:main:main".into()));
             }
             spawn_local(async move {
@@ -224,12 +225,16 @@ impl ChatController {
     /// Opens the session a short `/chat/…` link names, or says that it names none.
     fn resolve_short_link(&self) {
         let Some((agent, prefix)) = self.short_link.get_value() else { return };
-        let keys: Vec<String> = self.sessions.with_untracked(|rows| rows.iter().filter_map(|r| r.get("key").and_then(Value::as_str).map(str::to_string)).collect());
+        let keys: Vec<String> = self
+            .sessions
+            .with_untracked(|rows| rows.iter().filter_map(|r| r.get("key").and_then(Value::as_str).map(str::to_string)).collect());
         self.short_link.set_value(None);
         match model::route::resolve_short_id(&agent, &prefix, keys.iter().map(String::as_str)) {
             Some(key) => self.session.set(key.to_string()),
             None => {
-                self.link_error.set(Some(format!("No single conversation of agent {agent} matches this link (…{prefix}): it may have been deleted. Pick one above.")));
+                self.link_error.set(Some(format!(
+                    "No single conversation of agent {agent} matches this link (…{prefix}): it may have been deleted. Pick one above."
+                )));
                 let default = self.client.hello.with_untracked(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
                 self.session.set(default.unwrap_or_else(|| format!("agent:{agent}:main")));
             }
@@ -257,7 +262,11 @@ impl ChatController {
         }
         match result {
             Ok(v) => {
-                let rows: Vec<TranscriptRow> = v.get("messages").and_then(Value::as_array).map(|a| a.iter().map(TranscriptRow::from_message).collect()).unwrap_or_default();
+                let rows: Vec<TranscriptRow> = v
+                    .get("messages")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().map(TranscriptRow::from_message).collect())
+                    .unwrap_or_default();
                 self.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
                 self.run_active.set(v.get("sessionInfo").and_then(|i| i.get("hasActiveRun")).and_then(Value::as_bool).unwrap_or(false));
                 self.history_error.set(None);
@@ -266,7 +275,8 @@ impl ChatController {
                 // Rows of the saved copy all go (they may be older than the page, or from a
                 // transcript the gateway no longer has); rows that arrived live meanwhile stay.
                 self.messages.update(|m| {
-                    let extra: Vec<TranscriptRow> = m.drain(..).filter(|r| !r.from_saved_copy && r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
+                    let extra: Vec<TranscriptRow> =
+                        m.drain(..).filter(|r| !r.from_saved_copy && r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
                     *m = rows;
                     m.extend(extra);
                 });
@@ -288,7 +298,11 @@ impl ChatController {
             let result = this.client.request("chat.history", json!({"sessionKey": session, "limit": 100, "offset": offset})).await;
             this.loading.set(false);
             if let Ok(v) = result {
-                let older: Vec<TranscriptRow> = v.get("messages").and_then(Value::as_array).map(|a| a.iter().map(TranscriptRow::from_message).collect()).unwrap_or_default();
+                let older: Vec<TranscriptRow> = v
+                    .get("messages")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().map(TranscriptRow::from_message).collect())
+                    .unwrap_or_default();
                 this.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
                 this.messages.update(|m| {
                     let mut merged: Vec<TranscriptRow> = older.into_iter().filter(|o| !m.iter().any(|x| x.key == o.key)).collect();
@@ -322,7 +336,9 @@ impl ChatController {
             // A reply shown from its run's `final` event before it was saved: the saved row
             // takes its place (same run, or the same words from the same role).
             let provisional = rows.iter().position(|r| {
-                r.key.starts_with(LIVE_PREFIX) && r.role == row.role && (run.is_some_and(|run| r.key[LIVE_PREFIX.len()..] == *run) || r.text == row.text)
+                r.key.starts_with(LIVE_PREFIX)
+                    && r.role == row.role
+                    && (run.is_some_and(|run| r.key[LIVE_PREFIX.len()..] == *run) || r.text == row.text)
             });
             match provisional {
                 Some(i) if !row.key.starts_with(LIVE_PREFIX) => rows[i] = row,
@@ -343,7 +359,8 @@ impl ChatController {
     async fn show_saved_copy(self) {
         let store = self.db.store();
         if self.session.get_untracked().is_empty() && self.short_link.with_value(Option::is_none) {
-            let index: Option<model::offline::SavedIndex> = store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await.ok().flatten().and_then(|v| crate::json::decode(&v));
+            let index: Option<model::offline::SavedIndex> =
+                store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await.ok().flatten().and_then(|v| crate::json::decode(&v));
             if let Some(latest) = index.as_ref().and_then(|i| i.latest()).filter(|_| self.session.get_untracked().is_empty()) {
                 // Setting the session runs this again for it.
                 self.session.set(latest.to_string());
@@ -357,7 +374,9 @@ impl ChatController {
         let saved = match store.get(TRANSCRIPTS, &session).await {
             Ok(v) => v.and_then(|v| crate::json::decode::<model::offline::SavedConversation>(&v)),
             Err(e) => {
-                self.saved_copy_error.set(Some(format!("The saved copy of this conversation could not be read ({e}), so none is shown while the gateway is away.")));
+                self.saved_copy_error.set(Some(format!(
+                    "The saved copy of this conversation could not be read ({e}), so none is shown while the gateway is away."
+                )));
                 return;
             }
         };
@@ -365,13 +384,8 @@ impl ChatController {
         if self.fresh.get_value() || self.session.get_untracked() != session || !self.messages.with_untracked(Vec::is_empty) {
             return;
         }
-        self.messages.set(
-            saved
-                .messages
-                .iter()
-                .map(|m| TranscriptRow { from_saved_copy: true, ..TranscriptRow::from_message(m) })
-                .collect(),
-        );
+        self.messages
+            .set(saved.messages.iter().map(|m| TranscriptRow { from_saved_copy: true, ..TranscriptRow::from_message(m) }).collect());
         self.saved_copy.set(Some(saved.confirmed_ms));
     }
 
@@ -398,17 +412,24 @@ impl ChatController {
             return;
         }
         if !self.db.is_healthy() {
-            self.saved_copy_error.set(Some("Browser storage is not available, so this conversation is not saved for reading offline.".into()));
+            self.saved_copy_error
+                .set(Some("Browser storage is not available, so this conversation is not saved for reading offline.".into()));
             return;
         }
-        let messages: Vec<serde_json::Value> = self.messages.with_untracked(|rows| rows.iter().filter(|r| !r.key.starts_with(LIVE_PREFIX)).map(|r| r.raw.clone()).collect());
-        let saved = model::offline::SavedConversation { session_key: session.clone(), confirmed_ms: browser::now_ms(), messages: model::offline::saved_page(&messages) };
+        let messages: Vec<serde_json::Value> =
+            self.messages.with_untracked(|rows| rows.iter().filter(|r| !r.key.starts_with(LIVE_PREFIX)).map(|r| r.raw.clone()).collect());
+        let saved = model::offline::SavedConversation {
+            session_key: session.clone(),
+            confirmed_ms: browser::now_ms(),
+            messages: model::offline::saved_page(&messages),
+        };
         // The saved copy writes to storage directly: a failure here (a full disk) costs only
         // the copy, never the outbox or the drafts, which keep using storage as before.
         let store = self.db.store();
         let result = async {
             store.put(TRANSCRIPTS, &session, &crate::json::encode(&saved)).await?;
-            let mut index: model::offline::SavedIndex = store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await?.and_then(|v| crate::json::decode(&v)).unwrap_or_default();
+            let mut index: model::offline::SavedIndex =
+                store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await?.and_then(|v| crate::json::decode(&v)).unwrap_or_default();
             for old in index.touch(&session, browser::now_ms()) {
                 store.delete(TRANSCRIPTS, &old).await?;
             }
@@ -417,7 +438,9 @@ impl ChatController {
         .await;
         match result {
             Ok(()) => self.saved_copy_error.set(None),
-            Err(e) => self.saved_copy_error.set(Some(format!("This conversation could not be saved for reading offline: {e}. Nothing else is affected."))),
+            Err(e) => self
+                .saved_copy_error
+                .set(Some(format!("This conversation could not be saved for reading offline: {e}. Nothing else is affected."))),
         }
     }
 
@@ -494,7 +517,8 @@ impl ChatController {
 
     async fn load_draft(self) {
         let session = self.session.get_untracked();
-        let saved = self.db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| crate::json::decode::<String>(&v));
+        let saved =
+            self.db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| crate::json::decode::<String>(&v));
         if self.session.get_untracked() == session && self.draft.get_untracked().is_empty() {
             self.draft.set(saved.unwrap_or_default());
         }
@@ -512,11 +536,7 @@ impl ChatController {
             move || {
                 // The newest text of that session: the composer's, unless the pane has moved
                 // to another conversation (or closed) since; then the text typed here.
-                let text = if this.session.get_untracked() == session {
-                    this.draft.get_untracked()
-                } else {
-                    text
-                };
+                let text = if this.session.get_untracked() == session { this.draft.get_untracked() } else { text };
                 spawn_local(async move {
                     // A credential-shaped draft stays in memory only (the composer says so),
                     // and no earlier copy of it is left behind.
@@ -558,7 +578,13 @@ impl ChatController {
             let db = self.db;
             let (session, text) = (session.to_string(), text.to_string());
             spawn_local(async move {
-                let current = db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| crate::json::decode::<String>(&v)).unwrap_or_default();
+                let current = db
+                    .get_all(COMPOSER)
+                    .await
+                    .into_iter()
+                    .find(|(k, _)| *k == session)
+                    .and_then(|(_, v)| crate::json::decode::<String>(&v))
+                    .unwrap_or_default();
                 let merged = if current.is_empty() { text } else { format!("{current}\n{text}") };
                 db.put(COMPOSER, &session, &crate::json::encode(&merged)).await;
             });

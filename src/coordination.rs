@@ -11,7 +11,8 @@ use wasm_bindgen::prelude::*;
 /// of its life (another tab takes over when this one closes). Without Web Locks (very old
 /// browsers, some embedded views) the tab leads on its own.
 pub fn lead(name: &str, on_leader: impl FnOnce() + 'static) {
-    let locks = web_sys::window().and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok()).filter(|l| !l.is_undefined() && !l.is_null());
+    let locks =
+        web_sys::window().and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok()).filter(|l| !l.is_undefined() && !l.is_null());
     let Some(locks) = locks else {
         on_leader();
         return;
@@ -38,7 +39,8 @@ pub fn lead(name: &str, on_leader: impl FnOnce() + 'static) {
 /// manager is shared by all tabs of the browser at once (unlike localStorage, whose writes reach
 /// other tabs a moment later). Without Web Locks, `on_won` runs.
 pub fn claim(name: &str, hold_ms: u32, on_won: impl FnOnce() + 'static) {
-    let locks = web_sys::window().and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok()).filter(|l| !l.is_undefined() && !l.is_null());
+    let locks =
+        web_sys::window().and_then(|w| Reflect::get(&w.navigator(), &"locks".into()).ok()).filter(|l| !l.is_undefined() && !l.is_null());
     let request = locks.as_ref().and_then(|l| Reflect::get(l, &"request".into()).ok()).and_then(|f| f.dyn_into::<Function>().ok());
     let (Some(locks), Some(request)) = (locks, request) else {
         on_won();
@@ -106,5 +108,8 @@ impl Channel {
 
 /// A random UUID from the browser.
 pub fn uuid() -> String {
-    web_sys::window().and_then(|w| w.crypto().ok()).map(|c| c.random_uuid()).unwrap_or_else(|| format!("{}-{}", js_sys::Date::now(), js_sys::Math::random()))
+    web_sys::window()
+        .and_then(|w| w.crypto().ok())
+        .map(|c| c.random_uuid())
+        .unwrap_or_else(|| format!("{}-{}", js_sys::Date::now(), js_sys::Math::random()))
 }

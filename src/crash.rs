@@ -24,7 +24,11 @@ pub fn show_banner() {
     if doc.get_element_by_id(BANNER_ID).is_some() {
         return;
     }
-    let (Ok(banner), Ok(text), Ok(button), Some(body)) = (doc.create_element("div"), doc.create_element("p"), doc.create_element("button"), doc.body()) else { return };
+    let (Ok(banner), Ok(text), Ok(button), Some(body)) =
+        (doc.create_element("div"), doc.create_element("p"), doc.create_element("button"), doc.body())
+    else {
+        return;
+    };
     banner.set_id(BANNER_ID);
     banner.set_class_name("banner banner--error crash");
     let _ = banner.set_attribute("role", "alert");

@@ -16,7 +16,10 @@ use futures_util::{SinkExt, StreamExt};
 use gloo_net::websocket::futures::WebSocket;
 use gloo_net::websocket::{Message, WebSocketError};
 use leptos::prelude::*;
-use model::connection::{ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close, watchdog_deadline_ms};
+use model::connection::{
+    ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close,
+    watchdog_deadline_ms,
+};
 use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloSummary};
 use protocol::error::ErrorShape;
 use protocol::frame::{Frame, RequestFrame};
@@ -34,11 +37,20 @@ pub enum Status {
     Connecting,
     Connected,
     /// Waiting to try again; `next_at_ms` is when.
-    Reconnecting { attempt: u32, next_at_ms: f64, reason: String },
+    Reconnecting {
+        attempt: u32,
+        next_at_ms: f64,
+        reason: String,
+    },
     /// The token was rejected or is missing.
-    NeedsToken { message: String },
+    NeedsToken {
+        message: String,
+    },
     /// Retrying will not help until something changes.
-    Failed { message: String, reload: bool },
+    Failed {
+        message: String,
+        reload: bool,
+    },
 }
 
 /// Why a request did not get a payload.
@@ -374,11 +386,13 @@ impl GatewayClient {
                     SeqCheck::InOrder | SeqCheck::Unnumbered => {}
                 }
                 if ev.event == "shutdown" {
-                    let reason = ev.payload.as_ref().and_then(|p| p.get("reason")).and_then(Value::as_str).unwrap_or("stopping").to_string();
+                    let reason =
+                        ev.payload.as_ref().and_then(|p| p.get("reason")).and_then(Value::as_str).unwrap_or("stopping").to_string();
                     browser::log_warn(&format!("gateway is shutting down: {reason}"));
                 }
                 let payload = ev.payload.unwrap_or(Value::Null);
-                let handlers: Vec<Handler> = inner.borrow().handlers.iter().filter(|(n, _)| *n == ev.event).map(|(_, h)| h.clone()).collect();
+                let handlers: Vec<Handler> =
+                    inner.borrow().handlers.iter().filter(|(n, _)| *n == ev.event).map(|(_, h)| h.clone()).collect();
                 for h in handlers {
                     h(&payload);
                 }
@@ -396,14 +410,20 @@ impl GatewayClient {
                         let result = if res.ok {
                             Ok(res.payload.unwrap_or(Value::Null))
                         } else {
-                            Err(RequestError::Gateway(res.error.unwrap_or_else(|| ErrorShape::new("UNKNOWN", "the gateway reported an error without details"))))
+                            Err(RequestError::Gateway(
+                                res.error.unwrap_or_else(|| ErrorShape::new("UNKNOWN", "the gateway reported an error without details")),
+                            ))
                         };
                         let _ = tx.send(result);
                     }
-                    None => browser::log_warn(&format!("ignored a response to an unknown request `{}`", protocol::frame::truncate(&res.id, 40))),
+                    None => {
+                        browser::log_warn(&format!("ignored a response to an unknown request `{}`", protocol::frame::truncate(&res.id, 40)))
+                    }
                 }
             }
-            Frame::Req(req) => browser::log_warn(&format!("ignored a request frame from the gateway (`{}`)", protocol::frame::truncate(&req.method, 40))),
+            Frame::Req(req) => {
+                browser::log_warn(&format!("ignored a request frame from the gateway (`{}`)", protocol::frame::truncate(&req.method, 40)))
+            }
         }
     }
 
@@ -470,7 +490,10 @@ impl GatewayClient {
                         Some(Err(e)) => e,
                         _ => "empty payload".into(),
                     };
-                    self.refuse(Status::Failed { message: format!("The gateway's hello-ok could not be read ({why}). Is this an OpenClaw protocol v4 gateway?"), reload: false });
+                    self.refuse(Status::Failed {
+                        message: format!("The gateway's hello-ok could not be read ({why}). Is this an OpenClaw protocol v4 gateway?"),
+                        reload: false,
+                    });
                     return;
                 }
             };
@@ -512,8 +535,15 @@ impl GatewayClient {
                 self.refuse(Status::NeedsToken { message });
             }
             ConnectFailure::Fatal { mut message } => {
-                if let Some(why) = inner.borrow().identity_error.as_deref().filter(|_| e.detail_code() == Some(protocol::error::detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED)) {
-                    message = format!("The gateway needs a device identity, and this browser could not create one ({why}). Use a current browser with WebCrypto Ed25519 (Chrome or Edge 137+, Firefox 129+, Safari 17+).");
+                if let Some(why) = inner
+                    .borrow()
+                    .identity_error
+                    .as_deref()
+                    .filter(|_| e.detail_code() == Some(protocol::error::detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED))
+                {
+                    message = format!(
+                        "The gateway needs a device identity, and this browser could not create one ({why}). Use a current browser with WebCrypto Ed25519 (Chrome or Edge 137+, Firefox 129+, Safari 17+)."
+                    );
                 }
                 self.refuse(Status::Failed { message, reload: false })
             }

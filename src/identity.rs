@@ -67,10 +67,16 @@ impl DeviceIdentity {
         let data: Object = Uint8Array::from(pkcs8.as_slice()).into();
         // Extractable only so the JWK export below can read the public key (`x`) WebCrypto
         // derived; the seed itself is already in our storage.
-        let key: CryptoKey = settle("importing the device key", subtle.import_key_with_str("pkcs8", &data, ED25519, true, &usages(&["sign"]))).await?.unchecked_into();
+        let key: CryptoKey =
+            settle("importing the device key", subtle.import_key_with_str("pkcs8", &data, ED25519, true, &usages(&["sign"])))
+                .await?
+                .unchecked_into();
         let jwk = settle("reading the device public key", subtle.export_key("jwk", &key)).await?;
-        let public_key_b64 = Reflect::get(&jwk, &JsValue::from_str("x")).ok().and_then(|x| x.as_string()).ok_or("WebCrypto gave no Ed25519 public key")?;
-        let public_key = protocol::device::decode_b64url(&public_key_b64).filter(|k| k.len() == 32).ok_or("WebCrypto gave a malformed Ed25519 public key")?;
+        let public_key_b64 =
+            Reflect::get(&jwk, &JsValue::from_str("x")).ok().and_then(|x| x.as_string()).ok_or("WebCrypto gave no Ed25519 public key")?;
+        let public_key = protocol::device::decode_b64url(&public_key_b64)
+            .filter(|k| k.len() == 32)
+            .ok_or("WebCrypto gave a malformed Ed25519 public key")?;
         let digest = settle("hashing the device public key", subtle.digest_with_str_and_u8_array("SHA-256", &public_key)).await?;
         Ok(DeviceIdentity { key, device_id: protocol::device::device_id_from_digest(&bytes(&digest)), public_key_b64 })
     }
@@ -79,7 +85,8 @@ impl DeviceIdentity {
     async fn generate() -> Result<(DeviceIdentity, [u8; 32]), String> {
         let subtle = subtle()?;
         let pair = settle("creating a device key", subtle.generate_key_with_str(ED25519, true, &usages(&["sign", "verify"]))).await?;
-        let private: CryptoKey = Reflect::get(&pair, &JsValue::from_str("privateKey")).map_err(|e| js_error("creating a device key", e))?.unchecked_into();
+        let private: CryptoKey =
+            Reflect::get(&pair, &JsValue::from_str("privateKey")).map_err(|e| js_error("creating a device key", e))?.unchecked_into();
         let pkcs8 = bytes(&settle("exporting the device key", subtle.export_key("pkcs8", &private)).await?);
         let seed: [u8; 32] = pkcs8
             .strip_prefix(&PKCS8_SEED_PREFIX[..])
@@ -98,7 +105,8 @@ impl DeviceIdentity {
 
     /// The Ed25519 signature of `payload`, base64url.
     pub async fn sign_b64(&self, payload: &str) -> Result<String, String> {
-        let sig = settle("signing the connect request", subtle()?.sign_with_str_and_u8_array(ED25519, &self.key, payload.as_bytes())).await?;
+        let sig =
+            settle("signing the connect request", subtle()?.sign_with_str_and_u8_array(ED25519, &self.key, payload.as_bytes())).await?;
         Ok(protocol::device::encode_b64url(&bytes(&sig)))
     }
 }
@@ -116,7 +124,12 @@ pub async fn load_or_create() -> Result<DeviceIdentity, String> {
         browser::log_warn("stored device identity was damaged; creating a new one");
     }
     let (id, seed) = DeviceIdentity::generate().await?;
-    let stored = StoredIdentity { version: 1, seed: protocol::device::encode_b64url(&seed), device_id: id.device_id(), created_at_ms: browser::now_ms() };
+    let stored = StoredIdentity {
+        version: 1,
+        seed: protocol::device::encode_b64url(&seed),
+        device_id: id.device_id(),
+        created_at_ms: browser::now_ms(),
+    };
     if !browser::local_set(IDENTITY_KEY, &crate::json::encode(&stored)) {
         browser::log_warn("could not store the device identity; it lasts for this page only");
     }

@@ -176,7 +176,8 @@ impl OutboxController {
         }
         let leader = self.leader.get_untracked();
         // Rows only this tab has (written while storage was failing) go back to storage.
-        let memory_only: Vec<OutboxRow> = self.rows.with_untracked(|mine| mine.iter().filter(|r| !stored.iter().any(|s| s.id == r.id)).cloned().collect());
+        let memory_only: Vec<OutboxRow> =
+            self.rows.with_untracked(|mine| mine.iter().filter(|r| !stored.iter().any(|s| s.id == r.id)).cloned().collect());
         for r in memory_only {
             self.persist(&r).await;
             stored.push(r);
@@ -196,7 +197,10 @@ impl OutboxController {
             let now = browser::now_ms();
             let old: Vec<String> = stored
                 .iter()
-                .filter(|r| (r.state == SendState::Confirmed && now - r.created_ms > 3_600_000.0) || (r.discarded && now - r.created_ms > 86_400_000.0))
+                .filter(|r| {
+                    (r.state == SendState::Confirmed && now - r.created_ms > 3_600_000.0)
+                        || (r.discarded && now - r.created_ms > 86_400_000.0)
+                })
                 .map(|r| r.id.clone())
                 .collect();
             // Files of settled rows: a confirmed row's go. A discarded row's go back to its
@@ -260,7 +264,14 @@ impl OutboxController {
     }
 
     /// Adds a message to the outbox. It is stored before anything is sent.
-    pub fn enqueue(&self, session: &str, text: &str, reply_to_id: Option<String>, queue_mode: Option<String>, async_item_id: Option<String>) -> String {
+    pub fn enqueue(
+        &self,
+        session: &str,
+        text: &str,
+        reply_to_id: Option<String>,
+        queue_mode: Option<String>,
+        async_item_id: Option<String>,
+    ) -> String {
         let row = self.new_row(session, text, reply_to_id, queue_mode, async_item_id);
         let id = row.id.clone();
         self.set_row(row.clone());
@@ -273,7 +284,14 @@ impl OutboxController {
         id
     }
 
-    fn new_row(&self, session: &str, text: &str, reply_to_id: Option<String>, queue_mode: Option<String>, async_item_id: Option<String>) -> OutboxRow {
+    fn new_row(
+        &self,
+        session: &str,
+        text: &str,
+        reply_to_id: Option<String>,
+        queue_mode: Option<String>,
+        async_item_id: Option<String>,
+    ) -> OutboxRow {
         let now = browser::now_ms();
         // Orders by time, with a random tail so two tabs never collide.
         let order = (now as u64) * 1000 + (js_sys::Math::random() * 999.0) as u64;
@@ -378,11 +396,17 @@ impl OutboxController {
     /// A discarded row's files go back to its conversation's draft, moved in one transaction;
     /// any this browser no longer has are named there.
     async fn give_back_files(&self, row: &OutboxRow) {
-        let mut found = self.memory_files.with_value(|m| m.iter().find(|(id, _)| *id == row.id).map(|(_, f)| f.clone())).unwrap_or_default();
+        let mut found =
+            self.memory_files.with_value(|m| m.iter().find(|(id, _)| *id == row.id).map(|(_, f)| f.clone())).unwrap_or_default();
         if found.is_empty() {
             found = self.db.files(&row.id).await;
         }
-        let missing: Vec<String> = row.attachments.iter().filter(|a| !found.iter().any(|f| f.meta.id == a.id)).map(|a| format!("{} ({})", a.file_name, bytes_in_words(a.size))).collect();
+        let missing: Vec<String> = row
+            .attachments
+            .iter()
+            .filter(|a| !found.iter().any(|f| f.meta.id == a.id))
+            .map(|a| format!("{} ({})", a.file_name, bytes_in_words(a.size)))
+            .collect();
         self.files.restore(&row.session_key, found, Some(row.id.clone())).await;
         if !missing.is_empty() {
             self.files.note_missing(&row.session_key, &missing);
@@ -487,7 +511,9 @@ impl OutboxController {
             // and a row discarded in another tab is never picked up.
             let Some(row) = self.change(&next.id, move |r| r.begin_send(now, stale)).await else {
                 // Someone else changed it; look again with fresh rows.
-                let fresh = self.rows.with_untracked(|rows| rows.iter().find(|r| r.id == next.id).map(|r| r.state == SendState::Queued && !r.discarded));
+                let fresh = self
+                    .rows
+                    .with_untracked(|rows| rows.iter().find(|r| r.id == next.id).map(|r| r.state == SendState::Queued && !r.discarded));
                 if fresh == Some(true) {
                     // Storage refused the change but memory still says Queued: storage is
                     // behind (another tab); reload and stop this round.
@@ -506,7 +532,9 @@ impl OutboxController {
                             Err(e) => {
                                 wire.clear();
                                 self.change(&row.id, move |r| {
-                                    r.finish_send(SendResult::Refused(format!("a file could not be read from this browser's storage ({e}); the message is not sent without it")));
+                                    r.finish_send(SendResult::Refused(format!(
+                                        "a file could not be read from this browser's storage ({e}); the message is not sent without it"
+                                    )));
                                     true
                                 })
                                 .await;
@@ -519,7 +547,11 @@ impl OutboxController {
                     }
                     // The whole frame must fit the gateway's `maxPayload`, or it closes the
                     // connection, and the resend after reconnecting would be closed again.
-                    let limit = self.client.hello.with_untracked(|h| h.as_ref().and_then(|h| h.max_payload)).unwrap_or(protocol::MAX_PAYLOAD_BYTES as u64);
+                    let limit = self
+                        .client
+                        .hello
+                        .with_untracked(|h| h.as_ref().and_then(|h| h.max_payload))
+                        .unwrap_or(protocol::MAX_PAYLOAD_BYTES as u64);
                     let encoded: Vec<usize> = wire.iter().map(|w| w["content"].as_str().map_or(0, str::len)).collect();
                     if let Err(reason) = model::attachment::check_frame(&row.text, &encoded, limit) {
                         self.change(&row.id, move |r| {
@@ -630,7 +662,9 @@ impl OutboxController {
                 return;
             };
             let held = self.apply_history(&session, &h).await;
-            let ids: Vec<String> = self.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent() && !held.contains(&r.id)).map(|r| r.id.clone()).collect());
+            let ids: Vec<String> = self.rows.with_untracked(|rows| {
+                rows.iter().filter(|r| r.session_key == session && r.is_unsent() && !held.contains(&r.id)).map(|r| r.id.clone()).collect()
+            });
             for id in ids {
                 self.change(&id, |r| {
                     let before = r.state.clone();
@@ -652,9 +686,15 @@ impl OutboxController {
         self.confirm(&messages);
         let items: Vec<Value> = h.get("pendingInputs").and_then(|p| p.get("items")).and_then(Value::as_array).cloned().unwrap_or_default();
         let mut held = Vec::new();
-        let rows: Vec<OutboxRow> = self.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent()).cloned().collect());
+        let rows: Vec<OutboxRow> =
+            self.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent()).cloned().collect());
         for row in rows {
-            let Some(item) = items.iter().find(|i| i.get("runId").and_then(Value::as_str) == Some(row.idempotency_key.as_str()) || protocol::frame::compact(i).contains(&row.idempotency_key)) else { continue };
+            let Some(item) = items.iter().find(|i| {
+                i.get("runId").and_then(Value::as_str) == Some(row.idempotency_key.as_str())
+                    || protocol::frame::compact(i).contains(&row.idempotency_key)
+            }) else {
+                continue;
+            };
             held.push(row.id.clone());
             if item.get("state").and_then(Value::as_str) == Some("interrupted") {
                 self.change(&row.id, |r| {
@@ -683,7 +723,8 @@ impl OutboxController {
 
     /// When a run of a session ends, rows awaiting confirmation there are checked again.
     fn recheck_after_run(&self, session: String) {
-        let waiting = self.rows.with_untracked(|rows| rows.iter().any(|r| r.session_key == session && r.state == SendState::AwaitingConfirmation));
+        let waiting =
+            self.rows.with_untracked(|rows| rows.iter().any(|r| r.session_key == session && r.state == SendState::AwaitingConfirmation));
         if !waiting || !self.leader.get_untracked() {
             return;
         }

@@ -55,30 +55,17 @@ impl Panes {
             chats.push(ChatController::new(client, db, route, open));
         }
         let open = RwSignal::new((0..=extra.len()).collect::<Vec<_>>());
-        let p = Panes {
-            chats: StoredValue::new(chats),
-            open,
-            active: RwSignal::new(0),
-        };
+        let p = Panes { chats: StoredValue::new(chats), open, active: RwSignal::new(0) };
         // The address follows the layout, so a reload or a shared link restores it.
         Effect::new(move |_| {
-            let sessions: Vec<String> = p
-                .open
-                .get()
-                .iter()
-                .map(|&i| p.chat(i).session.get())
-                .collect();
+            let sessions: Vec<String> = p.open.get().iter().map(|&i| p.chat(i).session.get()).collect();
             let Some(first) = sessions.first().filter(|s| !s.is_empty()) else {
                 return;
             };
             let Some(loc) = browser::location() else {
                 return;
             };
-            let enc = |s: &str| {
-                js_sys::encode_uri_component(s)
-                    .as_string()
-                    .unwrap_or_default()
-            };
+            let enc = |s: &str| js_sys::encode_uri_component(s).as_string().unwrap_or_default();
             let mut query = format!("?session={}", enc(first));
             for s in sessions.iter().skip(1).filter(|s| !s.is_empty()) {
                 query.push_str(&format!("&pane={}", enc(s)));
@@ -97,9 +84,7 @@ impl Panes {
                     return;
                 }
                 for other in p.chats.get_value() {
-                    if other.session.get_untracked() == session
-                        && other.draft.with_untracked(|t| *t != text)
-                    {
+                    if other.session.get_untracked() == session && other.draft.with_untracked(|t| *t != text) {
                         other.draft.set(text.clone());
                     }
                 }
@@ -114,8 +99,7 @@ impl Panes {
 
     /// The controllers of open panes.
     pub fn open_chats(&self) -> Vec<ChatController> {
-        self.open
-            .with(|o| o.iter().map(|&i| self.chat(i)).collect())
+        self.open.with(|o| o.iter().map(|&i| self.chat(i)).collect())
     }
 
     /// Opens another pane on the conversation of the pane it was asked from.
@@ -132,10 +116,7 @@ impl Panes {
 
     /// Closes a pane. Its drafts and queued messages are not touched.
     pub fn close(&self, i: usize) {
-        if self
-            .open
-            .with_untracked(|o| o.len() <= 1 || !o.contains(&i))
-        {
+        if self.open.with_untracked(|o| o.len() <= 1 || !o.contains(&i)) {
             return;
         }
         self.open.update(|o| o.retain(|x| *x != i));

@@ -194,7 +194,9 @@ impl DockController {
     }
 
     fn fit_draft_to(&self, payload: &Value) {
-        if let (Some(id), Ok(record)) = (payload.get("id").and_then(Value::as_str), serde_json::from_value::<QuestionRecord>(payload.clone())) {
+        if let (Some(id), Ok(record)) =
+            (payload.get("id").and_then(Value::as_str), serde_json::from_value::<QuestionRecord>(payload.clone()))
+        {
             if let Some(sig) = self.drafts.with_untracked(|m| m.get(id).copied()) {
                 sig.update(|d| d.fit(&record));
             }
@@ -210,15 +212,17 @@ impl DockController {
             Ok(v) => {
                 let records: Vec<Value> = v.get("questions").and_then(Value::as_array).cloned().unwrap_or_default();
                 let shown_before_reload = browser::session_get("ocui.dock.current");
-                let fx = self.dock.try_update(|d| {
-                    let first_load = d.is_empty();
-                    let fx = d.listed_since(&records, mark);
-                    if let (true, Some(id)) = (first_load, shown_before_reload) {
-                        d.select(&id);
-                    }
-                    fx
-                })
-                .unwrap_or_default();
+                let fx = self
+                    .dock
+                    .try_update(|d| {
+                        let first_load = d.is_empty();
+                        let fx = d.listed_since(&records, mark);
+                        if let (true, Some(id)) = (first_load, shown_before_reload) {
+                            d.select(&id);
+                        }
+                        fx
+                    })
+                    .unwrap_or_default();
                 for r in &records {
                     self.fit_draft_to(r);
                 }
@@ -518,36 +522,21 @@ impl DockView {
         let shown_last = RwSignal::new(None::<String>);
         let current = Memo::new(move |_| {
             let page = ctl.dock.with(|d| d.current.clone());
-            ids.with(|ids| {
-                model::panes::pane_current(
-                    ids,
-                    page.as_deref(),
-                    shown_last.get_untracked().as_deref(),
-                )
-            })
+            ids.with(|ids| model::panes::pane_current(ids, page.as_deref(), shown_last.get_untracked().as_deref()))
         });
         Effect::new(move |_| shown_last.set(current.get()));
-        DockView {
-            ids,
-            current,
-            pane,
-            shown_last,
-            ctl,
-        }
+        DockView { ids, current, pane, shown_last, ctl }
     }
 
     /// `(i, n)` of the shown request among this pane's.
     pub fn position(&self) -> Option<(usize, usize)> {
         let cur = self.current.get()?;
-        self.ids
-            .with(|ids| Some((ids.iter().position(|i| *i == cur)? + 1, ids.len())))
+        self.ids.with(|ids| Some((ids.iter().position(|i| *i == cur)? + 1, ids.len())))
     }
 
     /// The next or previous request of this pane (it becomes the page's current one too).
     pub fn step(&self, forward: bool) {
-        let next = self.ids.with_untracked(|ids| {
-            model::panes::pane_step(ids, self.current.get_untracked().as_deref(), forward)
-        });
+        let next = self.ids.with_untracked(|ids| model::panes::pane_step(ids, self.current.get_untracked().as_deref(), forward));
         if let Some(id) = next {
             self.shown_last.set(Some(id.clone()));
             self.ctl.dock.update(|d| d.select(&id));

@@ -28,7 +28,10 @@ impl ShellUpdate {
             let promise = container.register_with_options(&format!("{base}/sw.js"), &options);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Err(e) = wasm_bindgen_futures::JsFuture::from(promise).await {
-                    crate::browser::log_warn(&format!("the page will not open offline: its service worker could not be registered ({})", crate::browser::js_error_text(&e)));
+                    crate::browser::log_warn(&format!(
+                        "the page will not open offline: its service worker could not be registered ({})",
+                        crate::browser::js_error_text(&e)
+                    ));
                 }
             });
         });

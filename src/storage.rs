@@ -98,7 +98,12 @@ pub trait KvStore {
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()>;
     /// Reads, changes and writes one value in a single transaction, so no other tab can
     /// act in between. `change` returns the new value, or `None` to leave it as it was.
-    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>>;
+    fn update<'a>(
+        &'a self,
+        store: &'a str,
+        key: &'a str,
+        change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>,
+    ) -> Fut<'a, Option<String>>;
     /// Applies every write in one transaction: all of them, or (on any failure, a full disk
     /// among them) none.
     fn write_all<'a>(&'a self, writes: Vec<Write>) -> Fut<'a, ()>;
@@ -130,7 +135,12 @@ impl KvStore for MemoryStore {
         self.data.borrow_mut().remove(&(store.to_string(), key.to_string()));
         Box::pin(async { Ok(()) })
     }
-    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>> {
+    fn update<'a>(
+        &'a self,
+        store: &'a str,
+        key: &'a str,
+        change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>,
+    ) -> Fut<'a, Option<String>> {
         let k = (store.to_string(), key.to_string());
         let cur = self.data.borrow().get(&k).cloned();
         let new = change(cur);
@@ -269,7 +279,12 @@ impl KvStore for IdbStore {
             tx.commit().await.map_err(idb_error)
         })
     }
-    fn update<'a>(&'a self, store: &'a str, key: &'a str, change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>) -> Fut<'a, Option<String>> {
+    fn update<'a>(
+        &'a self,
+        store: &'a str,
+        key: &'a str,
+        change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>,
+    ) -> Fut<'a, Option<String>> {
         Box::pin(async move {
             let tx = self.db.transaction(store).with_mode(TransactionMode::Readwrite).build().map_err(idb_error)?;
             let os = tx.object_store(store).map_err(idb_error)?;
@@ -314,7 +329,10 @@ impl KvStore for IdbStore {
                     }
                     Write::DeleteFiles { owner } => {
                         let (from, to) = owner_range(owner);
-                        let req = os.delete::<String, _>(indexed_db_futures::KeyRange::Bound(from, false, to, false)).primitive().map_err(idb_error)?;
+                        let req = os
+                            .delete::<String, _>(indexed_db_futures::KeyRange::Bound(from, false, to, false))
+                            .primitive()
+                            .map_err(idb_error)?;
                         Box::pin(req)
                     }
                 });
@@ -341,7 +359,13 @@ impl KvStore for IdbStore {
             let tx = self.db.transaction(FILES).build().map_err(idb_error)?;
             let os = tx.object_store(FILES).map_err(idb_error)?;
             let (from, to) = owner_range(owner);
-            let records = os.get_all::<JsValue>().with_query::<String, _>(indexed_db_futures::KeyRange::Bound(from, false, to, false)).primitive().map_err(idb_error)?.await.map_err(idb_error)?;
+            let records = os
+                .get_all::<JsValue>()
+                .with_query::<String, _>(indexed_db_futures::KeyRange::Bound(from, false, to, false))
+                .primitive()
+                .map_err(idb_error)?
+                .await
+                .map_err(idb_error)?;
             // A record this app did not write (no JSON meta, no Blob) is skipped.
             Ok(records.filter_map(|r| StoredFile::from_js(&r.ok()?)).collect())
         })
@@ -412,7 +436,8 @@ impl LocalDb {
     /// Marks storage as failing and tries to reopen it a little later.
     pub fn fail(&self, e: String) {
         use leptos::prelude::*;
-        let was_ok = self.health.get_untracked() != StorageHealth::Opening && !matches!(self.health.get_untracked(), StorageHealth::Degraded(_));
+        let was_ok =
+            self.health.get_untracked() != StorageHealth::Opening && !matches!(self.health.get_untracked(), StorageHealth::Degraded(_));
         self.health.set(StorageHealth::Degraded(e));
         if was_ok || self.opened.get_untracked() == 0 {
             let this = *self;

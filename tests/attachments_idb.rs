@@ -21,7 +21,15 @@ async fn bytes_of(b: &web_sys::Blob) -> Vec<u8> {
 }
 
 fn file(id: &str, name: &str, bytes: &[u8]) -> StoredFile {
-    StoredFile { meta: AttachmentMeta { id: id.into(), file_name: name.into(), mime_type: "application/octet-stream".into(), size: bytes.len() as u64 }, blob: blob(bytes) }
+    StoredFile {
+        meta: AttachmentMeta {
+            id: id.into(),
+            file_name: name.into(),
+            mime_type: "application/octet-stream".into(),
+            size: bytes.len() as u64,
+        },
+        blob: blob(bytes),
+    }
 }
 
 #[wasm_bindgen_test]
@@ -33,7 +41,12 @@ async fn a_row_and_its_files_are_kept_together_moved_together_and_read_back_byte
     {
         let db = IdbStore::open(&name).await.unwrap();
         // Attached in the composer: the draft owns them.
-        db.write_all(vec![Write::PutFile { owner: draft.clone(), file: file("f1", "one.bin", b"one") }, Write::PutFile { owner: draft.clone(), file: file("f2", "big.bin", &big) }]).await.unwrap();
+        db.write_all(vec![
+            Write::PutFile { owner: draft.clone(), file: file("f1", "one.bin", b"one") },
+            Write::PutFile { owner: draft.clone(), file: file("f2", "big.bin", &big) },
+        ])
+        .await
+        .unwrap();
         // Another conversation whose key starts the same way keeps its own files.
         db.write_all(vec![Write::PutFile { owner: draft_owner("agent:main:a"), file: file("g1", "other.bin", b"other") }]).await.unwrap();
         assert_eq!(db.files(&draft).await.unwrap().len(), 2);
@@ -64,7 +77,10 @@ async fn a_row_and_its_files_are_kept_together_moved_together_and_read_back_byte
     // All or nothing: a batch with one write that cannot happen (a store that does not exist)
     // leaves everything as it was. (A full disk, which aborts at commit, is the e2e test.)
     let failed = db
-        .write_all(vec![Write::DeleteFiles { owner: "row-1".into() }, Write::Put { store: "no-such-store", key: "x".into(), json: "{}".into() }])
+        .write_all(vec![
+            Write::DeleteFiles { owner: "row-1".into() },
+            Write::Put { store: "no-such-store", key: "x".into(), json: "{}".into() },
+        ])
         .await;
     assert!(failed.is_err());
     assert_eq!(db.files("row-1").await.unwrap().len(), 2, "nothing was deleted by the failed batch");

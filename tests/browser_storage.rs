@@ -7,7 +7,11 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 fn local_dump() -> String {
     let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
-    (0..s.length().unwrap()).filter_map(|i| s.key(i).unwrap()).map(|k| format!("{k}={}", s.get_item(&k).unwrap().unwrap_or_default())).collect::<Vec<_>>().join("\n")
+    (0..s.length().unwrap())
+        .filter_map(|i| s.key(i).unwrap())
+        .map(|k| format!("{k}={}", s.get_item(&k).unwrap().unwrap_or_default()))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[wasm_bindgen_test]
@@ -56,7 +60,8 @@ async fn without_webcrypto_ed25519_the_identity_error_says_why() {
     let names = ["generateKey", "importKey"];
     let saved: Vec<_> = names.iter().map(|n| Reflect::get(&proto, &(*n).into()).unwrap()).collect();
     // What a browser without Ed25519 in WebCrypto answers.
-    let refuse = js_sys::Function::new_no_args("return Promise.reject(new DOMException('Algorithm: Unrecognized name', 'NotSupportedError'))");
+    let refuse =
+        js_sys::Function::new_no_args("return Promise.reject(new DOMException('Algorithm: Unrecognized name', 'NotSupportedError'))");
     for n in names {
         Reflect::set(&proto, &n.into(), &refuse).unwrap();
     }

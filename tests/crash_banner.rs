@@ -33,6 +33,7 @@ fn a_wasm_trap_shows_the_reload_banner_once_and_other_errors_do_not() {
     assert_eq!(button.text_content().as_deref(), Some("Reload page"));
 
     dispatch_error(&js_sys::WebAssembly::RuntimeError::new("unreachable").into());
-    let count = web_sys::window().unwrap().document().unwrap().query_selector_all(&format!("#{}", control_ui::crash::BANNER_ID)).unwrap().length();
+    let count =
+        web_sys::window().unwrap().document().unwrap().query_selector_all(&format!("#{}", control_ui::crash::BANNER_ID)).unwrap().length();
     assert_eq!(count, 1, "later traps add no second banner");
 }

@@ -12,7 +12,6 @@ use common::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-
 #[wasm_bindgen_test]
 async fn a_panic_logs_its_message_and_location_and_shows_the_reload_banner() {
     let window = web_sys::window().unwrap();

@@ -12,7 +12,12 @@ wasm_bindgen_test_configure!(run_in_browser);
 
 async fn sleep(ms: u64) {
     let (tx, rx) = futures_channel::oneshot::channel::<()>();
-    set_timeout(move || { let _ = tx.send(()); }, Duration::from_millis(ms));
+    set_timeout(
+        move || {
+            let _ = tx.send(());
+        },
+        Duration::from_millis(ms),
+    );
     let _ = rx.await;
 }
 

@@ -19,7 +19,10 @@ async fn put_get_all_and_delete_survive_reopening_the_database() {
     }
     let db = IdbStore::open(&name).await.unwrap();
     let rows = db.get_all("drafts").await.unwrap();
-    assert_eq!(rows, vec![("r1".to_string(), r#"{"requestId":"r1","step":2}"#.to_string()), ("r2".to_string(), r#"{"requestId":"r2"}"#.to_string())]);
+    assert_eq!(
+        rows,
+        vec![("r1".to_string(), r#"{"requestId":"r1","step":2}"#.to_string()), ("r2".to_string(), r#"{"requestId":"r2"}"#.to_string())]
+    );
     db.delete("drafts", "r1").await.unwrap();
     assert_eq!(db.get_all("drafts").await.unwrap().len(), 1);
     assert_eq!(db.get_all("receipts").await.unwrap().len(), 1);
@@ -30,7 +33,9 @@ async fn put_get_all_and_delete_survive_reopening_the_database() {
 async fn a_secret_typed_into_a_draft_never_reaches_indexeddb() {
     use model::draft::QuestionDraft;
     use protocol::question::Question;
-    let q: Question = serde_json::from_value(serde_json::json!({"questionId":"token","header":"T","question":"Token?","options":[],"isSecret":true})).unwrap();
+    let q: Question =
+        serde_json::from_value(serde_json::json!({"questionId":"token","header":"T","question":"Token?","options":[],"isSecret":true}))
+            .unwrap();
     let mut d = QuestionDraft::new("sec");
     d.type_other(&q, "hunter2-very-secret");
     d.set_step(0);

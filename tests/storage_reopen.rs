@@ -12,8 +12,6 @@ use common::*;
 
 wasm_bindgen_test_configure!(run_in_browser);
 
-
-
 #[wasm_bindgen_test]
 async fn a_database_closed_under_the_page_is_reported_and_reopened() {
     let _ = any_spawner::Executor::init_wasm_bindgen();
@@ -27,10 +25,16 @@ async fn a_database_closed_under_the_page_is_reported_and_reopened() {
     // Another tab deletes the database: this connection gets `versionchange` and lets go.
     let factory = web_sys::window().unwrap().indexed_db().unwrap().unwrap();
     let _delete = factory.delete_database(DB_NAME).unwrap();
-    eventually("the page to say storage is not working", 5, || matches!(db.health.get_untracked(), StorageHealth::Degraded(ref m) if m.contains("another tab"))).await;
+    eventually(
+        "the page to say storage is not working",
+        5,
+        || matches!(db.health.get_untracked(), StorageHealth::Degraded(ref m) if m.contains("another tab")),
+    )
+    .await;
 
     // It comes back by itself (a fresh, empty database: the other tab deleted it), and works.
-    eventually("the database to be reopened", 15, || db.health.get_untracked() == StorageHealth::Ok && db.opened.get_untracked() > opened).await;
+    eventually("the database to be reopened", 15, || db.health.get_untracked() == StorageHealth::Ok && db.opened.get_untracked() > opened)
+        .await;
     assert!(db.put("drafts", "after", "\"written after reopening\"").await);
     let rows = db.get_all("drafts").await;
     assert_eq!(rows, vec![("after".to_string(), "\"written after reopening\"".to_string())]);

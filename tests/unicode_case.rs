@@ -9,8 +9,22 @@ wasm_bindgen_test_configure!(run_in_browser);
 #[wasm_bindgen_test]
 fn browser_lowercase_matches_rust_lowercase() {
     let samples = [
-        "Staging", "PRODUCTION", "ÄÖÜ straße", "ẞ", "ΣΑΣ ΟΔΟΣ", "Σ", "İstanbul", "ǅ ǈ ǋ", "ДЕПЛОЙ", "Ｆｕｌｌｗｉｄｔｈ",
-        "ꞫꞬꞭ", "𐐀𐐁", "Ⅻ", "ǰ", "", "  mixed Case 123 ",
+        "Staging",
+        "PRODUCTION",
+        "ÄÖÜ straße",
+        "ẞ",
+        "ΣΑΣ ΟΔΟΣ",
+        "Σ",
+        "İstanbul",
+        "ǅ ǈ ǋ",
+        "ДЕПЛОЙ",
+        "Ｆｕｌｌｗｉｄｔｈ",
+        "ꞫꞬꞭ",
+        "𐐀𐐁",
+        "Ⅻ",
+        "ǰ",
+        "",
+        "  mixed Case 123 ",
     ];
     for s in samples {
         assert_eq!(protocol::text::lowercase(s), s.to_lowercase(), "{s:?}");

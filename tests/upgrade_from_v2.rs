@@ -57,19 +57,28 @@ fn fixture() -> Value {
 fn rows(store: &str) -> Vec<(String, String)> {
     let f = fixture();
     // A store added after version 2 (`transcripts`, version 3; `attachments`, version 4) starts empty.
-    let mut out: Vec<(String, String)> = f["stores"][store].as_array().map(Vec::as_slice).unwrap_or_default().iter().map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_str().unwrap().to_string())).collect();
+    let mut out: Vec<(String, String)> = f["stores"][store]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|r| (r[0].as_str().unwrap().to_string(), r[1].as_str().unwrap().to_string()))
+        .collect();
     out.sort();
     out
 }
-
-
 
 async fn seed() {
     let f = fixture();
     assert_eq!(f["database"], DB_NAME);
     assert_eq!(f["version"], 2, "the fixture is of schema version 2");
     assert_eq!(DB_VERSION, 4, "this build opens version 4, which only adds the `transcripts` (3) and `attachments` (4) stores");
-    let captured_ms = f["stores"]["outbox"].as_array().unwrap().iter().map(|r| serde_json::from_str::<Value>(r[1].as_str().unwrap()).unwrap()["createdMs"].as_f64().unwrap()).fold(0.0, f64::max);
+    let captured_ms = f["stores"]["outbox"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| serde_json::from_str::<Value>(r[1].as_str().unwrap()).unwrap()["createdMs"].as_f64().unwrap())
+        .fold(0.0, f64::max);
     pin_clock(captured_ms + 60_000.0);
     wasm_bindgen_futures::JsFuture::from(seed_as_00d90b7(FIXTURE)).await.expect("the old writer stores the fixture");
 }
@@ -98,7 +107,11 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     assert_eq!(identity.device_id(), stored_identity["deviceId"].as_str().unwrap(), "the same device, not a new one");
     let gateway = format!("ws://127.0.0.1:{}", f["gatewayPort"]);
     let token_key = f["localStorage"].as_object().unwrap().keys().find(|k| k.starts_with("ocui.deviceToken.v1:")).unwrap().clone();
-    assert_eq!(control_ui::identity::device_token(&identity.device_id(), &gateway).as_deref(), f["localStorage"][&token_key].as_str(), "the device token is still found");
+    assert_eq!(
+        control_ui::identity::device_token(&identity.device_id(), &gateway).as_deref(),
+        f["localStorage"][&token_key].as_str(),
+        "the device token is still found"
+    );
 
     // The controllers load them into the page's state. The gateway is unreachable, so nothing
     // is sent and nothing may change state.
@@ -115,15 +128,15 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     let files = control_ui::attachments::DraftFiles::new(client, db);
     let outbox = control_ui::outbox::OutboxController::new(client, db, files);
     let asyncq = control_ui::async_questions::AsyncController::new(panes, outbox, dock, db);
-    eventually("the database to open", 5, || {
-        db.health.get_untracked() == StorageHealth::Ok
-    })
-    .await;
+    eventually("the database to open", 5, || db.health.get_untracked() == StorageHealth::Ok).await;
 
     let fixture_rows: Vec<OutboxRow> = rows("outbox").iter().map(|(_, v)| serde_json::from_str(v).unwrap()).collect();
     eventually("the outbox rows to load", 5, || outbox.rows.with_untracked(|r| r.len() == fixture_rows.len())).await;
     for want in &fixture_rows {
-        let got = outbox.rows.with_untracked(|r| r.iter().find(|r| r.id == want.id).cloned()).unwrap_or_else(|| panic!("row {} ({:?}) was dropped", want.id, want.state));
+        let got = outbox
+            .rows
+            .with_untracked(|r| r.iter().find(|r| r.id == want.id).cloned())
+            .unwrap_or_else(|| panic!("row {} ({:?}) was dropped", want.id, want.state));
         assert_eq!(got, *want, "row {} is loaded as it was written", want.id);
     }
     let states: Vec<SendState> = fixture_rows.iter().map(|r| r.state.clone()).collect();
@@ -137,17 +150,31 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     let drafts: Vec<QuestionDraft> = rows("drafts").iter().map(|(_, v)| serde_json::from_str(v).unwrap()).collect();
     eventually("the drafts to load", 5, || dock.drafts.with_untracked(|d| d.len() == drafts.len())).await;
     for want in &drafts {
-        let got = dock.drafts.with_untracked(|d| d.get(&want.request_id).map(|s| s.get_untracked())).unwrap_or_else(|| panic!("draft {} was dropped", want.request_id));
-        assert_eq!(serde_json::to_value(&got).unwrap(), serde_json::to_value(want).unwrap(), "draft {} keeps its choices, text and step", want.request_id);
+        let got = dock
+            .drafts
+            .with_untracked(|d| d.get(&want.request_id).map(|s| s.get_untracked()))
+            .unwrap_or_else(|| panic!("draft {} was dropped", want.request_id));
+        assert_eq!(
+            serde_json::to_value(&got).unwrap(),
+            serde_json::to_value(want).unwrap(),
+            "draft {} keeps its choices, text and step",
+            want.request_id
+        );
     }
     let receipt_ids: Vec<String> = rows("receipts").into_iter().map(|(k, _)| k).collect();
-    eventually("the receipts to load", 5, || dock.dock.with_untracked(|d| receipt_ids.iter().all(|id| d.receipts.iter().any(|r| &r.id == id)))).await;
+    eventually("the receipts to load", 5, || {
+        dock.dock.with_untracked(|d| receipt_ids.iter().all(|id| d.receipts.iter().any(|r| &r.id == id)))
+    })
+    .await;
 
     let composer: String = serde_json::from_str(&rows("composer").into_iter().find(|(k, _)| k == "agent:main:main").unwrap().1).unwrap();
     eventually("the composer draft of the open conversation", 5, || chat.draft.get_untracked() == composer).await;
 
     let dismissed: Vec<String> = rows("async").into_iter().map(|(k, _)| k).collect();
-    eventually("the dismissed async questions", 5, || asyncq.local.with_untracked(|l| dismissed.iter().all(|k| l.get(k).is_some_and(|x| x.dismissed)))).await;
+    eventually("the dismissed async questions", 5, || {
+        asyncq.local.with_untracked(|l| dismissed.iter().all(|k| l.get(k).is_some_and(|x| x.dismissed)))
+    })
+    .await;
 
     // A while later, with the gateway still unreachable: storage holds the same rows.
     sleep(500).await;

@@ -89,7 +89,11 @@ impl Browser {
         let url = format!("http://127.0.0.1:{port}");
         let mut last_err = String::new();
         for _ in 0..100 {
-            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new()).capabilities(caps.clone()).connect(&url).await {
+            match ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+                .capabilities(caps.clone())
+                .connect(&url)
+                .await
+            {
                 Ok(client) => return Browser { client, driver, _profile: profile },
                 Err(e) => {
                     last_err = e.to_string();
@@ -157,7 +161,11 @@ impl Browser {
 
     /// Clicks the button whose visible name is `name`.
     pub async fn click_button(&self, name: &str) {
-        self.find_xpath(&format!("//button[normalize-space()='{name}' or @aria-label='{name}']"), Duration::from_secs(10)).await.click().await.unwrap_or_else(|e| panic!("click {name}: {e}"));
+        self.find_xpath(&format!("//button[normalize-space()='{name}' or @aria-label='{name}']"), Duration::from_secs(10))
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("click {name}: {e}"));
     }
 
     /// The radio or checkbox labelled by `label`.
@@ -186,7 +194,11 @@ impl Browser {
     /// Runs JavaScript in the page and returns its value.
     /// Replaces the value of the field `css` with `text`, as typing would (an `input` event).
     pub async fn set_field(&self, css: &str, text: &str) {
-        let script = format!("const a = document.querySelector({}); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;", json!(css), json!(text));
+        let script = format!(
+            "const a = document.querySelector({}); a.value = {}; a.dispatchEvent(new Event('input', {{ bubbles: true }})); return null;",
+            json!(css),
+            json!(text)
+        );
         self.js(&script).await;
     }
 
@@ -196,7 +208,9 @@ impl Browser {
 
     /// Runs an async script body (it may `await`; its `return` value comes back).
     pub async fn js_async(&self, body: &str) -> serde_json::Value {
-        let script = format!("const done = arguments[arguments.length - 1]; (async () => {{ {body} }})().then(done, e => done('script error: ' + e));");
+        let script = format!(
+            "const done = arguments[arguments.length - 1]; (async () => {{ {body} }})().then(done, e => done('script error: ' + e));"
+        );
         self.client.execute_async(&script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{body}"))
     }
 
@@ -214,7 +228,9 @@ impl Browser {
             }
         }
         let v = self.client.issue_cmd(GetLog).await.unwrap_or_else(|e| panic!("browser log: {e}"));
-        v.as_array().map(|a| a.iter().map(|e| format!("{} {}", e["level"].as_str().unwrap_or(""), e["message"].as_str().unwrap_or(""))).collect()).unwrap_or_default()
+        v.as_array()
+            .map(|a| a.iter().map(|e| format!("{} {}", e["level"].as_str().unwrap_or(""), e["message"].as_str().unwrap_or(""))).collect())
+            .unwrap_or_default()
     }
 
     /// Runs a Chrome DevTools Protocol command through chromedriver (`goog/cdp/execute`), for
@@ -278,7 +294,10 @@ impl Browser {
             }
             if tokio::time::Instant::now() >= deadline {
                 let regs = self.js_async("const r = await navigator.serviceWorker.getRegistrations(); return {controller: !!navigator.serviceWorker.controller, caches: await caches.keys(), registrations: r.map(x => [x.scope, !!x.active, !!x.installing, !!x.waiting])};").await;
-                panic!("the service worker never controlled the page with its files cached: {keys}; registrations {regs}; browser log {:#?}", self.browser_log().await);
+                panic!(
+                    "the service worker never controlled the page with its files cached: {keys}; registrations {regs}; browser log {:#?}",
+                    self.browser_log().await
+                );
             }
             tokio::time::sleep(Duration::from_millis(200)).await;
         }

@@ -14,9 +14,9 @@ pub fn shared_dir() -> PathBuf {
 
 /// Where the real gateway is installed and keeps its state: outside the repo, reused.
 pub fn install_dir() -> PathBuf {
-    std::env::var("OPENCLAW_REAL_DIR").map(PathBuf::from).unwrap_or_else(|_| {
-        PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".cache/ocui/openclaw-2026.9.6")
-    })
+    std::env::var("OPENCLAW_REAL_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| PathBuf::from(std::env::var("HOME").unwrap_or_else(|_| "/tmp".into())).join(".cache/ocui/openclaw-2026.9.6"))
 }
 
 pub const TOKEN: &str = "TEST";
@@ -72,12 +72,22 @@ impl RealGateway {
         std::fs::create_dir_all(&dir).unwrap();
         let port = crate::free_port();
         let out = run(&dir, port, &["install"], None);
-        assert!(out.status.success(), "real gateway install failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "real gateway install failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         let ui_copy = tempfile::tempdir().unwrap();
         copy_dir(dist, ui_copy.path());
         let out = run(&dir, port, &["start"], Some((ui_copy.path(), base_path)));
         let gw = RealGateway { port, base_path: base_path.to_string(), dir, _ui_copy: ui_copy };
-        assert!(out.status.success(), "real gateway did not start:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "real gateway did not start:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
         gw
     }
 
@@ -94,7 +104,11 @@ impl RealGateway {
     pub async fn agent(&self) -> gateway::client::Client {
         let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(90);
         loop {
-            let opts = gateway::client::ClientOptions::backend(&format!("ws://127.0.0.1:{}", self.port), TOKEN, &[protocol::methods::scope::ADMIN]);
+            let opts = gateway::client::ClientOptions::backend(
+                &format!("ws://127.0.0.1:{}", self.port),
+                TOKEN,
+                &[protocol::methods::scope::ADMIN],
+            );
             match gateway::client::Client::connect(opts).await {
                 Ok(c) => return c,
                 Err(e) if tokio::time::Instant::now() < deadline => {
@@ -109,7 +123,12 @@ impl RealGateway {
     /// Stops the gateway now (the page then finds it unreachable, as in an outage).
     pub fn stop(&self) {
         let out = run(&self.dir, self.port, &["stop"], None);
-        assert!(out.status.success(), "real gateway did not stop:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "real gateway did not stop:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// Rewrites rows saved by `chat.inject` into the shapes a real agent's turn saves (tool
@@ -120,8 +139,18 @@ impl RealGateway {
         std::fs::write(file.path(), patches.to_string()).unwrap();
         let node = self.dir.join("node/package/bin/node");
         let db = self.dir.join("state/agents/main/agent/openclaw-agent.sqlite");
-        let out = Command::new(&node).arg(crate::repo_root().join("e2e/scripts/patch-transcript.mjs")).arg(&db).arg(file.path()).output().expect("node runs");
-        assert!(out.status.success(), "patching the transcript failed:\n{}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let out = Command::new(&node)
+            .arg(crate::repo_root().join("e2e/scripts/patch-transcript.mjs"))
+            .arg(&db)
+            .arg(file.path())
+            .output()
+            .expect("node runs");
+        assert!(
+            out.status.success(),
+            "patching the transcript failed:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     /// Raises a question with the real `ask_user` tool (attach grant + MCP) through the

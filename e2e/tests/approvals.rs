@@ -76,7 +76,11 @@ fn receipt(id: &str) -> String {
 
 /// Clicks the decision button `name` on the card of `id` with the pointer.
 async fn click_decision(b: &Browser, id: &str, name: &str) {
-    b.find_xpath(&format!("//*[@data-approval-id='{id}' and @data-testid='approval-card']//button[normalize-space()='{name}']"), T).await.click().await.unwrap_or_else(|e| panic!("click {name}: {e}"));
+    b.find_xpath(&format!("//*[@data-approval-id='{id}' and @data-testid='approval-card']//button[normalize-space()='{name}']"), T)
+        .await
+        .click()
+        .await
+        .unwrap_or_else(|e| panic!("click {name}: {e}"));
 }
 
 async fn screenshots(t: &Target, agent: &mut Client) {
@@ -84,7 +88,12 @@ async fn screenshots(t: &Target, agent: &mut Client) {
     let first = Browser::start_sized(1000, 800).await;
     first.goto(&t.ui("/")).await;
     first.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
-    let id = raise_exec(agent, "python3 -c 'import shutil; shutil.rmtree(\"build\")' && ls -la /srv/conformance", json!({"warningText": "Deletes the build directory"})).await;
+    let id = raise_exec(
+        agent,
+        "python3 -c 'import shutil; shutil.rmtree(\"build\")' && ls -la /srv/conformance",
+        json!({"warningText": "Deletes the build directory"}),
+    )
+    .await;
     let mut first = Some(first);
     for (w, h) in [(1000u32, 800u32), (390, 844)] {
         for theme in ["light", "dark"] {
@@ -124,7 +133,11 @@ async fn flows(t: Target, agent: &mut Client) {
     assert!(warnings.contains("inline-eval"), "the gateway's command analysis: {warnings}");
     assert_eq!(b.js("return document.querySelectorAll('.dock b').length;").await, json!(0), "agent text is inert");
     assert_eq!(b.js("return document.title;").await, json!("(1) Approval waiting · OpenClaw Control"));
-    assert_eq!(b.js("return !!document.activeElement.closest('[data-testid=approval-card]');").await, json!(false), "nothing focused on the card");
+    assert_eq!(
+        b.js("return !!document.activeElement.closest('[data-testid=approval-card]');").await,
+        json!(false),
+        "nothing focused on the card"
+    );
     // Enter on a focused Allow once arms it and asks for a second press; nothing is decided.
     let allow = b.find_xpath(&format!("//*[@data-approval-id='{id}']//button[normalize-space()='Allow once']"), T).await;
     allow.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
@@ -198,7 +211,16 @@ async fn flows(t: Target, agent: &mut Client) {
     let in_side = format!("[data-testid=pane][data-session='{SIDE}'] {}", card(&id8));
     b3.wait_text(&in_side, T, |s| s.contains("ls side")).await;
     assert!(!b3.exists(&format!("[data-testid=pane][data-session='{MAIN}'] {}", card(&id8))).await, "not in the other pane");
-    b3.find_xpath(&format!("//*[@data-testid='pane' and @data-session='{SIDE}']//*[@data-approval-id='{id8}']//button[normalize-space()='Allow once']"), T).await.click().await.unwrap();
+    b3.find_xpath(
+        &format!(
+            "//*[@data-testid='pane' and @data-session='{SIDE}']//*[@data-approval-id='{id8}']//button[normalize-space()='Allow once']"
+        ),
+        T,
+    )
+    .await
+    .click()
+    .await
+    .unwrap();
     recorded(agent, &id8, "allowed").await;
     b3.close().await;
 

@@ -198,7 +198,10 @@ async fn the_dock_stays_available_when_something_replaces_the_composer() {
 async fn async_dock_layout_at_390_and_430_in_light_and_dark() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
-    agent.request("chat.send", serde_json::json!({"sessionKey": MAIN, "message": "async", "idempotencyKey": "layout-async"})).await.unwrap();
+    agent
+        .request("chat.send", serde_json::json!({"sessionKey": MAIN, "message": "async", "idempotencyKey": "layout-async"}))
+        .await
+        .unwrap();
     for width in [390u32, 430] {
         for theme in ["light", "dark"] {
             let b = Browser::start_sized(width, 844).await;

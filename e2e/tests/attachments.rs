@@ -22,7 +22,6 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     p
 }
 
-
 /// Every record of the `attachments` store: `[key, meta JSON, blob size]`.
 const STORED_FILES: &str = "const db = await new Promise((ok, err) => { const r = indexedDB.open('ocui'); r.onsuccess = () => ok(r.result); r.onerror = () => err(r.error); });
     const tx = db.transaction('attachments');
@@ -44,7 +43,8 @@ async fn saved_user_message(gw: &LocalGateway, text: &str) -> Value {
     let deadline = tokio::time::Instant::now() + T;
     loop {
         let h = agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 50})).await.unwrap();
-        let found: Vec<Value> = h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && m["content"] == text).cloned().collect();
+        let found: Vec<Value> =
+            h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && m["content"] == text).cloned().collect();
         if !found.is_empty() {
             assert_eq!(found.len(), 1, "sent once: {h}");
             return found[0].clone();
@@ -111,14 +111,22 @@ async fn an_attachment_queued_offline_survives_a_reload_and_is_sent_once() {
     assert_eq!(media_bytes(&gw, &media[1]), note_bytes);
     b.wait_gone("[data-testid=outbox-row]", T).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(gw.gateway().store.count_messages_with_key(saved["__openclaw"]["idempotencyKey"].as_str().unwrap()).unwrap(), 1, "never sent twice");
+    assert_eq!(
+        gw.gateway().store.count_messages_with_key(saved["__openclaw"]["idempotencyKey"].as_str().unwrap()).unwrap(),
+        1,
+        "never sent twice"
+    );
 
     // Confirmed: the browser lets go of the bytes.
     b.wait_js(STORED_FILES, |v| v.as_array().is_some_and(|a| a.is_empty())).await;
 
     // The transcript shows the files as the gateway saved them: the image fetched from the
     // gateway (with this page's credentials), the text file by name with Download.
-    let loaded = b.wait_js("const i = document.querySelector('[data-testid=saved-image-img]'); return i && i.complete ? i.naturalWidth : 0;", |v| v.as_u64().is_some_and(|w| w > 0)).await;
+    let loaded = b
+        .wait_js("const i = document.querySelector('[data-testid=saved-image-img]'); return i && i.complete ? i.naturalWidth : 0;", |v| {
+            v.as_u64().is_some_and(|w| w > 0)
+        })
+        .await;
     assert_eq!(loaded, json!(2), "the 2×2 image decoded");
     let file = b.wait_text("[data-testid=saved-file]", T, |t| t.contains("notes.txt")).await;
     assert!(file.contains("Download"), "{file}");
@@ -159,7 +167,9 @@ async fn a_file_over_a_limit_is_refused_in_words_and_discard_gives_the_files_bac
     b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("keep.txt")).await;
     let draft = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
     assert_eq!(draft.as_deref(), Some("changed my mind"));
-    let stored = b.wait_js(STORED_FILES, |v| v.as_array().is_some_and(|a| a.len() == 1 && a[0][0].as_str().is_some_and(|k| k.starts_with("draft:")))).await;
+    let stored = b
+        .wait_js(STORED_FILES, |v| v.as_array().is_some_and(|a| a.len() == 1 && a[0][0].as_str().is_some_and(|k| k.starts_with("draft:"))))
+        .await;
     assert_eq!(stored[0][2], json!(7), "{stored}");
     // The draft's files survive a reload like its words.
     b.client.refresh().await.unwrap();
@@ -203,11 +213,19 @@ async fn a_full_disk_says_how_much_could_not_be_kept_and_the_message_is_still_se
 
     b.attach_files(&[&big]).await;
     let note = b.wait_text("[data-testid=attachment-not-kept]", T, |t| !t.is_empty()).await;
-    assert!(note.starts_with("Kept in this tab only: dump.bin (1.4 MB) could not be saved, because this browser's storage is full (QuotaExceededError"), "{note}");
+    assert!(
+        note.starts_with(
+            "Kept in this tab only: dump.bin (1.4 MB) could not be saved, because this browser's storage is full (QuotaExceededError"
+        ),
+        "{note}"
+    );
     b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("dump.bin")).await;
     b.send_message("the dump, on a full disk").await;
     let row_note = b.wait_text("[data-testid=outbox-not-kept]", T, |t| !t.is_empty()).await;
-    assert!(row_note.starts_with("1 file (1.4 MB) could not be saved with this message, because this browser's storage is full"), "{row_note}");
+    assert!(
+        row_note.starts_with("1 file (1.4 MB) could not be saved with this message, because this browser's storage is full"),
+        "{row_note}"
+    );
     // The words are kept all the same, and the page says nothing else is wrong with storage.
     let rows = b.wait_js(STORED_ROWS, |v| v.as_array().is_some_and(|a| a.len() == 1)).await;
     assert_eq!(rows[0][1], "the dump, on a full disk");
@@ -242,7 +260,8 @@ async fn attached_files_fit_a_390_px_screen_in_light_and_dark() {
         let text = format!("files in {theme}");
         b.send_message(&text).await;
         saved_user_message(&gw, &text).await;
-        b.wait_js("const i = document.querySelector('[data-testid=saved-image-img]'); return !!(i && i.complete);", |v| v == &json!(true)).await;
+        b.wait_js("const i = document.querySelector('[data-testid=saved-image-img]'); return !!(i && i.complete);", |v| v == &json!(true))
+            .await;
         b.attach_files(&[&long]).await;
         b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("quarterly")).await;
         let (overflow, wide) = b.horizontal_overflow().await;

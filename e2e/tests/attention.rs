@@ -36,14 +36,17 @@ async fn a_question_raised_while_the_page_is_hidden_puts_a_count_in_the_title_an
     b.js("window.__seen = []; const note = () => __seen.push([document.visibilityState, document.title]);
           document.addEventListener('visibilitychange', note);
           new MutationObserver(note).observe(document.querySelector('title'), { childList: true, characterData: true, subtree: true });
-          return null;").await;
+          return null;")
+        .await;
     // Another tab in front: ours is hidden while the question arrives.
     let other = b.client.new_window(true).await.unwrap();
     b.client.switch_to_window(other.handle.clone()).await.unwrap();
     b.goto(&format!("{}/elsewhere.txt", gw.base())).await;
     let mut agent = gw.agent().await;
-    let first = agent.request("question.request", question("a", "Deploy", "Deploy now?")).await.unwrap()["id"].as_str().unwrap().to_string();
-    let second = agent.request("question.request", question("b", "Notify", "Tell the team?")).await.unwrap()["id"].as_str().unwrap().to_string();
+    let first =
+        agent.request("question.request", question("a", "Deploy", "Deploy now?")).await.unwrap()["id"].as_str().unwrap().to_string();
+    let second =
+        agent.request("question.request", question("b", "Notify", "Tell the team?")).await.unwrap()["id"].as_str().unwrap().to_string();
     tokio::time::sleep(Duration::from_millis(1500)).await;
     b.client.switch_to_window(ours.clone()).await.unwrap();
     wait_title(&b, "(2) Question waiting · OpenClaw Control").await;
@@ -90,7 +93,10 @@ async fn with_permission_each_request_notifies_once_across_two_tabs_and_a_click_
     b.js(SPY).await;
     // Nothing is asked or shown before the person opts in.
     let mut agent = gw.agent().await;
-    let before = agent.request("question.request", question("z", "Before", "Asked before opting in?")).await.unwrap()["id"].as_str().unwrap().to_string();
+    let before = agent.request("question.request", question("z", "Before", "Asked before opting in?")).await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     b.wait_text("[data-testid=dock-bar], [data-testid=question-panel]", T, |t| !t.is_empty()).await;
     agent.request("question.resolve", json!({"id": before, "cancel": true})).await.unwrap();
     // Opting in once, in tab one, applies to the other tab too (the same gateway).
@@ -99,10 +105,15 @@ async fn with_permission_each_request_notifies_once_across_two_tabs_and_a_click_
     b.client.switch_to_window(tab_two.clone()).await.unwrap();
     b.wait_text("[data-testid=notifications-toggle]", T, |t| t == "Question notifications: on").await;
 
-    let first = agent.request("question.request", question("a", "Deploy", "Deploy to production now?")).await.unwrap()["id"].as_str().unwrap().to_string();
-    let second = agent.request("question.request", question("b", "Notify", "Tell the team?")).await.unwrap()["id"].as_str().unwrap().to_string();
+    let first = agent.request("question.request", question("a", "Deploy", "Deploy to production now?")).await.unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let second =
+        agent.request("question.request", question("b", "Notify", "Tell the team?")).await.unwrap()["id"].as_str().unwrap().to_string();
     // Both tabs saw both requests; between them, each was announced exactly once.
-    let count = |titles: &Value, needle: &str| titles.as_array().unwrap().iter().filter(|t| t.as_str().unwrap_or("").contains(needle)).count();
+    let count =
+        |titles: &Value, needle: &str| titles.as_array().unwrap().iter().filter(|t| t.as_str().unwrap_or("").contains(needle)).count();
     let mut shown = (json!([]), json!([]));
     let deadline = tokio::time::Instant::now() + T;
     loop {

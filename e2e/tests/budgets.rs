@@ -120,5 +120,8 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
     assert!(sent.as_u64().unwrap() <= TOTAL_GZIP_BUDGET_BYTES, "everything fetched, over the wire: {sent} bytes");
     // The WebSocket goes to the page's own host too.
     let status = b.js("return document.body.innerText").await;
-    assert!(!status.as_str().unwrap_or_default().contains("ws://") || status.as_str().unwrap().contains(&origin.replace("http://", "ws://")), "WebSocket URL is the gateway's");
+    assert!(
+        !status.as_str().unwrap_or_default().contains("ws://") || status.as_str().unwrap().contains(&origin.replace("http://", "ws://")),
+        "WebSocket URL is the gateway's"
+    );
 }

@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use e2e::{LocalGateway, db_user_texts};
 use e2e::browser::Browser;
+use e2e::{LocalGateway, db_user_texts};
 use fantoccini::key::Key;
 use serde_json::json;
 
@@ -14,7 +14,9 @@ const MAIN: &str = "agent:main:main";
 async fn last_assistant(b: &Browser, accept: impl Fn(&str) -> bool) -> String {
     let deadline = tokio::time::Instant::now() + T;
     loop {
-        let texts = b.js("return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].map(e => e.textContent);").await;
+        let texts = b
+            .js("return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].map(e => e.textContent);")
+            .await;
         if let Some(last) = texts.as_array().and_then(|a| a.last()).and_then(|v| v.as_str()) {
             if accept(last) {
                 return last.to_string();
@@ -88,12 +90,19 @@ async fn stop_aborts_the_run_and_cancels_its_question() {
     b.click_button("Collapse").await;
     b.click_button("Stop").await;
     b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Skipped elsewhere")).await;
-    let stopped = b.js("return [...document.querySelectorAll('[data-testid=message][data-role=assistant]')].map(e => e.textContent).join('|');").await;
+    let stopped = b
+        .js("return [...document.querySelectorAll('[data-testid=message][data-role=assistant]')].map(e => e.textContent).join('|');")
+        .await;
     let deadline = tokio::time::Instant::now() + T;
     let mut text = stopped.as_str().unwrap_or("").to_string();
     while !text.contains("Stopped") && tokio::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(100)).await;
-        text = b.js("return [...document.querySelectorAll('[data-testid=message], [data-testid=stream]')].map(e => e.textContent).join('|');").await.as_str().unwrap_or("").to_string();
+        text = b
+            .js("return [...document.querySelectorAll('[data-testid=message], [data-testid=stream]')].map(e => e.textContent).join('|');")
+            .await
+            .as_str()
+            .unwrap_or("")
+            .to_string();
     }
     assert!(text.contains("Stopped"), "{text}");
     b.close().await;
@@ -247,7 +256,9 @@ async fn a_question_arriving_while_typing_in_the_composer_does_not_take_it_away(
     let mut agent = gw.agent().await;
     agent.request("question.request", json!({"questions":[{"questionId":"c","header":"C","question":"Continue?","options":[{"label":"Yes"},{"label":"No"}]}],"timeoutMs":60000})).await.unwrap();
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
-    let focus = b.js("return [document.activeElement && document.activeElement.name, document.activeElement && document.activeElement.value];").await;
+    let focus = b
+        .js("return [document.activeElement && document.activeElement.name, document.activeElement && document.activeElement.value];")
+        .await;
     assert_eq!(focus, json!(["message", "half a sentence"]), "still typing in the composer");
     b.close().await;
 }
@@ -270,7 +281,9 @@ async fn a_bare_session_in_the_url_shows_runs_started_elsewhere_live() {
 }
 
 async fn assistant_rows_with(b: &Browser, text: &str) -> u64 {
-    let script = format!("return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].filter(e => e.textContent === {text:?}).length;");
+    let script = format!(
+        "return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].filter(e => e.textContent === {text:?}).length;"
+    );
     b.js(&script).await.as_u64().unwrap()
 }
 
@@ -313,7 +326,10 @@ async fn incumbent_chat_links_open_the_conversation_they_name() {
         db_user_texts(&gw, key, &[text]).await;
     }
     let b = Browser::start().await;
-    for (path, key, text) in [("/chat/main/side", "agent:main:side", "hello from the side"), ("/chat/main/deploy-monitor-6db92d48", uuid_key, "hello from the dashboard")] {
+    for (path, key, text) in [
+        ("/chat/main/side", "agent:main:side", "hello from the side"),
+        ("/chat/main/deploy-monitor-6db92d48", uuid_key, "hello from the dashboard"),
+    ] {
         b.goto(&format!("{}{path}#token={}", gw.base(), gw.token)).await;
         b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
         b.wait_text("[data-testid=message][data-role=user] .msg__text", T, |t| t == text).await;

@@ -37,7 +37,10 @@ async fn two_step_answer_with_multiselect_and_free_text_reaches_the_agent() {
     b.screenshot("dock-step1").await;
     let said = b.js("return document.querySelector('[data-testid=dock-announcer]').textContent;").await;
     assert_eq!(said.as_str(), Some("The agent is asking a question."), "arrival is announced politely");
-    assert_eq!(b.js("return document.querySelector('[data-testid=dock-announcer]').getAttribute('aria-live');").await.as_str(), Some("polite"));
+    assert_eq!(
+        b.js("return document.querySelector('[data-testid=dock-announcer]').getAttribute('aria-live');").await.as_str(),
+        Some("polite")
+    );
     b.option("Staging (Recommended)").await.click().await.unwrap();
     // Picking a single-select option moves on, and the step change is announced.
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
@@ -82,7 +85,13 @@ async fn a_question_answered_elsewhere_shows_the_winning_answers() {
     let id = ask(&mut agent, two_questions(120_000)).await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     b.option("Production").await.click().await.unwrap();
-    agent.request("question.resolve", json!({"id": id, "answers": {"answers": {"deploy_target": ["Staging (Recommended)"], "notify": ["Pager"]}}})).await.unwrap();
+    agent
+        .request(
+            "question.resolve",
+            json!({"id": id, "answers": {"answers": {"deploy_target": ["Staging (Recommended)"], "notify": ["Pager"]}}}),
+        )
+        .await
+        .unwrap();
     let receipt = b.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Answered elsewhere")).await;
     assert!(receipt.contains("Staging (Recommended)") && receipt.contains("Pager"), "{receipt}");
     b.wait_gone(PANEL, T).await;
@@ -121,7 +130,10 @@ async fn drafts_survive_switching_requests_collapse_and_reload() {
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     let typed = other_input(&b).await.prop("value").await.unwrap();
     assert_eq!(typed.as_deref(), Some("Production"));
-    assert!(b.option("Production").await.prop("checked").await.unwrap().as_deref() != Some("true"), "typed text did not turn into the radio");
+    assert!(
+        b.option("Production").await.prop("checked").await.unwrap().as_deref() != Some("true"),
+        "typed text did not turn into the radio"
+    );
     // Submitting the first sends the typed text, not a pick.
     b.click_button("Next").await;
     b.option("Pager").await.click().await.unwrap();
@@ -203,7 +215,8 @@ async fn an_invalid_record_is_a_readable_notice_and_hostile_text_stays_inert() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_secret_question_without_admin_scope_explains_and_offers_no_answer() {
-    let gw = LocalGateway::start_with_device_scopes(Some(&["operator.read", "operator.write", "operator.approvals", "operator.questions"])).await;
+    let gw = LocalGateway::start_with_device_scopes(Some(&["operator.read", "operator.write", "operator.approvals", "operator.questions"]))
+        .await;
     let mut agent = gw.agent().await;
     let b = Browser::open_connected(&gw.ui_url()).await;
     ask(&mut agent, json!({"questions":[{"questionId":"token","header":"Token","question":"Paste the deploy token","options":[],"isSecret":true}],"timeoutMs":60000})).await;

@@ -90,7 +90,10 @@ async fn an_xss_corpus_through_every_agent_field_runs_nothing_and_stays_readable
         let shown = b.wait_text(".dock__question-text", T, |t| t.ends_with(&format!("(question {i})"))).await;
         assert_eq!(shown, question, "the question reads literally");
         let panel = b.wait_text("[data-testid=question-panel]", T, |_| true).await;
-        assert!(panel.contains(CORPUS[(i + 1) % n]) && panel.contains(CORPUS[(i + 2) % n]), "label and description read literally: {panel}");
+        assert!(
+            panel.contains(CORPUS[(i + 1) % n]) && panel.contains(CORPUS[(i + 2) % n]),
+            "label and description read literally: {panel}"
+        );
         assert!(panel.contains(HEADERS[i % HEADERS.len()]), "header reads literally: {panel}");
         let picked = b
             .js(&format!("const want = {}; const l = [...document.querySelectorAll('[data-testid=question-panel] label.option-item')].find(l => l.querySelector('.option-item__label')?.textContent === want); l?.querySelector('input').click(); return !!l && l.querySelector('input').checked;", json!(CORPUS[(i + 1) % n])))
@@ -129,7 +132,9 @@ async fn an_xss_corpus_through_every_agent_field_runs_nothing_and_stays_readable
     }
     assert_inert(&b, "chat").await;
     // Chromium's own log, from page load on: no CSP violation from our code.
-    let csp_lines = |log: Vec<String>| log.into_iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect::<Vec<_>>();
+    let csp_lines = |log: Vec<String>| {
+        log.into_iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect::<Vec<_>>()
+    };
     assert_eq!(csp_lines(b.browser_log().await), Vec::<String>::new(), "CSP violations under the local gateway");
     // ...and the log does report one when it happens.
     b.js("const s = document.createElement('script'); s.src = 'http://127.0.0.2:9/x.js'; document.head.appendChild(s);").await;
@@ -211,7 +216,11 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
         let panel = panel.as_str().unwrap_or_default();
         let ghost = b.js("return [...document.querySelectorAll('[data-testid=question-receipt]')].filter(r => r.innerText.includes('A ghost question?')).map(r => r.dataset.outcome);").await;
         let ghost_only_unavailable = ghost.as_array().is_some_and(|a| a.iter().all(|o| o == "unavailable"));
-        if panel.contains("The real question?") && !panel.contains("ghost") && ghost_only_unavailable && !b.exists("[data-outcome=answered-elsewhere]").await {
+        if panel.contains("The real question?")
+            && !panel.contains("ghost")
+            && ghost_only_unavailable
+            && !b.exists("[data-outcome=answered-elsewhere]").await
+        {
             break;
         }
         if tokio::time::Instant::now() > deadline {
@@ -220,7 +229,11 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert_eq!(b.js("return [...document.querySelectorAll('[data-testid=message]')].filter(e => e.textContent.includes('Said once')).length;").await, json!(1));
+    assert_eq!(
+        b.js("return [...document.querySelectorAll('[data-testid=message]')].filter(e => e.textContent.includes('Said once')).length;")
+            .await,
+        json!(1)
+    );
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     assert!(b.option("Yes").await.is_selected().await.unwrap(), "the draft came back with the question");
     b.click_button("Submit").await;
@@ -244,12 +257,10 @@ async fn a_wasm_trap_puts_up_the_reload_banner_instead_of_a_silent_page() {
     b.goto(&gw.ui_url()).await;
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     assert!(!b.exists("#ocui-crash").await, "no banner before anything went wrong");
-    b.js(
-        "const trap = new Uint8Array([0,97,115,109,1,0,0,0, 1,4,1,96,0,0, 3,2,1,0, 7,5,1,1,102,0,0, 10,5,1,3,0,0,11]);
+    b.js("const trap = new Uint8Array([0,97,115,109,1,0,0,0, 1,4,1,96,0,0, 3,2,1,0, 7,5,1,1,102,0,0, 10,5,1,3,0,0,11]);
          WebAssembly.instantiate(trap).then(({instance}) => setTimeout(() => instance.exports.f(), 0));
-         return null;",
-    )
-    .await;
+         return null;")
+        .await;
     let text = b.wait_text("#ocui-crash[role=alert]", T, |t| t.contains("reload the page")).await;
     assert!(text.contains("drafts and queued answers are saved"), "{text}");
     b.find_xpath("//*[@id='ocui-crash']//button[normalize-space()='Reload page']", T).await;
@@ -286,10 +297,7 @@ async fn markdown_vectors_run_nothing_fetch_nothing_and_stay_readable() {
     let frame = json!({"type": "event", "event": "session.message", "payload": {"sessionKey": "agent:main:main", "message": {
         "role": "assistant", "content": [{"type": "text", "text": MARKDOWN_CORPUS.join("\n\n")}], "__openclaw": {"id": "md-xss", "seq": 300}}}});
     gw.hub().inject_raw(&frame.to_string());
-    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| {
-        t.contains("bare45")
-    })
-    .await;
+    b.wait_text("[data-testid=message][data-role=assistant]", T, |t| t.contains("bare45")).await;
     assert_inert(&b, "markdown").await;
     let text = body_text(&b).await;
     for readable in [
@@ -308,43 +316,24 @@ async fn markdown_vectors_run_nothing_fetch_nothing_and_stay_readable() {
         "<script>window.__xss=43</script>",
         "ok 44",
     ] {
-        assert!(
-            text.contains(readable),
-            "{readable:?} is readable in: {text}"
-        );
+        assert!(text.contains(readable), "{readable:?} is readable in: {text}");
     }
     // The only links are the two http(s) ones, opening safely in a new tab.
-    let links = b.js("return [...document.querySelectorAll('.md a')].map(a => [a.getAttribute('href'), a.target, a.rel, a.dataset.host]);").await;
+    let links =
+        b.js("return [...document.querySelectorAll('.md a')].map(a => [a.getAttribute('href'), a.target, a.rel, a.dataset.host]);").await;
     assert_eq!(
         links,
         json!([
-            [
-                "https://docs.example.org/tools?x=1",
-                "_blank",
-                "noopener noreferrer",
-                "docs.example.org"
-            ],
-            [
-                "https://docs.example.org/bare45",
-                "_blank",
-                "noopener noreferrer",
-                "docs.example.org"
-            ]
+            ["https://docs.example.org/tools?x=1", "_blank", "noopener noreferrer", "docs.example.org"],
+            ["https://docs.example.org/bare45", "_blank", "noopener noreferrer", "docs.example.org"]
         ]),
         "{links}"
     );
     // The image is not fetched until asked; then it is.
-    let fetched = || {
-        b.js("return performance.getEntriesByType('resource').some(e => e.name.includes('tracker.example'));")
-    };
-    assert_eq!(
-        fetched().await,
-        json!(false),
-        "the image was not fetched on its own"
-    );
+    let fetched = || b.js("return performance.getEntriesByType('resource').some(e => e.name.includes('tracker.example'));");
+    assert_eq!(fetched().await, json!(false), "the image was not fetched on its own");
     b.click_button("Load image from tracker.example").await;
-    b.find_xpath("//img[@src='https://tracker.example/p.gif?id=39']", T)
-        .await;
+    b.find_xpath("//img[@src='https://tracker.example/p.gif?id=39']", T).await;
     assert_eq!(b.js("return window.__xss;").await, json!(0));
     b.close().await;
 }

@@ -46,7 +46,13 @@ async fn user_texts(gw: &LocalGateway, n: usize) -> Vec<String> {
 }
 
 async fn count_messages(b: &Browser, text: &str) -> usize {
-    b.js(&format!("return [...document.querySelectorAll('[data-testid=message]')].filter(m => m.textContent.includes({})).length;", json!(text))).await.as_u64().unwrap_or(0) as usize
+    b.js(&format!(
+        "return [...document.querySelectorAll('[data-testid=message]')].filter(m => m.textContent.includes({})).length;",
+        json!(text)
+    ))
+    .await
+    .as_u64()
+    .unwrap_or(0) as usize
 }
 
 async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
@@ -65,7 +71,10 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
     for url in cached.as_array().unwrap() {
         let url = url.as_str().unwrap();
         let path = url.trim_start_matches(&gw.base());
-        assert!(path == "/" || [".js", ".wasm", ".css", ".svg"].iter().any(|e| path.ends_with(e)), "the cache holds only the app's files: {cached}");
+        assert!(
+            path == "/" || [".js", ".wasm", ".css", ".svg"].iter().any(|e| path.ends_with(e)),
+            "the cache holds only the app's files: {cached}"
+        );
     }
 
     let port = gw.port;
@@ -130,12 +139,17 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     copy(&old);
     copy(&new);
     // The new build: its wasm under a new name (as every real build has), and a marker.
-    let wasm = std::fs::read_dir(&new).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).find(|n| n.ends_with("_bg.wasm")).unwrap();
+    let wasm =
+        std::fs::read_dir(&new).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).find(|n| n.ends_with("_bg.wasm")).unwrap();
     let renamed = wasm.replace("_bg.wasm", "-new_bg.wasm");
     std::fs::rename(new.join(&wasm), new.join(&renamed)).unwrap();
     let index = std::fs::read_to_string(new.join("index.html")).unwrap();
     assert!(index.contains("<title>") && index.contains(&wasm), "{index}");
-    std::fs::write(new.join("index.html"), index.replace(&wasm, &renamed).replacen("<title>", "<meta name=e2e-build content=new><title>", 1)).unwrap();
+    std::fs::write(
+        new.join("index.html"),
+        index.replace(&wasm, &renamed).replacen("<title>", "<meta name=e2e-build content=new><title>", 1),
+    )
+    .unwrap();
 
     let mut gw = LocalGateway::start_with_ui_root(&old).await;
     let b = Browser::start().await;

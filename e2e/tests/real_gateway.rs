@@ -94,7 +94,10 @@ async fn our_ui_on_the_real_gateway() {
     // 3. Answered elsewhere.
     let id = agent.request("question.request", two_questions(300_000)).await.unwrap()["id"].as_str().unwrap().to_string();
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
-    agent.request("question.resolve", json!({"id": id, "answers": {"answers": {"deploy_target": ["Production"], "notify": ["Pager"]}}})).await.unwrap();
+    agent
+        .request("question.resolve", json!({"id": id, "answers": {"answers": {"deploy_target": ["Production"], "notify": ["Pager"]}}}))
+        .await
+        .unwrap();
     let r = receipt_for(&b, &id, |t| t.starts_with("Answered elsewhere")).await;
     assert!(r.contains("Production") && r.contains("Pager"), "{r}");
 
@@ -132,7 +135,10 @@ async fn our_ui_on_the_real_gateway() {
     b.click_button("Submit").await;
     let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("ask_user returns").unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().find(|l| l.starts_with("ask_user tool result: ")).unwrap_or_else(|| panic!("no tool result in:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("ask_user tool result: "))
+        .unwrap_or_else(|| panic!("no tool result in:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
     let result: Value = serde_json::from_str(line.trim_start_matches("ask_user tool result: ")).unwrap();
     assert_eq!(result["status"], "answered", "{result}");
     assert_eq!(result["answers"]["answers"]["deploy_target"], json!(["Staging (Recommended)"]), "{result}");
@@ -160,7 +166,8 @@ async fn our_ui_on_the_real_gateway() {
     area.send_keys(&hello).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     b.wait_gone("[data-testid=outbox-row]", T).await;
-    let failure = b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", T, |t| !t.is_empty()).await;
+    let failure =
+        b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", T, |t| !t.is_empty()).await;
     assert!(failure.contains("Run failed") || failure.contains("failed"), "the failed run is shown: {failure}");
     b.screenshot("real-gateway-chat-failed-run").await;
 
@@ -176,7 +183,8 @@ async fn our_ui_on_the_real_gateway() {
     b.wait_gone("[data-testid=outbox-row]", Duration::from_secs(60)).await;
     assert!(relay.dropped.load(std::sync::atomic::Ordering::SeqCst), "the relay cut the connection");
     let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 200})).await.unwrap();
-    let count = |text: &str| h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == text).count();
+    let count =
+        |text: &str| h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == text).count();
     assert_eq!(count(&hello), 1, "{h}");
     assert_eq!(count(&lost), 1, "{h}");
 
@@ -201,7 +209,11 @@ async fn our_ui_on_the_real_gateway() {
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     area.send_keys(&behind).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
-    let status = b.wait_text("[data-testid=outbox-row][data-state=failed] [data-testid=outbox-status]", Duration::from_secs(60), |t| t.contains("interrupted")).await;
+    let status = b
+        .wait_text("[data-testid=outbox-row][data-state=failed] [data-testid=outbox-status]", Duration::from_secs(60), |t| {
+            t.contains("interrupted")
+        })
+        .await;
     assert!(status.starts_with("Not sent"), "{status}");
     b.screenshot("real-gateway-interrupted-input").await;
 

@@ -92,7 +92,11 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     eprintln!("saved with an image: {saved}");
     let media = saved["__openclaw"]["media"].as_array().unwrap_or_else(|| panic!("no media saved: {saved}")).clone();
     assert_eq!(media.len(), 1, "{saved}");
-    assert_eq!((media[0]["kind"].as_str(), media[0]["fileName"].as_str(), media[0]["sizeBytes"].as_u64()), (Some("image"), Some("red.png"), Some(PNG.len() as u64)), "{saved}");
+    assert_eq!(
+        (media[0]["kind"].as_str(), media[0]["fileName"].as_str(), media[0]["sizeBytes"].as_u64()),
+        (Some("image"), Some("red.png"), Some(PNG.len() as u64)),
+        "{saved}"
+    );
     b.wait_gone("[data-testid=outbox-row]", T).await;
     let shown = b.wait_js(&format!("const m = [...document.querySelectorAll('[data-testid=message]')].find(e => e.innerText.includes('{text}')); const i = m && m.querySelector('[data-testid=saved-image-img]'); return i && i.complete ? i.naturalWidth : (m ? m.innerText : null);"), |w| w == &json!(2)).await;
     assert_eq!(shown, json!(2), "the 2×2 image came back from the real gateway");
@@ -109,7 +113,15 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     // away: the answer waits in the outbox, is edited there, and goes once it is back.
     wait_idle(&mut agent).await;
     let question = format!("Which environment for {nonce}?");
-    let source_id = ask_async(&gw, &mut agent, &format!("item-{nonce}"), &format!("One question while I keep working ({nonce}):"), &question, &["Staging", "Production"]).await;
+    let source_id = ask_async(
+        &gw,
+        &mut agent,
+        &format!("item-{nonce}"),
+        &format!("One question while I keep working ({nonce}):"),
+        &question,
+        &["Staging", "Production"],
+    )
+    .await;
 
     let relay = Relay::start(format!("ws://127.0.0.1:{}", gw.port)).await;
     let b = Browser::start().await;
@@ -152,7 +164,15 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     // 3. Two panes on the same conversation: an answer queued in one, discarded in the other,
     // reopens its draft in both, and is never sent.
     let second = format!("Which region for {nonce}?");
-    let second_id = ask_async(&gw, &mut agent, &format!("item-2-{nonce}"), &format!("Another question, still working ({nonce}):"), &second, &["Europe", "America"]).await;
+    let second_id = ask_async(
+        &gw,
+        &mut agent,
+        &format!("item-2-{nonce}"),
+        &format!("Another question, still working ({nonce}):"),
+        &second,
+        &["Europe", "America"],
+    )
+    .await;
     let b = Browser::start_sized(1400, 900).await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain&pane=agent%3Amain%3Amain#token={TOKEN}&gatewayUrl={}", gw.base(), relay.url())).await;
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
@@ -164,21 +184,32 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     let one = "(//section[@data-testid='pane'])[1]";
     show_in_dock(&b, one, &pane(1), &second).await;
-    let america = |p: &str| format!("{p}//label[contains(@class,'option-item')][.//span[contains(@class,'option-item__label') and normalize-space()='America']]//input");
+    let america = |p: &str| {
+        format!(
+            "{p}//label[contains(@class,'option-item')][.//span[contains(@class,'option-item__label') and normalize-space()='America']]//input"
+        )
+    };
     b.find_xpath(&america(one), T).await.click().await.unwrap();
     b.find_xpath(&format!("{one}//button[normalize-space()='Submit']"), T).await.click().await.unwrap();
     for n in [1, 2] {
-        summary_in(&b, &pane(n), &format!("Another question, still working ({nonce})"), |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
+        summary_in(&b, &pane(n), &format!("Another question, still working ({nonce})"), |t| {
+            t.contains("queued") || t.contains("Waiting for reconnect")
+        })
+        .await;
     }
     // Discard from the other pane.
     let two = "(//section[@data-testid='pane'])[2]";
-    let discard = format!("{two}//article[contains(., 'Another question, still working ({nonce})')]//div[@data-testid='async-summary']//button[normalize-space()='Discard']");
+    let discard = format!(
+        "{two}//article[contains(., 'Another question, still working ({nonce})')]//div[@data-testid='async-summary']//button[normalize-space()='Discard']"
+    );
     b.find_xpath(&discard, T).await;
     b.js(&format!("document.evaluate({}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue.scrollIntoView({{block: 'center'}}); return null;", json!(discard))).await;
     b.find_xpath(&discard, T).await.click().await.unwrap();
     // Back in both panes' docks with the choice as it was.
     for (n, p) in [(1, one), (2, two)] {
-        if b.exists(&format!("{} [data-testid=dock-bar]", pane(n))).await && !b.exists(&format!("{} [data-testid=question-panel]", pane(n))).await {
+        if b.exists(&format!("{} [data-testid=dock-bar]", pane(n))).await
+            && !b.exists(&format!("{} [data-testid=question-panel]", pane(n))).await
+        {
             b.find_xpath(&format!("{p}//button[normalize-space()='Expand question']"), T).await.click().await.unwrap();
         }
         let deadline = tokio::time::Instant::now() + T;
@@ -188,7 +219,11 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
                 break;
             }
             assert!(tokio::time::Instant::now() < deadline, "pane {n} never showed the reopened question: {shown}");
-            b.find_xpath(&format!("{p}//button[normalize-space()='Next request' or @aria-label='Next request']"), T).await.click().await.unwrap();
+            b.find_xpath(&format!("{p}//button[normalize-space()='Next request' or @aria-label='Next request']"), T)
+                .await
+                .click()
+                .await
+                .unwrap();
         }
         let checked = b.find_xpath(&america(p), T).await.prop("checked").await.unwrap();
         assert_eq!(checked.as_deref(), Some("true"), "the preserved draft in pane {n}");
@@ -197,7 +232,8 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     relay.unblock();
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let answered = history(&mut agent).await.into_iter().filter(|m| m["role"] == "user" && m["__openclaw"]["replyToId"] == json!(second_id)).count();
+    let answered =
+        history(&mut agent).await.into_iter().filter(|m| m["role"] == "user" && m["__openclaw"]["replyToId"] == json!(second_id)).count();
     assert_eq!(answered, 0, "a discarded answer is never sent");
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
@@ -205,7 +241,14 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
 
 /// An async question as a Codex harness run saves it: a `chat.inject` row rewritten in the
 /// real gateway's store. Returns its message id (what an answer's `replyToId` names).
-async fn ask_async(gw: &RealGateway, agent: &mut gateway::client::Client, item_id: &str, text: &str, title: &str, options: &[&str]) -> String {
+async fn ask_async(
+    gw: &RealGateway,
+    agent: &mut gateway::client::Client,
+    item_id: &str,
+    text: &str,
+    title: &str,
+    options: &[&str],
+) -> String {
     let marker = format!("placeholder for {item_id}");
     agent.request("chat.inject", json!({"sessionKey": MAIN, "message": marker})).await.expect("chat.inject");
     tokio::task::block_in_place(|| {

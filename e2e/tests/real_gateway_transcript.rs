@@ -66,7 +66,10 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
     let card = b.js(&format!("const c = document.querySelector('[data-call=call_read_{nonce}]'); return c && [c.dataset.state, c.querySelector('[data-testid=tool-result] pre').textContent];")).await;
     assert_eq!(card, json!(["done", "[deploy]\ntarget = \"staging\""]), "the read_file card has its result");
     let thinking = b.js("return [...document.querySelectorAll('[data-testid=thinking]')].map(d => d.open);").await;
-    assert!(thinking.as_array().is_some_and(|t| !t.is_empty() && t.iter().all(|o| o == &json!(false))), "thinking is shown, collapsed: {thinking}");
+    assert!(
+        thinking.as_array().is_some_and(|t| !t.is_empty() && t.iter().all(|o| o == &json!(false))),
+        "thinking is shown, collapsed: {thinking}"
+    );
     // The gateway's state outlives test runs: pick this run's summary among earlier ones.
     let deadline = tokio::time::Instant::now() + T;
     let receipt = loop {
@@ -82,16 +85,7 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
     assert!(text.contains("unsupported part: mystery_widget"), "{text}");
     // The agent's markdown is rendered under the real gateway (and its CSP) as well.
     let md = b.js(&format!("const m = [...document.querySelectorAll('.md')].find(e => e.textContent.includes('Deployed {nonce}')); return m && [m.querySelector('strong').textContent, [...m.querySelectorAll('td')].map(c => c.textContent), m.querySelector('pre code').textContent, m.querySelector('a').dataset.host];")).await;
-    assert_eq!(
-        md,
-        json!([
-            "production",
-            ["build", "ok"],
-            "deploy --target production\n",
-            "logs.example.com"
-        ]),
-        "{md}"
-    );
+    assert_eq!(md, json!(["production", ["build", "ok"], "deploy --target production\n", "logs.example.com"]), "{md}");
     // The real gateway leaves image bytes out of history: the image is a note, not dropped.
     assert!(b.exists("[data-testid=image-omitted], [data-testid=image-part]").await, "the image has a view");
     b.js(&format!("document.querySelector('[data-call=call_read_{nonce}]').scrollIntoView(); return null;")).await;

@@ -28,10 +28,7 @@ const MARKDOWN: &str = "## Build report\n\nThe **release** build *passed*; ~~two
 
 /// One row of every kind the real gateway serves (shapes from its 2026.9.6 schemas).
 fn seed_every_part(gw: &LocalGateway) {
-    save(
-        gw,
-        json!({"role": "user", "content": "Look at `main.rs` and tell me about the **build**.\n# not a heading", "timestamp": 1.0}),
-    );
+    save(gw, json!({"role": "user", "content": "Look at `main.rs` and tell me about the **build**.\n# not a heading", "timestamp": 1.0}));
     save(
         gw,
         json!({"role": "assistant", "stopReason": "toolUse", "timestamp": 2.0, "content": [
@@ -67,10 +64,7 @@ fn seed_every_part(gw: &LocalGateway) {
             {"type": "canvas", "html": "<b onclick=\"window.__xss=1\">canvas</b>"}
         ]}),
     );
-    save(
-        gw,
-        json!({"role": "assistant", "stopReason": "stop", "timestamp": 6.5, "content": [{"type": "text", "text": MARKDOWN}]}),
-    );
+    save(gw, json!({"role": "assistant", "stopReason": "stop", "timestamp": 6.5, "content": [{"type": "text", "text": MARKDOWN}]}));
     save(
         gw,
         json!({"role": "custom", "customType": "openclaw.system-note", "display": true, "content": "The model was switched to a faster one.", "timestamp": 7.0}),
@@ -79,19 +73,42 @@ fn seed_every_part(gw: &LocalGateway) {
 
 async fn check_every_part(b: &Browser) {
     let text = b.wait_text("main", T, |t| t.contains("Here is the chart")).await;
-    for readable in ["Reading the entry point.", "read_file", "run_build", "Tool result", "grep", "3 matches", "unsupported part: canvas", "System note", "The model was switched"] {
+    for readable in [
+        "Reading the entry point.",
+        "read_file",
+        "run_build",
+        "Tool result",
+        "grep",
+        "3 matches",
+        "unsupported part: canvas",
+        "System note",
+        "The model was switched",
+    ] {
         assert!(text.contains(readable), "{readable:?} in: {text}");
     }
     assert!(!text.contains("Gateway"), "no row is called Gateway: {text}");
     // Thinking is collapsed and labelled; the redacted one says so.
-    let thinking = b.js("return [...document.querySelectorAll('[data-testid=thinking]')].map(d => [d.open, d.querySelector('summary').textContent]);").await;
+    let thinking = b
+        .js("return [...document.querySelectorAll('[data-testid=thinking]')].map(d => [d.open, d.querySelector('summary').textContent]);")
+        .await;
     assert_eq!(thinking, json!([[false, "Thinking"], [false, "Thinking (hidden by the model's provider)"]]));
     // Each tool call is a card with its result beside it; a failed one says so.
     let cards = b.js("return [...document.querySelectorAll('[data-testid=tool-call]')].map(c => [c.dataset.call, c.dataset.state, c.open, c.querySelector('[data-testid=tool-result] pre').textContent]);").await;
-    assert_eq!(cards, json!([["call_read", "done", false, "fn main() {\n    println!(\"hi\");\n}"], ["call_build", "failed", false, "error[E0425]: cannot find value `x`"]]));
-    assert_eq!(b.js("return document.querySelectorAll('[data-testid=message][data-role=toolResult]').length;").await, json!(1), "only the result without its call stands alone");
+    assert_eq!(
+        cards,
+        json!([
+            ["call_read", "done", false, "fn main() {\n    println!(\"hi\");\n}"],
+            ["call_build", "failed", false, "error[E0425]: cannot find value `x`"]
+        ])
+    );
+    assert_eq!(
+        b.js("return document.querySelectorAll('[data-testid=message][data-role=toolResult]').length;").await,
+        json!(1),
+        "only the result without its call stands alone"
+    );
     // Images: inline bytes at once, the gateway's omitted one as a note, another site's on request.
-    let images = b.js("return [...document.querySelectorAll('[data-testid=image-part]')].map(i => i.getAttribute('src').slice(0, 22));").await;
+    let images =
+        b.js("return [...document.querySelectorAll('[data-testid=image-part]')].map(i => i.getAttribute('src').slice(0, 22));").await;
     assert_eq!(images, json!(["data:image/png;base64,"]));
     let omitted = b.wait_text("[data-testid=image-omitted]", T, |t| !t.is_empty()).await;
     assert_eq!(omitted, "Image (not sent with the transcript, 48 KB)");
@@ -100,11 +117,7 @@ async fn check_every_part(b: &Browser) {
     // The unknown part is kept, raw, behind its toggle, and inert.
     let raw = b.js("return document.querySelector('[data-testid=unsupported-part] pre').textContent;").await;
     assert!(raw.as_str().unwrap().contains("window.__xss=1"), "{raw}");
-    assert_eq!(
-        b.js("return document.querySelectorAll('main b').length + (window.__xss || 0);")
-            .await,
-        json!(0)
-    );
+    assert_eq!(b.js("return document.querySelectorAll('main b').length + (window.__xss || 0);").await, json!(0));
     // The agent's markdown is rendered; the person's message stays exactly as typed.
     let md = b.js("const m = [...document.querySelectorAll('.md')].find(e => e.textContent.includes('Build report')); return m && [m.querySelector('h4').textContent, m.querySelector('strong').textContent, m.querySelector('em').textContent, m.querySelector('del').textContent, [...m.querySelectorAll('input[type=checkbox]')].map(c => [c.checked, c.disabled]), [...m.querySelectorAll('th, td')].map(c => c.textContent), m.querySelector('pre code').textContent.startsWith('fn main() {'), [...m.querySelectorAll('a')].map(a => [a.getAttribute('href'), a.dataset.host, a.target, a.rel])];").await;
     assert_eq!(
@@ -118,47 +131,27 @@ async fn check_every_part(b: &Browser) {
             ["crate", "size", "app", "515 KB"],
             true,
             [
-                [
-                    "https://docs.rs/leptos",
-                    "docs.rs",
-                    "_blank",
-                    "noopener noreferrer"
-                ],
-                [
-                    "https://book.leptos.dev/start",
-                    "book.leptos.dev",
-                    "_blank",
-                    "noopener noreferrer"
-                ]
+                ["https://docs.rs/leptos", "docs.rs", "_blank", "noopener noreferrer"],
+                ["https://book.leptos.dev/start", "book.leptos.dev", "_blank", "noopener noreferrer"]
             ]
         ]),
         "{md}"
     );
-    let user = b
-        .js("return document.querySelector('[data-testid=message][data-role=user]').innerText;")
-        .await;
+    let user = b.js("return document.querySelector('[data-testid=message][data-role=user]').innerText;").await;
     assert!(
-        user.as_str()
-            .unwrap()
-            .contains("Look at `main.rs` and tell me about the **build**.\n# not a heading"),
+        user.as_str().unwrap().contains("Look at `main.rs` and tell me about the **build**.\n# not a heading"),
         "the person's text as typed: {user}"
     );
-    assert_eq!(b.js("return document.querySelectorAll('[data-role=user] .md, [data-role=user] strong, [data-role=user] h1').length;").await, json!(0));
+    assert_eq!(
+        b.js("return document.querySelectorAll('[data-role=user] .md, [data-role=user] strong, [data-role=user] h1').length;").await,
+        json!(0)
+    );
     // The code block scrolls inside itself, and Copy says what happened.
     let code_scrolls = b.js("const p = [...document.querySelectorAll('.md pre')].find(p => p.textContent.includes('fn main')); return p.scrollWidth > p.clientWidth && getComputedStyle(p).overflowX;").await;
-    assert_eq!(
-        code_scrolls,
-        json!("auto"),
-        "the code block scrolls sideways"
-    );
+    assert_eq!(code_scrolls, json!("auto"), "the code block scrolls sideways");
     b.click_button("Copy").await;
-    let copy = b
-        .wait_text(".md-pre button[data-md=copy]", T, |t| t != "Copy")
-        .await;
-    assert!(
-        copy == "Copied" || copy == "Copy failed: select the code to copy it",
-        "Copy reports the clipboard's answer: {copy}"
-    );
+    let copy = b.wait_text(".md-pre button[data-md=copy]", T, |t| t != "Copy").await;
+    assert!(copy == "Copied" || copy == "Copy failed: select the code to copy it", "Copy reports the clipboard's answer: {copy}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -173,12 +166,8 @@ async fn every_part_type_has_a_view_and_nothing_is_dropped() {
             check_every_part(&b).await;
             b.js(&format!("document.documentElement.dataset.theme = '{theme}'; document.querySelectorAll('[data-testid=tool-call], [data-testid=thinking]').forEach(d => d.open = true);")).await;
             let (overflow, wide) = b.horizontal_overflow().await;
-            assert_eq!(
-                overflow, 0,
-                "horizontal overflow at {width} px ({theme}), widest: {wide}"
-            );
-            b.screenshot(&format!("transcript-parts-{width}-{theme}"))
-                .await;
+            assert_eq!(overflow, 0, "horizontal overflow at {width} px ({theme}), widest: {wide}");
+            b.screenshot(&format!("transcript-parts-{width}-{theme}")).await;
             b.close().await;
         }
     }
@@ -197,7 +186,11 @@ async fn a_question_answered_in_one_browser_shows_its_summary_in_a_second_fresh_
     first.wait_text("[data-testid=question-receipt]", T, |t| t.starts_with("Answered") && t.contains("Blue")).await;
     first.wait_text("main", T, |t| t.contains("Blue it is.")).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(first.js("return document.querySelectorAll('[data-testid=question-receipt]').length;").await, json!(1), "one summary, not this browser's and the transcript's");
+    assert_eq!(
+        first.js("return document.querySelectorAll('[data-testid=question-receipt]').length;").await,
+        json!(1),
+        "one summary, not this browser's and the transcript's"
+    );
     first.close().await;
 
     let second = Browser::open_connected(&gw.ui_url()).await;

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
-use e2e::{LocalGateway, db_user_texts};
 use e2e::browser::Browser;
+use e2e::{LocalGateway, db_user_texts};
 use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(20);
@@ -26,7 +26,12 @@ fn outbox_rows(f: &Value) -> Vec<(String, String, String, bool)> {
         .iter()
         .map(|r| {
             let row: Value = serde_json::from_str(r[1].as_str().unwrap()).unwrap();
-            (row["text"].as_str().unwrap().to_string(), row["state"].as_str().unwrap().to_string(), row["sessionKey"].as_str().unwrap().to_string(), row["discarded"] == json!(true))
+            (
+                row["text"].as_str().unwrap().to_string(),
+                row["state"].as_str().unwrap().to_string(),
+                row["sessionKey"].as_str().unwrap().to_string(),
+                row["discarded"] == json!(true),
+            )
         })
         .collect()
 }
@@ -70,7 +75,11 @@ async fn rows_left_by_the_previous_build_are_kept_and_each_unsent_message_is_sen
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
 
     // Every unsent row of the main conversation is sent once; the discarded one never.
-    let main_unsent: Vec<&str> = rows.iter().filter(|(_, state, s, discarded)| s == MAIN && !discarded && (state == "queued" || state == "waitingReconnect")).map(|(t, ..)| t.as_str()).collect();
+    let main_unsent: Vec<&str> = rows
+        .iter()
+        .filter(|(_, state, s, discarded)| s == MAIN && !discarded && (state == "queued" || state == "waitingReconnect"))
+        .map(|(t, ..)| t.as_str())
+        .collect();
     assert_eq!(main_unsent.len(), 3, "the fixture has a queued message, a lost acknowledgement and an async answer: {rows:?}");
     let want = main_unsent.clone();
     let deadline = tokio::time::Instant::now() + T;
@@ -88,11 +97,15 @@ async fn rows_left_by_the_previous_build_are_kept_and_each_unsent_message_is_sen
             let tray = b.js("return (document.querySelector('[data-testid=outbox-tray]')||{}).innerText||'none'").await;
             let log = b.browser_log().await;
             let idb = b.js_async("return await new Promise(r=>{const o=indexedDB.open('ocui');o.onsuccess=()=>{const t=o.result.transaction('outbox').objectStore('outbox').getAll();t.onsuccess=()=>r(t.result)}})").await;
-            panic!("database holds {got:?}, expected each of {w:?} once\nthe tray shows: {tray}\nbrowser log: {log:#?}\nthe outbox store holds: {idb:#}");
+            panic!(
+                "database holds {got:?}, expected each of {w:?} once\nthe tray shows: {tray}\nbrowser log: {log:#?}\nthe outbox store holds: {idb:#}"
+            );
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let composer: String = serde_json::from_str(f["stores"]["composer"].as_array().unwrap().iter().find(|r| r[0] == MAIN).unwrap()[1].as_str().unwrap()).unwrap();
+    let composer: String =
+        serde_json::from_str(f["stores"]["composer"].as_array().unwrap().iter().find(|r| r[0] == MAIN).unwrap()[1].as_str().unwrap())
+            .unwrap();
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     assert_eq!(area.prop("value").await.unwrap().as_deref(), Some(composer.as_str()), "the composer draft is back");
 

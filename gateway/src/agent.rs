@@ -20,10 +20,10 @@ use protocol::question::{QuestionRecord, QuestionRequestParams, QuestionStatus};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+use crate::approvals::{self, ApprovalRecord, Status};
 use crate::chat::{broadcast_message, chat_event};
 use crate::store::SendStatus;
 use crate::util::{now_ms, uuid_v4};
-use crate::approvals::{self, ApprovalRecord, Status};
 use crate::{Gateway, log, questions};
 
 pub const HELP: &str = "I am the demo agent. Try: \"deploy the site\" (I ask where and whom to notify), \"pick a color\" (one choice), \"run the tests\" (I ask for approval to run a command), \"async\" (questions while I keep working), \"slow\" (a long reply you can Stop), \"fail\" (a run that errors), or anything else (I echo it).";
@@ -141,7 +141,13 @@ impl Stream<'_> {
     }
 }
 
-async fn ask(gw: &Arc<Gateway>, session: &str, run_id: &str, questions: Value, abort: &mut watch::Receiver<bool>) -> Option<QuestionRecord> {
+async fn ask(
+    gw: &Arc<Gateway>,
+    session: &str,
+    run_id: &str,
+    questions: Value,
+    abort: &mut watch::Receiver<bool>,
+) -> Option<QuestionRecord> {
     let params = QuestionRequestParams {
         id: None,
         questions: serde_json::from_value(questions).ok()?,
@@ -240,7 +246,13 @@ fn has_word(text: &str, word: &str) -> bool {
 
 /// Asks for an exec approval to run `command` and waits for its end. `None` when the run was
 /// stopped (its approval is then cancelled, `run-aborted`); `Err` when it could not be asked.
-async fn ask_approval(gw: &Arc<Gateway>, session: &str, run_id: &str, command: &str, abort: &mut watch::Receiver<bool>) -> Option<Result<ApprovalRecord, String>> {
+async fn ask_approval(
+    gw: &Arc<Gateway>,
+    session: &str,
+    run_id: &str,
+    command: &str,
+    abort: &mut watch::Receiver<bool>,
+) -> Option<Result<ApprovalRecord, String>> {
     let cwd = std::fs::canonicalize(&gw.config.data_dir).unwrap_or_else(|_| gw.config.data_dir.clone());
     let params = json!({"command": command, "cwd": cwd.display().to_string(), "host": "gateway", "security": "allowlist", "ask": "on-miss",
         "sessionKey": session, "agentId": "main", "runId": run_id, "timeoutMs": 600_000});
@@ -268,7 +280,9 @@ fn approval_reply(outcome: Result<ApprovalRecord, String>, command: &str) -> Str
     match outcome {
         Ok(r) => match (r.status, r.decision) {
             (Status::Allowed, Some(Decision::AllowAlways)) => {
-                format!("Always allowed: I would run `{command}` now, and next time without asking (the demo agent never executes anything).")
+                format!(
+                    "Always allowed: I would run `{command}` now, and next time without asking (the demo agent never executes anything)."
+                )
             }
             (Status::Allowed, _) => format!("Allowed once: I would run `{command}` now (the demo agent never executes anything)."),
             (Status::Denied, _) => format!("Denied: I will not run `{command}`."),
@@ -291,7 +305,8 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
         tokio::time::sleep(Duration::from_millis(150)).await;
         let message = "The demo agent failed on purpose (you asked it to).";
         s.event("error", json!({"errorMessage": message, "errorKind": "unknown"}));
-        let row = json!({"role": "custom", "customType": "run-failed-before-reply", "content": message, "display": true, "timestamp": now_ms()});
+        let row =
+            json!({"role": "custom", "customType": "run-failed-before-reply", "content": message, "display": true, "timestamp": now_ms()});
         if let Ok(saved) = gw.store.save_message(session, row, json!({"id": uuid_v4(), "runId": run_id})) {
             broadcast_message(gw, session, &saved);
         }
@@ -329,11 +344,11 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
         }
         // An assistant row carrying the questions, as a Codex harness run writes it.
         let delivery = json!({"role": "assistant", "content": [{"type": "text", "text": "Two questions while I keep working:"}],
-            "stopReason": "toolUse", "timestamp": now_ms(),
-            "openclawAsyncDelivery": {"itemId": uuid_v4(), "questions": [
-                {"title": "Which environment should I use?", "options": ["Staging", "Production"]},
-                {"title": "Which checks should run?", "options": ["unit", "e2e", "lint"]}
-            ]}});
+        "stopReason": "toolUse", "timestamp": now_ms(),
+        "openclawAsyncDelivery": {"itemId": uuid_v4(), "questions": [
+            {"title": "Which environment should I use?", "options": ["Staging", "Production"]},
+            {"title": "Which checks should run?", "options": ["unit", "e2e", "lint"]}
+        ]}});
         match gw.store.save_message(session, delivery, json!({"id": uuid_v4(), "runId": run_id, "runTerminal": false})) {
             Ok(saved) => broadcast_message(gw, session, &saved),
             Err(e) => log::error(&format!("run {run_id}: cannot save the async questions: {e}")),

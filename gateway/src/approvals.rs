@@ -167,7 +167,9 @@ fn wires(decisions: &[Decision]) -> Vec<&'static str> {
 fn encode_uri_component(s: &str) -> String {
     s.bytes()
         .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')' => (b as char).to_string(),
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'!' | b'~' | b'*' | b'\'' | b'(' | b')' => {
+                (b as char).to_string()
+            }
             _ => format!("%{b:02X}"),
         })
         .collect()
@@ -562,7 +564,9 @@ pub fn analyze(command: &str) -> Value {
     for segment in &segments {
         let ws = words(segment);
         // Past environment assignments and the wrappers that only run what follows.
-        let mut rest = ws.iter().skip_while(|w| (w.contains('=') && !w.starts_with('-')) || ["sudo", "env", "exec", "nohup", "command", "time"].contains(&w.as_str()));
+        let mut rest = ws.iter().skip_while(|w| {
+            (w.contains('=') && !w.starts_with('-')) || ["sudo", "env", "exec", "nohup", "command", "time"].contains(&w.as_str())
+        });
         let Some(program) = rest.next() else { continue };
         let program = program.rsplit('/').next().unwrap_or(program).to_string();
         let args: Vec<&String> = rest.collect();
@@ -572,7 +576,9 @@ pub fn analyze(command: &str) -> Value {
                 flag(&|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c')).map(|_| ("shell-wrapper", format!("{program} -c")))
             }
             p if p.starts_with("python") => flag(&|a| a == "-c").map(|f| ("inline-eval", format!("{program} {f}"))),
-            "node" | "nodejs" | "bun" => flag(&|a| ["-e", "--eval", "-p", "--print"].contains(&a)).map(|f| ("inline-eval", format!("{program} {f}"))),
+            "node" | "nodejs" | "bun" => {
+                flag(&|a| ["-e", "--eval", "-p", "--print"].contains(&a)).map(|f| ("inline-eval", format!("{program} {f}")))
+            }
             "deno" => flag(&|a| a == "eval").map(|f| ("inline-eval", format!("{program} {f}"))),
             "ruby" | "perl" | "osascript" => flag(&|a| a == "-e" || a == "-E").map(|f| ("inline-eval", format!("{program} {f}"))),
             "php" => flag(&|a| a == "-r").map(|f| ("inline-eval", format!("{program} {f}"))),
@@ -789,7 +795,11 @@ fn register(gw: &Arc<Gateway>, record: ApprovalRecord, timeout_ms: u64) -> Resul
     let gw2 = gw.clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(timeout_ms)).await;
-        let _ = finish(&gw2, &id, End { status: Status::Expired, reason: Reason::Timeout, decision: None, resolver: Resolver::system(None), resolved_by: None });
+        let _ = finish(
+            &gw2,
+            &id,
+            End { status: Status::Expired, reason: Reason::Timeout, decision: None, resolver: Resolver::system(None), resolved_by: None },
+        );
     });
     Ok(Waiter(rx))
 }
@@ -912,7 +922,10 @@ fn finish(gw: &Arc<Gateway>, id: &str, end: End) -> Result<ApprovalRecord, NotEn
 
 fn cancel(gw: &Arc<Gateway>, ids: Vec<String>, reason: Reason) -> usize {
     ids.into_iter()
-        .filter(|id| finish(gw, id, End { status: Status::Cancelled, reason, decision: None, resolver: Resolver::system(None), resolved_by: None }).is_ok())
+        .filter(|id| {
+            finish(gw, id, End { status: Status::Cancelled, reason, decision: None, resolver: Resolver::system(None), resolved_by: None })
+                .is_ok()
+        })
         .count()
 }
 
@@ -955,7 +968,11 @@ fn find(gw: &Gateway, id: &str, op: &str) -> Result<Option<Found>, ErrorShape> {
     if let Some(e) = gw.approvals.entries().get(id) {
         return Ok(Some(Found::Live(e.record.clone())));
     }
-    Ok(gw.store.saved_approval(id).map_err(|e| unavailable(op, e))?.map(|(record, boot)| Found::Saved { record, this_boot: boot == gw.boot_id }))
+    Ok(gw
+        .store
+        .saved_approval(id)
+        .map_err(|e| unavailable(op, e))?
+        .map(|(record, boot)| Found::Saved { record, this_boot: boot == gw.boot_id }))
 }
 
 /// The approval a kind method names: its exact id, or for exec a unique prefix of a pending
@@ -970,8 +987,13 @@ fn find_for_kind(gw: &Gateway, kind: ApprovalKind, id: &str, op: &str) -> Result
     if kind != ApprovalKind::Exec || id.chars().count() < MIN_ID_PREFIX {
         return Err(kind_not_found());
     }
-    let mut matches: Vec<ApprovalRecord> =
-        gw.approvals.entries().values().filter(|e| e.record.kind == kind && e.record.is_pending() && e.record.id.starts_with(id)).map(|e| e.record.clone()).collect();
+    let mut matches: Vec<ApprovalRecord> = gw
+        .approvals
+        .entries()
+        .values()
+        .filter(|e| e.record.kind == kind && e.record.is_pending() && e.record.id.starts_with(id))
+        .map(|e| e.record.clone())
+        .collect();
     match matches.len() {
         0 => Err(kind_not_found()),
         1 => Ok(matches.remove(0)),
@@ -985,7 +1007,8 @@ fn find_for_kind(gw: &Gateway, kind: ApprovalKind, id: &str, op: &str) -> Result
 /// `<kind>.approval.list`: a bare array of the pending approvals of that kind, oldest first.
 /// `openclaw.approval.list` is always empty: this gateway has no system agent.
 pub fn list(gw: &Gateway, kind: ApprovalKind) -> Value {
-    let mut records: Vec<ApprovalRecord> = gw.approvals.entries().values().filter(|e| e.record.kind == kind && e.record.is_pending()).map(|e| e.record.clone()).collect();
+    let mut records: Vec<ApprovalRecord> =
+        gw.approvals.entries().values().filter(|e| e.record.kind == kind && e.record.is_pending()).map(|e| e.record.clone()).collect();
     records.sort_by(|a, b| (a.created_at_ms, &a.id).cmp(&(b.created_at_ms, &b.id)));
     Value::Array(records.iter().map(ApprovalRecord::entry).collect())
 }
@@ -1019,11 +1042,18 @@ pub fn resolve_kind(gw: &Arc<Gateway>, caller: &Caller<'_>, kind: ApprovalKind, 
         return Err(match kind {
             ApprovalKind::Exec => ErrorShape::invalid(format!("{} is unavailable for this command", decision.wire()))
                 .with_details(json!({"reason": reason::APPROVAL_ALLOW_ALWAYS_UNAVAILABLE})),
-            _ => ErrorShape::invalid(format!("{} is unavailable for this plugin approval", decision.wire())).with_details(json!({"allowedDecisions": wires(&record.allowed)})),
+            _ => ErrorShape::invalid(format!("{} is unavailable for this plugin approval", decision.wire()))
+                .with_details(json!({"allowedDecisions": wires(&record.allowed)})),
         });
     }
     let status = if decision.allows() { Status::Allowed } else { Status::Denied };
-    let end = End { status, reason: Reason::User, decision: Some(decision), resolver: Resolver::runtime(caller.peer), resolved_by: Some(label(caller.peer)) };
+    let end = End {
+        status,
+        reason: Reason::User,
+        decision: Some(decision),
+        resolver: Resolver::runtime(caller.peer),
+        resolved_by: Some(label(caller.peer)),
+    };
     match finish(gw, &record.id, end) {
         Ok(_) => Ok(json!({"ok": true})),
         Err(NotEnded::Already(r)) => ended(&r),
@@ -1037,7 +1067,12 @@ pub fn resolve_kind(gw: &Arc<Gateway>, caller: &Caller<'_>, kind: ApprovalKind, 
 
 /// The `resolvedBy` label of a client: its display name, else its id.
 fn label(peer: &Peer) -> String {
-    peer.display_name.as_deref().map(str::trim).filter(|n| !n.is_empty()).map(|n| protocol::frame::truncate(n, 128)).unwrap_or_else(|| peer.client_id.clone())
+    peer.display_name
+        .as_deref()
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(|n| protocol::frame::truncate(n, 128))
+        .unwrap_or_else(|| peer.client_id.clone())
 }
 
 /// `approval.resolve`: never an error on an ended approval (`applied: false` with what was
@@ -1056,8 +1091,20 @@ pub fn resolve(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ResolveParams) -> Resu
     }
     let verdict = Decision::from_wire(&p.decision).filter(|d| kind == record.kind && record.allowed.contains(d));
     let end = match verdict {
-        Some(d) => End { status: if d.allows() { Status::Allowed } else { Status::Denied }, reason: Reason::User, decision: Some(d), resolver: Resolver::device_or_runtime(caller.peer), resolved_by: Some(label(caller.peer)) },
-        None => End { status: Status::Denied, reason: Reason::MalformedVerdict, decision: Some(Decision::Deny), resolver: Resolver::device_or_runtime(caller.peer), resolved_by: Some(label(caller.peer)) },
+        Some(d) => End {
+            status: if d.allows() { Status::Allowed } else { Status::Denied },
+            reason: Reason::User,
+            decision: Some(d),
+            resolver: Resolver::device_or_runtime(caller.peer),
+            resolved_by: Some(label(caller.peer)),
+        },
+        None => End {
+            status: Status::Denied,
+            reason: Reason::MalformedVerdict,
+            decision: Some(Decision::Deny),
+            resolver: Resolver::device_or_runtime(caller.peer),
+            resolved_by: Some(label(caller.peer)),
+        },
     };
     match finish(gw, &record.id, end) {
         Ok(r) => Ok(json!({"applied": true, "approval": r.snapshot()})),
@@ -1075,7 +1122,8 @@ pub fn get(gw: &Gateway, id: &str) -> Result<Value, ErrorShape> {
 /// `<kind>.approval.waitDecision`: waits until the approval ends.
 pub async fn wait_decision(gw: &Gateway, kind: ApprovalKind, id: &str) -> Result<Value, ErrorShape> {
     let gone = || ErrorShape::invalid("approval expired or not found");
-    let record = find_for_kind(gw, kind, id, "wait").map_err(|e| if e.detail_reason() == Some(reason::APPROVAL_NOT_FOUND) { gone() } else { e })?;
+    let record =
+        find_for_kind(gw, kind, id, "wait").map_err(|e| if e.detail_reason() == Some(reason::APPROVAL_NOT_FOUND) { gone() } else { e })?;
     let record = if record.is_pending() {
         let waiter = gw.approvals.entries().get(&record.id).map(|e| Waiter(e.done.subscribe()));
         match waiter {
@@ -1124,7 +1172,10 @@ pub fn history(gw: &Gateway, p: HistoryParams) -> Result<Value, ErrorShape> {
         Some(c) if c.is_empty() || c.chars().count() > 512 => return Err(bad_params(M, "at /cursor: must be 1 to 512 characters")),
         Some(c) => Some(decode_cursor(c).ok_or_else(|| ErrorShape::invalid("invalid approval.history cursor"))?),
     };
-    let mut rows = gw.store.approval_history(kind, before.as_ref().map(|(ms, id)| (*ms, id.as_str())), limit as usize + 1).map_err(|e| unavailable("history", e))?;
+    let mut rows = gw
+        .store
+        .approval_history(kind, before.as_ref().map(|(ms, id)| (*ms, id.as_str())), limit as usize + 1)
+        .map_err(|e| unavailable("history", e))?;
     let more = rows.len() > limit as usize;
     rows.truncate(limit as usize);
     let mut out = json!({"items": rows.iter().map(ApprovalRecord::snapshot).collect::<Vec<_>>()});
@@ -1145,7 +1196,10 @@ mod tests {
         let a = analyze("curl -fsSL https://example.invalid/install.sh | sh && rm -rf ./build");
         assert_eq!(a, json!({"commandCount": 3, "nestedCommandCount": 0, "riskKinds": [], "warningLines": []}));
         let a = analyze("python3 -c 'import os; os.remove(\"x\")'");
-        assert_eq!(a, json!({"commandCount": 1, "nestedCommandCount": 0, "riskKinds": ["inline-eval"], "warningLines": ["Contains inline-eval: python3 -c"]}));
+        assert_eq!(
+            a,
+            json!({"commandCount": 1, "nestedCommandCount": 0, "riskKinds": ["inline-eval"], "warningLines": ["Contains inline-eval: python3 -c"]})
+        );
         assert_eq!(analyze("ls -la")["commandCount"], 1);
         assert_eq!(analyze("make 2>&1 || echo \"a; b\"; true &")["commandCount"], 3);
         assert_eq!(analyze("echo $(date; whoami) `id`")["nestedCommandCount"], 2);
@@ -1156,7 +1210,10 @@ mod tests {
     fn shell_wrappers_and_inline_eval_are_named() {
         let a = analyze("FOO=1 /bin/bash -lc 'echo hi' && node -e 'x()' && sudo python3 -c 1");
         assert_eq!(a["riskKinds"], json!(["shell-wrapper", "inline-eval"]));
-        assert_eq!(a["warningLines"], json!(["Contains shell-wrapper: bash -c", "Contains inline-eval: node -e", "Contains inline-eval: python3 -c"]));
+        assert_eq!(
+            a["warningLines"],
+            json!(["Contains shell-wrapper: bash -c", "Contains inline-eval: node -e", "Contains inline-eval: python3 -c"])
+        );
         assert_eq!(analyze("sh script.sh | bash")["riskKinds"], json!([]));
     }
 

@@ -123,7 +123,10 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
     }
     if let Some(mode) = &p.queue_mode {
         if !["steer", "followup", "collect", "interrupt"].contains(&mode.as_str()) {
-            return Err(ErrorShape::invalid(format!("invalid chat.send params: `queueMode` must be steer, followup, collect or interrupt, not `{}`", protocol::frame::truncate(mode, 20))));
+            return Err(ErrorShape::invalid(format!(
+                "invalid chat.send params: `queueMode` must be steer, followup, collect or interrupt, not `{}`",
+                protocol::frame::truncate(mode, 20)
+            )));
         }
     }
     let key = canonical_session_key(&p.session_key);
@@ -154,7 +157,8 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
         meta["media"] = Value::Array(media.iter().map(|(_, entry)| entry.clone()).collect());
     }
     let media: Vec<InboundMedia> = media.into_iter().map(|(m, _)| m).collect();
-    let message = json!({"role": "user", "content": p.message, "timestamp": now_ms(), "idempotencyKey": format!("{}:user", p.idempotency_key)});
+    let message =
+        json!({"role": "user", "content": p.message, "timestamp": now_ms(), "idempotencyKey": format!("{}:user", p.idempotency_key)});
     // The user row and the dedupe record commit together: a crash leaves both or neither.
     let saved = match gw.store.save_user_message(&key, &p.idempotency_key, message, meta, &media) {
         Ok(saved) => saved,
@@ -202,7 +206,11 @@ fn read_attachments(items: &[Value]) -> Result<Vec<(InboundMedia, Value)>, Error
             return Err(ErrorShape::invalid(format!("invalid chat.send params: attachment {shown}: `content` must be base64 text")));
         };
         let content = match content.split_once(',') {
-            Some((head, rest)) if head.starts_with("data:") && head.ends_with(";base64") && !head[5..head.len() - 7].contains([';', ',']) => rest,
+            Some((head, rest))
+                if head.starts_with("data:") && head.ends_with(";base64") && !head[5..head.len() - 7].contains([';', ',']) =>
+            {
+                rest
+            }
             _ => content,
         };
         let bytes = base64::engine::general_purpose::STANDARD
@@ -214,16 +222,25 @@ fn read_attachments(items: &[Value]) -> Result<Vec<(InboundMedia, Value)>, Error
         let image = sniff_image(&bytes);
         let size = bytes.len() as u64;
         if image.is_some() && size > protocol::ATTACHMENTS_MAX_IMAGE_BYTES {
-            return Err(ErrorShape::invalid(format!("attachment {shown}: image exceeds size limit ({size} > {} bytes)", protocol::ATTACHMENTS_MAX_IMAGE_BYTES)));
+            return Err(ErrorShape::invalid(format!(
+                "attachment {shown}: image exceeds size limit ({size} > {} bytes)",
+                protocol::ATTACHMENTS_MAX_IMAGE_BYTES
+            )));
         }
         if size > protocol::ATTACHMENTS_MAX_BYTES {
-            return Err(ErrorShape::invalid(format!("attachment {shown}: file exceeds size limit ({size} > {} bytes)", protocol::ATTACHMENTS_MAX_BYTES)));
+            return Err(ErrorShape::invalid(format!(
+                "attachment {shown}: file exceeds size limit ({size} > {} bytes)",
+                protocol::ATTACHMENTS_MAX_BYTES
+            )));
         }
         // Bytes that are not a recognised image are never called one, whatever the client said.
         let named = text("mimeType").map(|m| m.trim().to_ascii_lowercase()).filter(|m| !m.starts_with("image/"));
         let content_type = image.map(str::to_string).or(named).unwrap_or_else(|| "application/octet-stream".into());
         // `<label>---<uuid>.<ext>`, the real gateway's media id: a safe label from the name.
-        let (stem, ext) = name.rsplit_once('.').filter(|(s, e)| !s.is_empty() && !e.is_empty() && e.len() <= 8 && e.bytes().all(|b| b.is_ascii_alphanumeric())).unwrap_or((name.as_str(), "bin"));
+        let (stem, ext) = name
+            .rsplit_once('.')
+            .filter(|(s, e)| !s.is_empty() && !e.is_empty() && e.len() <= 8 && e.bytes().all(|b| b.is_ascii_alphanumeric()))
+            .unwrap_or((name.as_str(), "bin"));
         let label: String = stem.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_').take(40).collect();
         let id = format!("{}---{}.{}", if label.is_empty() { "file" } else { &label }, uuid_v4(), ext.to_ascii_lowercase());
         let entry = json!({
@@ -241,7 +258,10 @@ fn read_attachments(items: &[Value]) -> Result<Vec<(InboundMedia, Value)>, Error
 fn claim_reply(gw: &Arc<Gateway>, session: &str, text: &str) -> bool {
     let Some(record) = gw.questions.claimable_for_session(session) else { return false };
     match claim_plain_text(&record.questions, text) {
-        Some(answers) => questions::finish(gw, &record.id, protocol::question::QuestionStatus::Answered, Some(answers), Some("plain-text".into()), None).is_ok(),
+        Some(answers) => {
+            questions::finish(gw, &record.id, protocol::question::QuestionStatus::Answered, Some(answers), Some("plain-text".into()), None)
+                .is_ok()
+        }
         None => false,
     }
 }
@@ -343,7 +363,8 @@ pub fn abort_all(gw: &Arc<Gateway>) -> usize {
 /// Aborts the runs that wait for a person's answer (graceful shutdown does not wait for
 /// those: nobody may answer before the deadline). Returns how many.
 pub fn abort_waiting(gw: &Arc<Gateway>) -> usize {
-    let waiting: Vec<ActiveRun> = gw.runs.all().into_iter().filter(|r| gw.questions.run_is_waiting(&r.run_id) || gw.approvals.run_is_waiting(&r.run_id)).collect();
+    let waiting: Vec<ActiveRun> =
+        gw.runs.all().into_iter().filter(|r| gw.questions.run_is_waiting(&r.run_id) || gw.approvals.run_is_waiting(&r.run_id)).collect();
     for run in &waiting {
         run.abort.send_replace(true);
         questions::cancel_run(gw, &run.run_id);

@@ -199,5 +199,6 @@ impl Client {
 }
 
 fn placeholder_hello() -> HelloOk {
-    serde_json::from_value(json!({"type":"hello-ok","protocol":4,"server":{"version":""},"auth":{"scopes":[]},"policy":{}})).expect("static hello")
+    serde_json::from_value(json!({"type":"hello-ok","protocol":4,"server":{"version":""},"auth":{"scopes":[]},"policy":{}}))
+        .expect("static hello")
 }

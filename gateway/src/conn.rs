@@ -171,7 +171,8 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
     let writer_sender = sender.clone();
     let writer = tokio::spawn(async move {
         let mut seq: u64 = 0;
-        let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_millis(tick_ms), Duration::from_millis(tick_ms));
+        let mut tick =
+            tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_millis(tick_ms), Duration::from_millis(tick_ms));
         let mut connected = false;
         let overflow = writer_sender.overflowed();
         tokio::pin!(overflow);
@@ -224,17 +225,25 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
         }
         if let Some((code, reason)) = close {
             if writer_sender.is_overflowed() {
-                log::warn(&format!("conn: dropping a slow consumer ({} bytes queued)", writer_sender.queued_bytes.load(std::sync::atomic::Ordering::Acquire)));
+                log::warn(&format!(
+                    "conn: dropping a slow consumer ({} bytes queued)",
+                    writer_sender.queued_bytes.load(std::sync::atomic::Ordering::Acquire)
+                ));
             }
             // A client that does not read cannot hold the close up for long.
-            let _ = tokio::time::timeout(CLOSE_GRACE, sink.send(Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from(reason) })))).await;
+            let _ =
+                tokio::time::timeout(CLOSE_GRACE, sink.send(Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from(reason) }))))
+                    .await;
         }
         let _ = tokio::time::timeout(CLOSE_GRACE, sink.close()).await;
         writer_done_tx.send_replace(true);
     });
 
     let nonce = util::uuid_v4();
-    sender.send(Outbound::Event { event: Arc::from("connect.challenge"), payload: Arc::from(json!({"nonce": nonce, "ts": util::now_ms()}).to_string()) });
+    sender.send(Outbound::Event {
+        event: Arc::from("connect.challenge"),
+        payload: Arc::from(json!({"nonce": nonce, "ts": util::now_ms()}).to_string()),
+    });
 
     let mut st = ConnState { conn_id: conn_id.clone(), nonce, headers, peer: None, sender: sender.clone() };
     let writer_finished = async move {

@@ -34,7 +34,8 @@ fn connect_error(message: &str, code: &str) -> ErrorShape {
 
 fn is_loopback_origin(origin: &str) -> bool {
     let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else { return false };
-    let host = if rest.starts_with('[') { rest.split(']').next().map(|h| &h[1..]).unwrap_or("") } else { rest.split(':').next().unwrap_or("") };
+    let host =
+        if rest.starts_with('[') { rest.split(']').next().map(|h| &h[1..]).unwrap_or("") } else { rest.split(':').next().unwrap_or("") };
     matches!(host, "127.0.0.1" | "localhost" | "::1") && !rest.contains('/')
 }
 
@@ -52,7 +53,8 @@ fn origin_allowed(gw: &Gateway, t: &Transport<'_>) -> bool {
 }
 
 pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted, ErrorShape> {
-    let p: ConnectParams = protocol::closed::from_value_closed(params).map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
+    let p: ConnectParams =
+        protocol::closed::from_value_closed(params).map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
     p.check().map_err(|e| ErrorShape::invalid(format!("invalid connect params: {e}")))?;
     if p.min_protocol > protocol::PROTOCOL_VERSION || p.max_protocol < protocol::PROTOCOL_VERSION {
         return Err(ErrorShape::invalid(format!(
@@ -65,12 +67,17 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
     }
     let control_ui = p.client.id == CONTROL_UI_CLIENT_ID;
     if control_ui && !origin_allowed(gw, t) {
-        return Err(ErrorShape::invalid("origin not allowed: open the Control UI from the gateway's own address, or add this origin to the allowed origins")
-            .with_details(json!({"code": detail::CONTROL_UI_ORIGIN_NOT_ALLOWED, "reason": "origin missing or invalid"})));
+        return Err(ErrorShape::invalid(
+            "origin not allowed: open the Control UI from the gateway's own address, or add this origin to the allowed origins",
+        )
+        .with_details(json!({"code": detail::CONTROL_UI_ORIGIN_NOT_ALLOWED, "reason": "origin missing or invalid"})));
     }
     // A browser page (any Origin) must prove a device identity; so must the Control UI.
     if (control_ui || t.origin.is_some()) && p.device.is_none() {
-        return Err(connect_error("control ui requires device identity (use HTTPS or localhost secure context)", detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED));
+        return Err(connect_error(
+            "control ui requires device identity (use HTTPS or localhost secure context)",
+            detail::CONTROL_UI_DEVICE_IDENTITY_REQUIRED,
+        ));
     }
     let now = now_ms();
     if p.device.is_some() {
@@ -78,7 +85,10 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
     }
     let auth = p.auth.clone().unwrap_or_default();
     let known_device = match &p.device {
-        Some(d) => gw.store.device(&d.id).map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("device store unavailable: {e}")))?,
+        Some(d) => gw
+            .store
+            .device(&d.id)
+            .map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("device store unavailable: {e}")))?,
         None => None,
     };
     match (&auth.token, &auth.device_token) {
@@ -97,8 +107,10 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
             }
         }
         (None, None) => {
-            return Err(ErrorShape::invalid("unauthorized: gateway token missing (open the dashboard URL with #token=… or paste the token in Control UI settings)")
-                .with_details(json!({"code": detail::AUTH_TOKEN_MISSING, "recommendedNextStep": "update_auth_credentials"})));
+            return Err(ErrorShape::invalid(
+                "unauthorized: gateway token missing (open the dashboard URL with #token=… or paste the token in Control UI settings)",
+            )
+            .with_details(json!({"code": detail::AUTH_TOKEN_MISSING, "recommendedNextStep": "update_auth_credentials"})));
         }
     }
     // Loopback pairs automatically; grant what was asked among the scopes we know.
@@ -119,11 +131,8 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
             scope::SESSIONS_READ => Some(scope::READ),
             _ => None,
         };
-        scopes = approved
-            .iter()
-            .filter(|a| asked.contains(a) || broad_of(a).is_some_and(|b| asked.iter().any(|x| x == b)))
-            .cloned()
-            .collect();
+        scopes =
+            approved.iter().filter(|a| asked.contains(a) || broad_of(a).is_some_and(|b| asked.iter().any(|x| x == b))).cloned().collect();
     }
     let (owner, device_token) = match &p.device {
         Some(d) => {
@@ -155,7 +164,11 @@ pub fn hello_ok(gw: &Gateway, a: &Admitted, conn_id: &str) -> HelloOk {
             control_ui_build_source: Some("configured".into()),
             conn_id: Some(conn_id.into()),
         },
-        features: Features { methods: implemented_methods(), events: protocol::methods::EVENTS.iter().map(|e| e.to_string()).collect(), capabilities: vec![] },
+        features: Features {
+            methods: implemented_methods(),
+            events: protocol::methods::EVENTS.iter().map(|e| e.to_string()).collect(),
+            capabilities: vec![],
+        },
         snapshot: Snapshot {
             session_defaults: Some(SessionDefaults {
                 default_agent_id: Some("main".into()),
@@ -178,7 +191,10 @@ pub fn hello_ok(gw: &Gateway, a: &Admitted, conn_id: &str) -> HelloOk {
             max_payload: Some(protocol::MAX_PAYLOAD_BYTES as u64),
             max_buffered_bytes: Some(protocol::MAX_BUFFERED_BYTES as u64),
             tick_interval_ms: Some(gw.config.tick_interval_ms),
-            attachments: Some(protocol::connect::AttachmentPolicy { max_bytes: protocol::ATTACHMENTS_MAX_BYTES, max_image_bytes: protocol::ATTACHMENTS_MAX_IMAGE_BYTES }),
+            attachments: Some(protocol::connect::AttachmentPolicy {
+                max_bytes: protocol::ATTACHMENTS_MAX_BYTES,
+                max_image_bytes: protocol::ATTACHMENTS_MAX_IMAGE_BYTES,
+            }),
         },
     }
 }

@@ -11,10 +11,10 @@ use axum::extract::ws::WebSocketUpgrade;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
-use tower_http::compression::CompressionLayer;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
+use tower_http::compression::CompressionLayer;
 
 use crate::Gateway;
 use crate::conn::{self, Headers};
@@ -24,7 +24,13 @@ pub fn router(gw: Arc<Gateway>) -> Router {
     Router::new().fallback(handle).with_state(gw).layer(CompressionLayer::new())
 }
 
-async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, headers: HeaderMap, ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>) -> Response {
+async fn handle(
+    State(gw): State<Arc<Gateway>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
     if let Ok(ws) = ws {
         let h = Headers {
             origin: headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string),
@@ -66,16 +72,26 @@ fn serve_media(gw: &Gateway, query: &str, headers: &HeaderMap) -> Response {
         return json_response(StatusCode::UNAUTHORIZED, serde_json::json!({"error": {"message": "Unauthorized", "type": "unauthorized"}}));
     }
     let Some(session) = param("sessionKey").filter(|s| !s.is_empty()).map(crate::questions::canonical_session_key) else {
-        return json_response(StatusCode::BAD_REQUEST, serde_json::json!({"available": false, "code": "invalid_request", "reason": "`sessionKey` names the conversation the file belongs to, and is required"}));
+        return json_response(
+            StatusCode::BAD_REQUEST,
+            serde_json::json!({"available": false, "code": "invalid_request", "reason": "`sessionKey` names the conversation the file belongs to, and is required"}),
+        );
     };
     // A device reads what its connections could read: every conversation when devices are
     // granted a read scope, else only the conversations it owns (a guest's).
-    let reads_all = gw.config.device_scopes.as_ref().is_none_or(|s| s.iter().any(|x| x == protocol::methods::scope::READ || x == protocol::methods::scope::WRITE || x == protocol::methods::scope::ADMIN));
-    let may_read = shared || reads_all || gw.store.session_owner(&session).ok().flatten().is_some_and(|o| device.as_deref() == Some(o.as_str()));
+    let reads_all = gw.config.device_scopes.as_ref().is_none_or(|s| {
+        s.iter()
+            .any(|x| x == protocol::methods::scope::READ || x == protocol::methods::scope::WRITE || x == protocol::methods::scope::ADMIN)
+    });
+    let may_read =
+        shared || reads_all || gw.store.session_owner(&session).ok().flatten().is_some_and(|o| device.as_deref() == Some(o.as_str()));
     let id = param("source").and_then(|s| s.strip_prefix("media://inbound/")).unwrap_or("");
     let found = if id.is_empty() || !may_read { None } else { gw.store.media(id).ok().flatten() };
     let Some((_, content_type, file_name, bytes)) = found.filter(|(owner, ..)| *owner == session) else {
-        return json_response(StatusCode::NOT_FOUND, serde_json::json!({"available": false, "code": "not_found", "reason": "no such file in this conversation"}));
+        return json_response(
+            StatusCode::NOT_FOUND,
+            serde_json::json!({"available": false, "code": "not_found", "reason": "no such file in this conversation"}),
+        );
     };
     if param("meta") == Some("1") {
         return json_response(StatusCode::OK, serde_json::json!({"available": true, "mimeType": content_type, "sizeBytes": bytes.len()}));

@@ -89,7 +89,13 @@ struct DrainInner {
 impl Default for Drain {
     fn default() -> Self {
         let (stop, _) = tokio::sync::watch::channel(false);
-        Drain(Arc::new(DrainInner { stopping: Default::default(), stop, requests: Default::default(), runs: Default::default(), aborting: Default::default() }))
+        Drain(Arc::new(DrainInner {
+            stopping: Default::default(),
+            stop,
+            requests: Default::default(),
+            runs: Default::default(),
+            aborting: Default::default(),
+        }))
     }
 }
 

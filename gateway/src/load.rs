@@ -129,7 +129,13 @@ impl LoadReport {
 
     /// Nothing lost, nothing duplicated, nothing failed, and the work settled.
     pub fn clean(&self) -> bool {
-        self.lost == 0 && self.duplicated == 0 && self.seq_gaps == 0 && self.seq_repeats == 0 && self.request_errors == 0 && self.dropped_clients == 0 && self.drained
+        self.lost == 0
+            && self.duplicated == 0
+            && self.seq_gaps == 0
+            && self.seq_repeats == 0
+            && self.request_errors == 0
+            && self.dropped_clients == 0
+            && self.drained
     }
 
     pub fn markdown(&self, title: &str) -> String {
@@ -138,18 +144,34 @@ impl LoadReport {
         s.push_str(&format!("# {title}\n\n"));
         s.push_str("| figure | value |\n|---|---|\n");
         s.push_str(&format!("| clients (connected) | {} ({}) |\n", self.clients, self.connected));
-        s.push_str(&format!("| run / drain | {:.1} s / {:.1} s (settled: {}) |\n", self.run_secs, self.drain_secs, if self.drained { "yes" } else { "NO" }));
+        s.push_str(&format!(
+            "| run / drain | {:.1} s / {:.1} s (settled: {}) |\n",
+            self.run_secs,
+            self.drain_secs,
+            if self.drained { "yes" } else { "NO" }
+        ));
         s.push_str(&format!("| iterations (request + resolve + chat.send) | {} |\n", self.iterations));
         s.push_str(&format!("| requests acknowledged | {} ({:.0}/s) |\n", self.requests_ok, self.requests_per_sec()));
         s.push_str(&format!("| request errors | {} |\n", self.request_errors));
         s.push_str(&format!("| questions created / answered | {} / {} |\n", self.questions_created, self.questions_answered));
         s.push_str(&format!("| chat messages sent / agent runs finished | {} / {} |\n", self.chat_sent, self.runs_finished));
-        s.push_str(&format!("| request latency p50 / p99 / max | {:.2} / {:.2} / {:.2} ms |\n", self.latency_all.p50, self.latency_all.p99, self.latency_all.max));
+        s.push_str(&format!(
+            "| request latency p50 / p99 / max | {:.2} / {:.2} / {:.2} ms |\n",
+            self.latency_all.p50, self.latency_all.p99, self.latency_all.max
+        ));
         for (m, p) in &self.latency_by_method {
             s.push_str(&format!("| `{m}` p50 / p99 / max | {:.2} / {:.2} / {:.2} ms ({} calls) |\n", p.p50, p.p99, p.max, p.count));
         }
-        s.push_str(&format!("| `question.requested` delivery p50 / p99 / max | {:.0} / {:.0} / {:.0} ms |\n", self.event_delay.p50, self.event_delay.p99, self.event_delay.max));
-        s.push_str(&format!("| events expected / received | {} / {} ({:.0}/s received) |\n", self.events_expected, self.events_received, self.events_per_sec()));
+        s.push_str(&format!(
+            "| `question.requested` delivery p50 / p99 / max | {:.0} / {:.0} / {:.0} ms |\n",
+            self.event_delay.p50, self.event_delay.p99, self.event_delay.max
+        ));
+        s.push_str(&format!(
+            "| events expected / received | {} / {} ({:.0}/s received) |\n",
+            self.events_expected,
+            self.events_received,
+            self.events_per_sec()
+        ));
         s.push_str(&format!("| bytes received by clients | {:.1} MiB |\n", self.bytes_received as f64 / 1048576.0));
         s.push_str(&format!("| **lost events** | **{}** |\n", self.lost));
         for (k, n) in &self.lost_by_kind {
@@ -241,8 +263,13 @@ impl Tally {
             "session.message" => {
                 let m = &p["message"];
                 match m["role"].as_str() {
-                    Some("user") => bump(&mut self.user_rows, m["__openclaw"]["idempotencyKey"].as_str().and_then(|k| unpack(k.strip_suffix(":user")?, "lc-"))),
-                    Some("assistant") if m["__openclaw"]["runTerminal"] == true => bump(&mut self.assistant_rows, m["__openclaw"]["runId"].as_str().and_then(|k| unpack(k, "lc-"))),
+                    Some("user") => bump(
+                        &mut self.user_rows,
+                        m["__openclaw"]["idempotencyKey"].as_str().and_then(|k| unpack(k.strip_suffix(":user")?, "lc-")),
+                    ),
+                    Some("assistant") if m["__openclaw"]["runTerminal"] == true => {
+                        bump(&mut self.assistant_rows, m["__openclaw"]["runId"].as_str().and_then(|k| unpack(k, "lc-")))
+                    }
                     _ => {}
                 }
             }
@@ -342,7 +369,11 @@ async fn reader(
             Ok(Frame::Res(r)) => {
                 let at = Instant::now();
                 if let Some(tx) = pending.lock().unwrap().remove(&r.id) {
-                    let result = if r.ok { Ok(r.payload.unwrap_or(Value::Null)) } else { Err(r.error.map(|e| format!("{}: {}", e.code, e.message)).unwrap_or_default()) };
+                    let result = if r.ok {
+                        Ok(r.payload.unwrap_or(Value::Null))
+                    } else {
+                        Err(r.error.map(|e| format!("{}: {}", e.code, e.message)).unwrap_or_default())
+                    };
                     let _ = tx.send((result, at));
                 }
             }
@@ -473,7 +504,10 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
             let mut seed = [7u8; 32];
             seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
             let opts = ClientOptions::control_ui(&url, &token, &origin, DeviceIdentity::from_seed(seed));
-            tokio::time::timeout(Duration::from_secs(30), Client::connect(opts)).await.map_err(|_| "connect timed out".to_string())?.map_err(|e| e.to_string())
+            tokio::time::timeout(Duration::from_secs(30), Client::connect(opts))
+                .await
+                .map_err(|_| "connect timed out".to_string())?
+                .map_err(|e| e.to_string())
         }));
     }
     for (i, j) in joins.into_iter().enumerate() {
@@ -577,7 +611,8 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
     }
 
     // Expected events, from what the gateway acknowledged.
-    let mut report = LoadReport { clients: opts.clients, connected: n_connected, run_secs, drain_secs, drained, first_errors, ..Default::default() };
+    let mut report =
+        LoadReport { clients: opts.clients, connected: n_connected, run_secs, drain_secs, drained, first_errors, ..Default::default() };
     let mut latencies: HashMap<&'static str, Vec<u64>> = HashMap::new();
     let (mut created, mut answered, mut sent) = (Vec::new(), Vec::new(), Vec::new());
     for d in dones {
@@ -685,7 +720,8 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
         let text = String::from_utf8_lossy(&log);
         report.gateway_warnings = text.lines().filter(|l| l.contains(" WARN ")).count();
         report.gateway_errors = text.lines().filter(|l| l.contains(" ERROR ")).count();
-        report.gateway_log_samples = text.lines().filter(|l| l.contains(" WARN ") || l.contains(" ERROR ")).take(5).map(str::to_string).collect();
+        report.gateway_log_samples =
+            text.lines().filter(|l| l.contains(" WARN ") || l.contains(" ERROR ")).take(5).map(str::to_string).collect();
     }
     Ok(report)
 }

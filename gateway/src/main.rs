@@ -24,7 +24,11 @@ fn usage() -> ! {
 
 fn parse() -> Result<(Config, bool), String> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    let mut cfg = Config::local("", PathBuf::from(env("DATA_DIR").unwrap_or_else(|| ".data".into())), PathBuf::from(env("UI_ROOT").unwrap_or_else(|| "dist".into())));
+    let mut cfg = Config::local(
+        "",
+        PathBuf::from(env("DATA_DIR").unwrap_or_else(|| ".data".into())),
+        PathBuf::from(env("UI_ROOT").unwrap_or_else(|| "dist".into())),
+    );
     cfg.port = 18789;
     if let Some(p) = env("PORT") {
         cfg.port = p.parse().map_err(|_| format!("PORT must be a port number, not `{p}`"))?;
@@ -45,7 +49,10 @@ fn parse() -> Result<(Config, bool), String> {
             "--ui-root" => cfg.ui_root = PathBuf::from(val("--ui-root")?),
             "--tick-ms" => cfg.tick_interval_ms = val("--tick-ms")?.parse().map_err(|_| "--tick-ms must be a number".to_string())?,
             "--allowed-origin" => cfg.allowed_origins.push(val("--allowed-origin")?),
-            "--device-scopes" => cfg.device_scopes = Some(val("--device-scopes")?.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()),
+            "--device-scopes" => {
+                cfg.device_scopes =
+                    Some(val("--device-scopes")?.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
+            }
             "-h" | "--help" => usage(),
             other => return Err(format!("unknown argument `{other}`")),
         }

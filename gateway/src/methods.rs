@@ -162,7 +162,10 @@ fn kind_of(method: &str) -> ApprovalKind {
 fn closed_empty(params: &Value, method: &str) -> Result<(), ErrorShape> {
     match params.as_object() {
         Some(o) if o.is_empty() => Ok(()),
-        Some(o) => Err(ErrorShape::invalid(format!("invalid {method} params: unknown field `{}`", o.keys().next().map(String::as_str).unwrap_or("")))),
+        Some(o) => Err(ErrorShape::invalid(format!(
+            "invalid {method} params: unknown field `{}`",
+            o.keys().next().map(String::as_str).unwrap_or("")
+        ))),
         None => Err(ErrorShape::invalid(format!("invalid {method} params: expected an object"))),
     }
 }

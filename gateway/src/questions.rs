@@ -9,7 +9,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use protocol::error::{ErrorShape, reason};
-use protocol::question::{QuestionAnswers, QuestionRecord, QuestionRequestParams, QuestionResolveParams, QuestionStatus, canonicalize_answers, validate_questions};
+use protocol::question::{
+    QuestionAnswers, QuestionRecord, QuestionRequestParams, QuestionResolveParams, QuestionStatus, canonicalize_answers, validate_questions,
+};
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -164,13 +166,8 @@ pub fn ask_for_run(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<S
 pub use protocol::chat::canonical_session_key;
 
 pub fn list(gw: &Gateway, caller: &Caller<'_>) -> Value {
-    let mut records: Vec<QuestionRecord> = gw
-        .questions
-        .entries()
-        .values()
-        .filter(|e| e.record.status == QuestionStatus::Pending)
-        .map(|e| e.record.clone())
-        .collect();
+    let mut records: Vec<QuestionRecord> =
+        gw.questions.entries().values().filter(|e| e.record.status == QuestionStatus::Pending).map(|e| e.record.clone()).collect();
     records.retain(|r| visible(gw, caller, r));
     records.sort_by_key(|r| r.created_at_ms);
     json!({ "questions": records })
@@ -264,7 +261,13 @@ pub fn finish(
     Ok(record)
 }
 
-pub async fn wait_answer(gw: &Gateway, caller: &Caller<'_>, id: &str, timeout_ms: Option<u64>, include_resolution_id: bool) -> Result<Value, ErrorShape> {
+pub async fn wait_answer(
+    gw: &Gateway,
+    caller: &Caller<'_>,
+    id: &str,
+    timeout_ms: Option<u64>,
+    include_resolution_id: bool,
+) -> Result<Value, ErrorShape> {
     let (record, mut rx) = {
         let entries = gw.questions.entries();
         let e = entries.get(id).ok_or_else(|| not_found(id))?;

@@ -158,20 +158,27 @@ impl Store {
 
     pub fn device(&self, device_id: &str) -> rusqlite::Result<Option<Device>> {
         self.db()
-            .prepare_cached("SELECT device_id, public_key, device_token FROM devices WHERE device_id = ?1")?.query_row([device_id], |r| {
-                Ok(Device { device_id: r.get(0)?, public_key: r.get(1)?, device_token: r.get(2)? })
-            })
+            .prepare_cached("SELECT device_id, public_key, device_token FROM devices WHERE device_id = ?1")?
+            .query_row([device_id], |r| Ok(Device { device_id: r.get(0)?, public_key: r.get(1)?, device_token: r.get(2)? }))
             .optional()
     }
 
     /// Pairs a device (first time) or touches it, and returns its device token.
-    pub fn pair_device(&self, device_id: &str, public_key: &str, client_id: &str, now_ms: i64, new_token: &str) -> rusqlite::Result<String> {
+    pub fn pair_device(
+        &self,
+        device_id: &str,
+        public_key: &str,
+        client_id: &str,
+        now_ms: i64,
+        new_token: &str,
+    ) -> rusqlite::Result<String> {
         let db = self.db();
-        db.prepare_cached("INSERT INTO devices (device_id, public_key, device_token, client_id, created_at_ms, last_seen_ms)
+        db.prepare_cached(
+            "INSERT INTO devices (device_id, public_key, device_token, client_id, created_at_ms, last_seen_ms)
              VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-             ON CONFLICT(device_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms")?.execute(
-            params![device_id, public_key, new_token, client_id, now_ms],
-        )?;
+             ON CONFLICT(device_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms",
+        )?
+        .execute(params![device_id, public_key, new_token, client_id, now_ms])?;
         db.prepare_cached("SELECT device_token FROM devices WHERE device_id = ?1")?.query_row([device_id], |r| r.get(0))
     }
 }
@@ -179,9 +186,10 @@ impl Store {
 impl Store {
     /// Creates a session owned by `owner`; false when it already existed.
     pub fn create_session(&self, key: &str, owner: &str, label: Option<&str>, now_ms: i64) -> rusqlite::Result<bool> {
-        let n = self.db().prepare_cached("INSERT INTO sessions (key, owner, label, created_at_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING")?.execute(
-            params![key, owner, label, now_ms],
-        )?;
+        let n = self
+            .db()
+            .prepare_cached("INSERT INTO sessions (key, owner, label, created_at_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING")?
+            .execute(params![key, owner, label, now_ms])?;
         Ok(n == 1)
     }
 
@@ -205,7 +213,8 @@ impl Store {
 
     /// A resolved question as it was saved.
     pub fn saved_question(&self, id: &str) -> rusqlite::Result<Option<protocol::question::QuestionRecord>> {
-        let json: Option<String> = self.db().prepare_cached("SELECT record_json FROM questions WHERE id = ?1")?.query_row([id], |r| r.get(0)).optional()?;
+        let json: Option<String> =
+            self.db().prepare_cached("SELECT record_json FROM questions WHERE id = ?1")?.query_row([id], |r| r.get(0)).optional()?;
         Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
     }
 }
@@ -224,14 +233,22 @@ impl Store {
 
     /// An ended approval as it was saved, and the boot that ended it.
     pub fn saved_approval(&self, id: &str) -> rusqlite::Result<Option<(crate::approvals::ApprovalRecord, String)>> {
-        let row: Option<(String, String)> =
-            self.db().prepare_cached("SELECT record_json, boot_id FROM approvals WHERE id = ?1")?.query_row([id], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        let row: Option<(String, String)> = self
+            .db()
+            .prepare_cached("SELECT record_json, boot_id FROM approvals WHERE id = ?1")?
+            .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
         Ok(row.and_then(|(j, boot)| serde_json::from_str(&j).ok().map(|r| (r, boot))))
     }
 
     /// Up to `limit` ended approvals, newest first by end time then id, of one kind if given,
     /// strictly after `before` (the `(resolvedAtMs, id)` of the last row of the previous page).
-    pub fn approval_history(&self, kind: Option<&str>, before: Option<(i64, &str)>, limit: usize) -> rusqlite::Result<Vec<crate::approvals::ApprovalRecord>> {
+    pub fn approval_history(
+        &self,
+        kind: Option<&str>,
+        before: Option<(i64, &str)>,
+        limit: usize,
+    ) -> rusqlite::Result<Vec<crate::approvals::ApprovalRecord>> {
         let db = self.db();
         let mut stmt = db.prepare_cached(
             "SELECT record_json FROM approvals
@@ -240,7 +257,8 @@ impl Store {
              ORDER BY resolved_at_ms DESC, id DESC LIMIT ?5",
         )?;
         let since = crate::util::now_ms() - APPROVAL_RETENTION_MS;
-        let rows = stmt.query_map(params![kind, since, before.map(|b| b.0), before.map(|b| b.1), limit as i64], |r| r.get::<_, String>(0))?;
+        let rows =
+            stmt.query_map(params![kind, since, before.map(|b| b.0), before.map(|b| b.1), limit as i64], |r| r.get::<_, String>(0))?;
         Ok(rows.filter_map(|r| r.ok()).filter_map(|j| serde_json::from_str(&j).ok()).collect())
     }
 }
@@ -272,8 +290,11 @@ impl Store {
     }
 
     pub fn send_status(&self, key: &str) -> rusqlite::Result<Option<SendStatus>> {
-        let row: Option<(String, Option<String>)> =
-            self.db().prepare_cached("SELECT status, summary FROM sends WHERE idempotency_key = ?1")?.query_row([key], |r| Ok((r.get(0)?, r.get(1)?))).optional()?;
+        let row: Option<(String, Option<String>)> = self
+            .db()
+            .prepare_cached("SELECT status, summary FROM sends WHERE idempotency_key = ?1")?
+            .query_row([key], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
         Ok(row.map(|(s, summary)| match s.as_str() {
             "ok" => SendStatus::Ok,
             "error" => SendStatus::Error(summary.unwrap_or_default()),
@@ -289,12 +310,21 @@ impl Store {
             SendStatus::Error(m) => ("error", Some(m.as_str())),
             SendStatus::Aborted => ("aborted", None),
         };
-        self.db().prepare_cached("UPDATE sends SET status = ?2, summary = ?3 WHERE idempotency_key = ?1")?.execute( params![key, s, summary])?;
+        self.db()
+            .prepare_cached("UPDATE sends SET status = ?2, summary = ?3 WHERE idempotency_key = ?1")?
+            .execute(params![key, s, summary])?;
         Ok(())
     }
 
-    fn insert_message(tx: &rusqlite::Transaction<'_>, session: &str, mut message: serde_json::Value, mut meta: serde_json::Value) -> rusqlite::Result<serde_json::Value> {
-        let seq: i64 = tx.prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_key = ?1")?.query_row([session], |r| r.get(0))?;
+    fn insert_message(
+        tx: &rusqlite::Transaction<'_>,
+        session: &str,
+        mut message: serde_json::Value,
+        mut meta: serde_json::Value,
+    ) -> rusqlite::Result<serde_json::Value> {
+        let seq: i64 = tx
+            .prepare_cached("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE session_key = ?1")?
+            .query_row([session], |r| r.get(0))?;
         let now = crate::util::now_ms();
         meta["seq"] = serde_json::json!(seq);
         meta["recordTimestampMs"] = serde_json::json!(now);
@@ -302,25 +332,34 @@ impl Store {
         let idem = meta["idempotencyKey"].as_str().map(str::to_string);
         message["__openclaw"] = meta;
         let role = message["role"].as_str().unwrap_or("custom").to_string();
-        tx.prepare_cached("INSERT INTO messages (session_key, seq, id, role, idempotency_key, json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?.execute(
-            params![session, seq, id, role, idem, message.to_string(), now],
-        )?;
+        tx.prepare_cached(
+            "INSERT INTO messages (session_key, seq, id, role, idempotency_key, json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?
+        .execute(params![session, seq, id, role, idem, message.to_string(), now])?;
         Ok(message)
     }
 
     /// Saves a user message together with its dedupe record. `Ok(None)` when the key was
     /// already taken (a concurrent retry): the caller answers from the dedupe record.
     /// Its files are saved in the same transaction.
-    pub fn save_user_message(&self, session: &str, key: &str, message: serde_json::Value, meta: serde_json::Value, media: &[InboundMedia]) -> rusqlite::Result<serde_json::Value> {
+    pub fn save_user_message(
+        &self,
+        session: &str,
+        key: &str,
+        message: serde_json::Value,
+        meta: serde_json::Value,
+        media: &[InboundMedia],
+    ) -> rusqlite::Result<serde_json::Value> {
         let mut db = self.db();
         let tx = db.transaction()?;
         let now = crate::util::now_ms();
-        tx.prepare_cached("INSERT INTO sends (idempotency_key, session_key, status, created_ms) VALUES (?1, ?2, 'in_flight', ?3)")?.execute(
-            params![key, session, now],
-        )?;
+        tx.prepare_cached("INSERT INTO sends (idempotency_key, session_key, status, created_ms) VALUES (?1, ?2, 'in_flight', ?3)")?
+            .execute(params![key, session, now])?;
         for m in media {
-            tx.prepare_cached("INSERT INTO media (id, session_key, content_type, file_name, bytes, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?
-                .execute(params![m.id, session, m.content_type, m.file_name, m.bytes, now])?;
+            tx.prepare_cached(
+                "INSERT INTO media (id, session_key, content_type, file_name, bytes, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![m.id, session, m.content_type, m.file_name, m.bytes, now])?;
         }
         let saved = Self::insert_message(&tx, session, message, meta)?;
         tx.commit()?;
@@ -360,13 +399,18 @@ impl Store {
 
     /// The device this gateway issued `token` to, if any.
     pub fn device_with_token(&self, token: &str) -> rusqlite::Result<Option<String>> {
-        let devices: Vec<(String, String)> = self.db().prepare_cached("SELECT device_id, device_token FROM devices")?.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?.collect::<rusqlite::Result<_>>()?;
+        let devices: Vec<(String, String)> = self
+            .db()
+            .prepare_cached("SELECT device_id, device_token FROM devices")?
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<rusqlite::Result<_>>()?;
         Ok(devices.into_iter().find(|(_, t)| crate::util::secret_eq(t, token)).map(|(d, _)| d))
     }
 
     /// Every saved message of a session with this idempotency key (tests count them).
     pub fn count_messages_with_key(&self, key: &str) -> rusqlite::Result<usize> {
-        let n: i64 = self.db().prepare_cached("SELECT COUNT(*) FROM messages WHERE idempotency_key = ?1")?.query_row([key], |r| r.get(0))?;
+        let n: i64 =
+            self.db().prepare_cached("SELECT COUNT(*) FROM messages WHERE idempotency_key = ?1")?.query_row([key], |r| r.get(0))?;
         Ok(n as usize)
     }
 
@@ -375,7 +419,10 @@ impl Store {
         let db = self.db();
         let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 AND role = 'user' ORDER BY seq")?;
         let rows = stmt.query_map([session], |r| r.get::<_, String>(0))?;
-        Ok(rows.filter_map(|r| r.ok()).filter_map(|j| serde_json::from_str::<serde_json::Value>(&j).ok()?["content"].as_str().map(str::to_string)).collect())
+        Ok(rows
+            .filter_map(|r| r.ok())
+            .filter_map(|j| serde_json::from_str::<serde_json::Value>(&j).ok()?["content"].as_str().map(str::to_string))
+            .collect())
     }
 }
 

@@ -30,9 +30,14 @@ async fn start() -> (Running, tempfile::TempDir) {
 
 /// A browser Control UI: a device, and the UI's scopes (approvals among them).
 async fn ui(gw: &Running, seed: u8) -> Client {
-    Client::connect(ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([seed; 32])))
-        .await
-        .unwrap()
+    Client::connect(ClientOptions::control_ui(
+        &format!("ws://{}", gw.addr),
+        TOKEN,
+        &format!("http://{}", gw.addr),
+        DeviceIdentity::from_seed([seed; 32]),
+    ))
+    .await
+    .unwrap()
 }
 
 /// A backend with `scopes` that reads every frame itself (a two-phase request answers twice).
@@ -101,10 +106,16 @@ async fn a_two_phase_exec_approval_reaches_the_ui_and_its_decision_reaches_the_r
     assert_eq!(ev["approvalKind"], "exec");
     let request = &ev["request"];
     assert_eq!(request["command"], command);
-    assert_eq!((request["cwd"].as_str(), request["host"].as_str(), request["sessionKey"].as_str()), (Some("/tmp/probe"), Some("gateway"), Some("agent:main:main")));
+    assert_eq!(
+        (request["cwd"].as_str(), request["host"].as_str(), request["sessionKey"].as_str()),
+        (Some("/tmp/probe"), Some("gateway"), Some("agent:main:main"))
+    );
     assert_eq!(request["allowedDecisions"], json!(["allow-once", "allow-always", "deny"]));
     assert_eq!(request["commandAnalysis"], json!({"commandCount": 3, "nestedCommandCount": 0, "riskKinds": [], "warningLines": []}));
-    assert!(request["systemRunPlan"].is_null() && request["turnSourceChannel"].is_null(), "the real gateway's null keys are present: {request}");
+    assert!(
+        request["systemRunPlan"].is_null() && request["turnSourceChannel"].is_null(),
+        "the real gateway's null keys are present: {request}"
+    );
 
     let listed = u.request("exec.approval.list", json!({})).await.unwrap();
     assert_eq!(listed.as_array().unwrap().len(), 1);
@@ -117,7 +128,10 @@ async fn a_two_phase_exec_approval_reaches_the_ui_and_its_decision_reaches_the_r
 
     // exec.approval.get takes the full id or a unique 8-character prefix.
     let got = u.request("exec.approval.get", json!({"id": &id[..8]})).await.unwrap();
-    assert_eq!((got["id"].as_str(), got["commandText"].as_str(), got["host"].as_str()), (Some(id.as_str()), Some(command), Some("gateway")));
+    assert_eq!(
+        (got["id"].as_str(), got["commandText"].as_str(), got["host"].as_str()),
+        (Some(id.as_str()), Some(command), Some("gateway"))
+    );
     assert!(got["commandPreview"].is_null() && got["nodeId"].is_null());
     let pending = u.request("approval.get", json!({"id": id})).await.unwrap()["approval"].clone();
     assert_eq!(pending["status"], "pending");
@@ -173,12 +187,18 @@ async fn first_answer_wins_and_a_decision_that_was_not_offered_is_refused_or_den
     assert_eq!(ev["request"]["allowedDecisions"], json!(["allow-once", "deny"]));
     assert_eq!(ev["request"]["commandAnalysis"]["warningLines"], json!(["Contains inline-eval: python3 -c"]));
     let e = u.request("exec.approval.resolve", json!({"id": id, "decision": "allow-always"})).await.unwrap_err();
-    assert_eq!((e.message.as_str(), reason(&e)), ("allow-always is unavailable for this command", Some("APPROVAL_ALLOW_ALWAYS_UNAVAILABLE")));
+    assert_eq!(
+        (e.message.as_str(), reason(&e)),
+        ("allow-always is unavailable for this command", Some("APPROVAL_ALLOW_ALWAYS_UNAVAILABLE"))
+    );
     assert_eq!(u.request("approval.get", json!({"id": id})).await.unwrap()["approval"]["status"], "pending");
     // approval.resolve fails closed: a decision not offered is recorded as a deny.
     let res = u.request("approval.resolve", json!({"id": id, "kind": "exec", "decision": "allow-always"})).await.unwrap();
     assert_eq!(res["applied"], true);
-    assert_eq!((res["approval"]["status"].as_str(), res["approval"]["reason"].as_str(), res["approval"]["decision"].as_str()), (Some("denied"), Some("malformed-verdict"), Some("deny")));
+    assert_eq!(
+        (res["approval"]["status"].as_str(), res["approval"]["reason"].as_str(), res["approval"]["decision"].as_str()),
+        (Some("denied"), Some("malformed-verdict"), Some("deny"))
+    );
     assert_eq!(agent.response("a-2").await.unwrap()["decision"], "deny");
 
     // So does a wrong kind.
@@ -186,7 +206,10 @@ async fn first_answer_wins_and_a_decision_that_was_not_offered_is_refused_or_den
     unavailable["unavailableDecisions"] = json!(["allow-always"]);
     let id = raise(&mut agent, "a-3", "exec.approval.request", unavailable).await;
     let res = u.request("approval.resolve", json!({"id": id, "kind": "plugin", "decision": "allow-once"})).await.unwrap();
-    assert_eq!((res["approval"]["reason"].as_str(), res["approval"]["presentation"]["allowedDecisions"].clone()), (Some("malformed-verdict"), json!(["allow-once", "deny"])));
+    assert_eq!(
+        (res["approval"]["reason"].as_str(), res["approval"]["presentation"]["allowedDecisions"].clone()),
+        (Some("malformed-verdict"), json!(["allow-once", "deny"]))
+    );
     assert_eq!(agent.response("a-3").await.unwrap()["decision"], "deny");
 
     // Plugins: the requester's decisions with deny appended; the id is gateway-made.
@@ -220,8 +243,16 @@ async fn first_answer_wins_and_a_decision_that_was_not_offered_is_refused_or_den
         }
     };
     u.request("exec.approval.resolve", json!({"id": ev["id"], "decision": "allow-once"})).await.unwrap();
-    assert_eq!(agent.response("a-5").await.unwrap(), json!({"id": ev["id"], "decision": "allow-once", "createdAtMs": ev["createdAtMs"], "expiresAtMs": ev["expiresAtMs"]}));
-    let answers = agent.received.iter().filter_map(|t| serde_json::from_str::<Value>(t).ok()).filter(|v| v["type"] == "res" && v["id"] == "a-5").count();
+    assert_eq!(
+        agent.response("a-5").await.unwrap(),
+        json!({"id": ev["id"], "decision": "allow-once", "createdAtMs": ev["createdAtMs"], "expiresAtMs": ev["expiresAtMs"]})
+    );
+    let answers = agent
+        .received
+        .iter()
+        .filter_map(|t| serde_json::from_str::<Value>(t).ok())
+        .filter(|v| v["type"] == "res" && v["id"] == "a-5")
+        .count();
     assert_eq!(answers, 1, "no accepted response without twoPhase");
 }
 
@@ -235,10 +266,17 @@ async fn unknown_ids_are_not_found_with_the_real_gateways_reasons() {
         ("exec.approval.get", json!({"id": "does-not-exist"})),
     ] {
         let e = u.request(method, params).await.unwrap_err();
-        assert_eq!((e.code.as_str(), e.message.as_str(), reason(&e)), ("INVALID_REQUEST", "unknown or expired approval id", Some("APPROVAL_NOT_FOUND")), "{method}");
+        assert_eq!(
+            (e.code.as_str(), e.message.as_str(), reason(&e)),
+            ("INVALID_REQUEST", "unknown or expired approval id", Some("APPROVAL_NOT_FOUND")),
+            "{method}"
+        );
         assert!(e.details.unwrap()["remediation"].is_string(), "{method}");
     }
-    for (method, params) in [("approval.get", json!({"id": "does-not-exist"})), ("approval.resolve", json!({"id": "does-not-exist", "kind": "exec", "decision": "deny"}))] {
+    for (method, params) in [
+        ("approval.get", json!({"id": "does-not-exist"})),
+        ("approval.resolve", json!({"id": "does-not-exist", "kind": "exec", "decision": "deny"})),
+    ] {
         let e = u.request(method, params).await.unwrap_err();
         assert_eq!((e.message.as_str(), reason(&e)), ("approval not found", Some("APPROVAL_NOT_FOUND")), "{method}");
     }
@@ -393,7 +431,10 @@ async fn the_demo_agents_run_asks_for_approval_and_replies_with_the_decision() {
         let ev = u.next_event("exec.approval.requested", T).await.expect("the run asks").payload.unwrap();
         let id = ev["id"].as_str().unwrap().to_string();
         let r = &ev["request"];
-        assert_eq!((r["command"].as_str(), r["host"].as_str(), r["sessionKey"].as_str(), r["agentId"].as_str()), (Some("ls -la"), Some("gateway"), Some("agent:main:main"), Some("main")));
+        assert_eq!(
+            (r["command"].as_str(), r["host"].as_str(), r["sessionKey"].as_str(), r["agentId"].as_str()),
+            (Some("ls -la"), Some("gateway"), Some("agent:main:main"), Some("main"))
+        );
         assert_eq!(r["runId"], key);
         assert!(r["cwd"].as_str().is_some_and(|c| !c.is_empty()));
         assert!(ev["expiresAtMs"].as_i64().unwrap() > ev["createdAtMs"].as_i64().unwrap());
@@ -434,7 +475,10 @@ async fn stopping_the_run_cancels_its_approval() {
 async fn a_client_without_operator_approvals_gets_no_approval_events_and_is_forbidden() {
     let (gw, _d) = start().await;
     let mut u = ui(&gw, 9).await;
-    let mut reader = Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[scope::READ, scope::WRITE, scope::QUESTIONS])).await.unwrap();
+    let mut reader =
+        Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[scope::READ, scope::WRITE, scope::QUESTIONS]))
+            .await
+            .unwrap();
     let mut agent = backend(&gw, &[scope::APPROVALS]).await;
     let id = raise(&mut agent, "a-1", "exec.approval.request", exec_params("ls -la")).await;
     event_for(&mut u, "exec.approval.requested", &id).await;
@@ -451,7 +495,11 @@ async fn a_client_without_operator_approvals_gets_no_approval_events_and_is_forb
         assert_eq!((e.code.as_str(), e.message.as_str()), ("FORBIDDEN", "missing scope: operator.approvals"), "{method}");
     }
     // Both events went out before these responses; none reached this connection.
-    assert!(reader.events.iter().all(|e| !e.event.contains("approval")), "{:?}", reader.events.iter().map(|e| &e.event).collect::<Vec<_>>());
+    assert!(
+        reader.events.iter().all(|e| !e.event.contains("approval")),
+        "{:?}",
+        reader.events.iter().map(|e| &e.event).collect::<Vec<_>>()
+    );
 }
 
 #[tokio::test]

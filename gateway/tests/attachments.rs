@@ -15,9 +15,10 @@ const TOKEN: &str = "attachments-token";
 
 /// A 1×1 PNG.
 const PNG: &[u8] = &[
-    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90,
-    0x77, 0x53, 0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x08, 0xd7, 0x63, 0xf8, 0xcf, 0xc0, 0x00, 0x00, 0x03, 0x01, 0x01, 0x00, 0x18, 0xdd, 0x8d, 0xb0, 0x00, 0x00, 0x00,
-    0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82,
+    0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00,
+    0x00, 0x01, 0x08, 0x02, 0x00, 0x00, 0x00, 0x90, 0x77, 0x53, 0xde, 0x00, 0x00, 0x00, 0x0c, 0x49, 0x44, 0x41, 0x54, 0x08, 0xd7, 0x63,
+    0xf8, 0xcf, 0xc0, 0x00, 0x00, 0x03, 0x01, 0x01, 0x00, 0x18, 0xdd, 0x8d, 0xb0, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae,
+    0x42, 0x60, 0x82,
 ];
 
 /// A GET with the token as `Authorization: Bearer`, when given.
@@ -39,7 +40,11 @@ async fn files_sent_with_a_message_are_saved_with_it_and_served_only_to_token_ho
     let (gw, _dir) = common::start_with(TOKEN, |_| {}).await;
     let mut c = Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[scope::ADMIN])).await.unwrap();
     let policy = serde_json::to_value(&c.hello.policy).unwrap();
-    assert_eq!(policy["attachments"], json!({"maxBytes": 19464192, "maxImageBytes": 6291456}), "the limits are announced as the real gateway does");
+    assert_eq!(
+        policy["attachments"],
+        json!({"maxBytes": 19464192, "maxImageBytes": 6291456}),
+        "the limits are announced as the real gateway does"
+    );
 
     let note = "a note, with ümlauts\n";
     let ack = c
@@ -58,7 +63,10 @@ async fn files_sent_with_a_message_are_saved_with_it_and_served_only_to_token_ho
     assert_eq!(user["content"], "picture and note", "the text is saved as written");
     let media = user["__openclaw"]["media"].as_array().unwrap();
     assert_eq!(media.len(), 2);
-    assert_eq!((media[0]["kind"].as_str(), media[0]["contentType"].as_str(), media[0]["fileName"].as_str(), media[0]["sizeBytes"].as_u64()), (Some("image"), Some("image/png"), Some("red dot.png"), Some(PNG.len() as u64)));
+    assert_eq!(
+        (media[0]["kind"].as_str(), media[0]["contentType"].as_str(), media[0]["fileName"].as_str(), media[0]["sizeBytes"].as_u64()),
+        (Some("image"), Some("image/png"), Some("red dot.png"), Some(PNG.len() as u64))
+    );
     assert_eq!((media[1]["kind"].as_str(), media[1]["contentType"].as_str()), (Some("document"), Some("text/plain")));
     let image_src = media[0]["url"].as_str().unwrap().to_string();
     assert!(image_src.starts_with("media://inbound/reddot---"), "{image_src}");
@@ -72,7 +80,10 @@ async fn files_sent_with_a_message_are_saved_with_it_and_served_only_to_token_ho
     let (status, headers, body) = get(gw.addr, &media_path(media[1]["url"].as_str().unwrap(), "main"), Some(TOKEN)).await;
     assert!(status.contains("200"), "{status}");
     assert_eq!(body, note.as_bytes());
-    assert!(header(&headers, "content-disposition").starts_with("attachment; filename=\"note.txt\""), "anything but an image is a download");
+    assert!(
+        header(&headers, "content-disposition").starts_with("attachment; filename=\"note.txt\""),
+        "anything but an image is a download"
+    );
     let (status, _, meta) = get(gw.addr, &format!("{}&meta=1", media_path(&image_src, "main")), Some(TOKEN)).await;
     assert!(status.contains("200"));
     let meta: Value = serde_json::from_slice(&meta).unwrap();
@@ -106,14 +117,23 @@ async fn a_bad_or_oversized_file_is_refused_by_name_and_nothing_is_saved() {
     let mut big_png = PNG.to_vec();
     big_png.resize(6_291_457, 0);
     let cases = [
-        (json!({"fileName": "big.png", "mimeType": "image/png", "content": STANDARD.encode(&big_png)}), "attachment big.png: image exceeds size limit (6291457 > 6291456 bytes)"),
+        (
+            json!({"fileName": "big.png", "mimeType": "image/png", "content": STANDARD.encode(&big_png)}),
+            "attachment big.png: image exceeds size limit (6291457 > 6291456 bytes)",
+        ),
         (json!({"fileName": "x.png", "content": "not base64!"}), "attachment x.png: invalid base64 content"),
         (json!({"fileName": "x.png", "content": "AAE"}), "attachment x.png: invalid base64 content"),
         (json!({"fileName": "empty.txt", "content": ""}), "attachment empty.txt: empty payload"),
         (json!({"fileName": "n.txt", "content": 5}), "attachment n.txt: `content` must be base64 text"),
     ];
     for (i, (item, want)) in cases.into_iter().enumerate() {
-        let e = c.request("chat.send", json!({"sessionKey": "main", "message": "hi", "idempotencyKey": format!("bad-{i}"), "attachments": [item]})).await.unwrap_err();
+        let e = c
+            .request(
+                "chat.send",
+                json!({"sessionKey": "main", "message": "hi", "idempotencyKey": format!("bad-{i}"), "attachments": [item]}),
+            )
+            .await
+            .unwrap_err();
         assert_eq!(e.code, "INVALID_REQUEST");
         assert!(e.message.contains(want), "{} does not say {want}", e.message);
         assert_eq!(gw.gateway.store.count_messages_with_key(&format!("bad-{i}:user")).unwrap(), 0);
@@ -123,6 +143,9 @@ async fn a_bad_or_oversized_file_is_refused_by_name_and_nothing_is_saved() {
     assert_eq!(ok["status"], "started", "the type a client names is a hint: these bytes are text");
     let h = c.request("chat.history", json!({"sessionKey": "main"})).await.unwrap();
     let saved = h["messages"].as_array().unwrap().iter().find(|m| m["content"] == "log").unwrap().clone();
-    assert_eq!(saved["__openclaw"]["media"][0]["contentType"], "application/octet-stream", "bytes that are no image are never called one: {saved}");
+    assert_eq!(
+        saved["__openclaw"]["media"][0]["contentType"], "application/octet-stream",
+        "bytes that are no image are never called one: {saved}"
+    );
     assert_eq!(saved["__openclaw"]["media"][0]["kind"], "document");
 }

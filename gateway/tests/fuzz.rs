@@ -50,21 +50,110 @@ impl Rng {
 }
 
 const KEYS: &[&str] = &[
-    "id", "questions", "questionId", "header", "question", "options", "label", "description", "multiSelect", "isOther", "isSecret",
-    "secretStore", "name", "kind", "timeoutMs", "sessionKey", "agentId", "runId", "answers", "cancel", "resolvedBy", "resolutionId",
-    "includeResolutionId", "command", "commandArgv", "twoPhase", "decision", "allowedDecisions", "unavailableDecisions", "cursor",
-    "requireDeliveryRoute", "title", "severity", "message", "idempotencyKey", "queueMode", "replyToId", "deliver", "thinking", "limit", "offset", "maxChars",
-    "key", "includeGlobal", "includeApprovals", "preserveSideRuns", "minProtocol", "maxProtocol", "client", "version", "platform", "mode",
-    "scopes", "device", "auth", "token", "deviceToken", "signature", "publicKey", "signedAt", "nonce", "role", "caps", "type", "method",
-    "params", "__proto__", "constructor", "", "zz",
+    "id",
+    "questions",
+    "questionId",
+    "header",
+    "question",
+    "options",
+    "label",
+    "description",
+    "multiSelect",
+    "isOther",
+    "isSecret",
+    "secretStore",
+    "name",
+    "kind",
+    "timeoutMs",
+    "sessionKey",
+    "agentId",
+    "runId",
+    "answers",
+    "cancel",
+    "resolvedBy",
+    "resolutionId",
+    "includeResolutionId",
+    "command",
+    "commandArgv",
+    "twoPhase",
+    "decision",
+    "allowedDecisions",
+    "unavailableDecisions",
+    "cursor",
+    "requireDeliveryRoute",
+    "title",
+    "severity",
+    "message",
+    "idempotencyKey",
+    "queueMode",
+    "replyToId",
+    "deliver",
+    "thinking",
+    "limit",
+    "offset",
+    "maxChars",
+    "key",
+    "includeGlobal",
+    "includeApprovals",
+    "preserveSideRuns",
+    "minProtocol",
+    "maxProtocol",
+    "client",
+    "version",
+    "platform",
+    "mode",
+    "scopes",
+    "device",
+    "auth",
+    "token",
+    "deviceToken",
+    "signature",
+    "publicKey",
+    "signedAt",
+    "nonce",
+    "role",
+    "caps",
+    "type",
+    "method",
+    "params",
+    "__proto__",
+    "constructor",
+    "",
+    "zz",
 ];
 
 const METHODS: &[&str] = &[
-    "health", "sessions.list", "sessions.create", "sessions.subscribe", "sessions.messages.subscribe", "sessions.messages.unsubscribe",
-    "chat.send", "chat.history", "chat.abort", "question.request", "question.list", "question.get", "question.resolve", "question.waitAnswer",
-    "exec.approval.request", "exec.approval.list", "exec.approval.get", "exec.approval.resolve", "exec.approval.waitDecision",
-    "plugin.approval.request", "plugin.approval.list", "plugin.approval.resolve", "plugin.approval.waitDecision", "openclaw.approval.list",
-    "approval.get", "approval.resolve", "approval.history", "connect", "chat.inject", "no.such", "",
+    "health",
+    "sessions.list",
+    "sessions.create",
+    "sessions.subscribe",
+    "sessions.messages.subscribe",
+    "sessions.messages.unsubscribe",
+    "chat.send",
+    "chat.history",
+    "chat.abort",
+    "question.request",
+    "question.list",
+    "question.get",
+    "question.resolve",
+    "question.waitAnswer",
+    "exec.approval.request",
+    "exec.approval.list",
+    "exec.approval.get",
+    "exec.approval.resolve",
+    "exec.approval.waitDecision",
+    "plugin.approval.request",
+    "plugin.approval.list",
+    "plugin.approval.resolve",
+    "plugin.approval.waitDecision",
+    "openclaw.approval.list",
+    "approval.get",
+    "approval.resolve",
+    "approval.history",
+    "connect",
+    "chat.inject",
+    "no.such",
+    "",
 ];
 
 fn weird_string(rng: &mut Rng) -> String {
@@ -149,12 +238,16 @@ fn base_params(rng: &mut Rng, method: &str, ids: &[String]) -> Value {
         "sessions.list" => json!({"limit": 10, "includeGlobal": true}),
         "sessions.create" => json!({"key": session, "label": "L"}),
         "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => json!({"key": session}),
-        "chat.send" => json!({"sessionKey": session, "message": *rng.pick(&["hello", "deploy", "color", "fail", "async", "help", "run it"]), "idempotencyKey": format!("f-{}", rng.below(50))}),
+        "chat.send" => {
+            json!({"sessionKey": session, "message": *rng.pick(&["hello", "deploy", "color", "fail", "async", "help", "run it"]), "idempotencyKey": format!("f-{}", rng.below(50))})
+        }
         "chat.history" => json!({"sessionKey": session, "limit": 5}),
         "chat.abort" => json!({"sessionKey": session}),
-        "question.request" => json!({"id": format!("fq-{}", rng.below(1000)), "sessionKey": session, "timeoutMs": *rng.pick(&[10u64, 1000, 600_000]), "questions": [
+        "question.request" => {
+            json!({"id": format!("fq-{}", rng.below(1000)), "sessionKey": session, "timeoutMs": *rng.pick(&[10u64, 1000, 600_000]), "questions": [
             {"questionId": "a", "header": "H", "question": "Q?", "options": [{"label": "Red"}, {"label": "Blue"}], "multiSelect": rng.chance(50), "isOther": rng.chance(50)},
-            {"questionId": "b", "header": "H2", "question": "Q2?", "options": []}]}),
+            {"questionId": "b", "header": "H2", "question": "Q2?", "options": []}]})
+        }
         "question.get" => json!({"id": id}),
         "question.resolve" => {
             if rng.chance(30) {
@@ -164,12 +257,20 @@ fn base_params(rng: &mut Rng, method: &str, ids: &[String]) -> Value {
             }
         }
         "question.waitAnswer" => json!({"id": id, "timeoutMs": *rng.pick(&[0u64, 5, 1000]), "includeResolutionId": true}),
-        "exec.approval.request" => json!({"command": *rng.pick(&["ls -la", "sh -c 'x; y' | z && w", ""]), "sessionKey": session, "timeoutMs": *rng.pick(&[1u64, 1000, 1_800_000]),
-            "twoPhase": rng.chance(50), "ask": *rng.pick(&["on-miss", "always"]), "requireDeliveryRoute": rng.chance(80)}),
-        "plugin.approval.request" => json!({"title": "T", "description": "D", "allowedDecisions": ["allow-once"], "timeoutMs": *rng.pick(&[1u64, 1000, 600_000]), "twoPhase": rng.chance(50)}),
+        "exec.approval.request" => {
+            json!({"command": *rng.pick(&["ls -la", "sh -c 'x; y' | z && w", ""]), "sessionKey": session, "timeoutMs": *rng.pick(&[1u64, 1000, 1_800_000]),
+            "twoPhase": rng.chance(50), "ask": *rng.pick(&["on-miss", "always"]), "requireDeliveryRoute": rng.chance(80)})
+        }
+        "plugin.approval.request" => {
+            json!({"title": "T", "description": "D", "allowedDecisions": ["allow-once"], "timeoutMs": *rng.pick(&[1u64, 1000, 600_000]), "twoPhase": rng.chance(50)})
+        }
         "exec.approval.get" | "approval.get" | "exec.approval.waitDecision" | "plugin.approval.waitDecision" => json!({"id": id}),
-        "exec.approval.resolve" | "plugin.approval.resolve" => json!({"id": id, "decision": *rng.pick(&["allow-once", "allow-always", "deny", "approve"])}),
-        "approval.resolve" => json!({"id": id, "kind": *rng.pick(&["exec", "plugin", "system-agent"]), "decision": *rng.pick(&["allow-once", "allow-always", "deny"])}),
+        "exec.approval.resolve" | "plugin.approval.resolve" => {
+            json!({"id": id, "decision": *rng.pick(&["allow-once", "allow-always", "deny", "approve"])})
+        }
+        "approval.resolve" => {
+            json!({"id": id, "kind": *rng.pick(&["exec", "plugin", "system-agent"]), "decision": *rng.pick(&["allow-once", "allow-always", "deny"])})
+        }
         "approval.history" => json!({"limit": *rng.pick(&[1u64, 50, 100]), "kind": *rng.pick(&["exec", "plugin"])}),
         "connect" => connect_params(&[protocol::methods::scope::ADMIN]),
         _ => json!({}),
@@ -219,7 +320,8 @@ impl Conn {
 
 /// Feeds one frame; checks the properties; returns the responses' payloads.
 async fn feed(gw: &Arc<Gateway>, conn: &mut Conn, text: &str, case: u64) -> Vec<Value> {
-    let step = std::panic::catch_unwind(AssertUnwindSafe(|| on_text(gw, &mut conn.st, text))).unwrap_or_else(|_| panic!("case {case}: on_text panicked on {}", preview(text)));
+    let step = std::panic::catch_unwind(AssertUnwindSafe(|| on_text(gw, &mut conn.st, text)))
+        .unwrap_or_else(|_| panic!("case {case}: on_text panicked on {}", preview(text)));
     match step {
         Step::Continue => {}
         Step::Stop => {
@@ -230,7 +332,8 @@ async fn feed(gw: &Arc<Gateway>, conn: &mut Conn, text: &str, case: u64) -> Vec<
         Step::Dispatch(peer, frame, work) => {
             let (id, method) = (frame.id.clone(), frame.method.clone());
             // These wait for a person (or the approval's expiry, which may be far away).
-            let waits = method == "question.waitAnswer" || method.ends_with(".approval.request") || method.ends_with(".approval.waitDecision");
+            let waits =
+                method == "question.waitAnswer" || method.ends_with(".approval.request") || method.ends_with(".approval.waitDecision");
             let task = tokio::spawn(run_request(gw.clone(), peer, frame, work));
             // Runtime time (paused: it jumps ahead when everything waits).
             let finished = match tokio::time::timeout(Duration::from_secs(3600), task).await {
@@ -247,7 +350,8 @@ async fn feed(gw: &Arc<Gateway>, conn: &mut Conn, text: &str, case: u64) -> Vec<
                 let id_field = format!(r#""id":{}"#, serde_json::to_string(&id).unwrap());
                 let answered = texts.iter().filter(|t| t.ends_with(r#""type":"res"}"#) && t.contains(&id_field)).count();
                 // A two-phase approval request answers twice: accepted, then the outcome.
-                let two_phase = method.ends_with(".approval.request") && texts.iter().any(|t| t.contains(&id_field) && t.contains(r#""status":"accepted""#));
+                let two_phase = method.ends_with(".approval.request")
+                    && texts.iter().any(|t| t.contains(&id_field) && t.contains(r#""status":"accepted""#));
                 assert_eq!(answered, if two_phase { 2 } else { 1 }, "case {case}: `{method}` got {answered} responses: {}", preview(text));
             }
             DISPATCHED.fetch_add(1, Ordering::Relaxed);
@@ -255,7 +359,14 @@ async fn feed(gw: &Arc<Gateway>, conn: &mut Conn, text: &str, case: u64) -> Vec<
                 OK.fetch_add(1, Ordering::Relaxed);
             }
             // Remember the questions made, so later cases can get, resolve and wait on them.
-            return texts.iter().filter(|t| t.contains(r#""payload":{"expiresAtMs""#) || t.contains(r#""payload":{"id":"fq-"#) || t.contains(r#""deliveryRoute""#)).filter_map(|t| serde_json::from_str::<Value>(t).ok()).filter_map(|v| v.get("payload").cloned()).collect();
+            return texts
+                .iter()
+                .filter(|t| {
+                    t.contains(r#""payload":{"expiresAtMs""#) || t.contains(r#""payload":{"id":"fq-"#) || t.contains(r#""deliveryRoute""#)
+                })
+                .filter_map(|t| serde_json::from_str::<Value>(t).ok())
+                .filter_map(|v| v.get("payload").cloned())
+                .collect();
         }
     }
     conn.drain();
@@ -279,7 +390,14 @@ fn device_params(nonce: &str, seed: u8) -> Value {
     info.build_id = Some("dev".into());
     let scopes = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
     let auth = protocol::connect::AuthParams { token: Some(TOKEN.into()), ..Default::default() };
-    serde_json::to_value(protocol::connect::ConnectParams::operator(info, scopes, auth, Some(&DeviceIdentity::from_seed([seed; 32])), &challenge)).unwrap()
+    serde_json::to_value(protocol::connect::ConnectParams::operator(
+        info,
+        scopes,
+        auth,
+        Some(&DeviceIdentity::from_seed([seed; 32])),
+        &challenge,
+    ))
+    .unwrap()
 }
 
 /// One batch: a fresh gateway over in-memory SQLite on a paused-clock runtime.
@@ -402,7 +520,10 @@ fn a_million_hostile_frames_never_panic_hang_or_go_unanswered() {
         if now != last.0 {
             last = (now, Instant::now());
         }
-        assert!(failed.load(Ordering::SeqCst) || last.1.elapsed() < Duration::from_secs(30), "no progress for 30 s after {now} cases: a hang");
+        assert!(
+            failed.load(Ordering::SeqCst) || last.1.elapsed() < Duration::from_secs(30),
+            "no progress for 30 s after {now} cases: a hang"
+        );
     }
     for w in workers {
         if let Err(panic) = w.join().unwrap() {

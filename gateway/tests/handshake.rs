@@ -63,7 +63,9 @@ async fn the_device_token_alone_reconnects_and_a_wrong_one_is_refused() {
 #[tokio::test]
 async fn wrong_and_missing_tokens_are_refused_with_their_codes() {
     let (gw, _dir) = start(30_000).await;
-    let e = refused(Client::connect(ClientOptions::control_ui(&ws(&gw), "nope", &origin(&gw), DeviceIdentity::from_seed([3; 32]))).await.err().unwrap());
+    let e = refused(
+        Client::connect(ClientOptions::control_ui(&ws(&gw), "nope", &origin(&gw), DeviceIdentity::from_seed([3; 32]))).await.err().unwrap(),
+    );
     assert_eq!((e.code.as_str(), e.detail_code()), ("INVALID_REQUEST", Some("AUTH_TOKEN_MISMATCH")));
     assert!(e.message.contains("token mismatch"), "{}", e.message);
     let mut opts = ClientOptions::backend(&ws(&gw), TOKEN, &[scope::ADMIN]);

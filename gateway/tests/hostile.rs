@@ -63,7 +63,8 @@ async fn a_pre_connect_frame_over_64_kib_closes_the_socket_with_1009() {
 async fn a_guest_never_sees_another_sessions_messages() {
     let (gw, _d) = start().await;
     let mut admin = Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[scope::ADMIN])).await.unwrap();
-    let mut opts = ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([5; 32]));
+    let mut opts =
+        ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([5; 32]));
     opts.scopes = vec![scope::SESSIONS_WRITE.into()];
     let mut guest = Client::connect(opts).await.unwrap();
     guest.request("sessions.create", json!({"key": "mine"})).await.unwrap();
@@ -93,7 +94,11 @@ use common::{End, Raw, backend_params, ui_params};
 use protocol::error::ErrorShape;
 
 /// Sends `connect` on a fresh socket; the refusal and how the socket ended, or the hello.
-async fn try_connect(gw: &Running, origin: Option<&str>, params: impl FnOnce(&protocol::connect::ConnectChallenge) -> serde_json::Value) -> Result<serde_json::Value, (ErrorShape, End)> {
+async fn try_connect(
+    gw: &Running,
+    origin: Option<&str>,
+    params: impl FnOnce(&protocol::connect::ConnectChallenge) -> serde_json::Value,
+) -> Result<serde_json::Value, (ErrorShape, End)> {
     let mut raw = Raw::open(&format!("ws://{}", gw.addr), origin).await;
     let p = params(&raw.challenge);
     raw.req("c1", "connect", p).await;
@@ -249,7 +254,10 @@ async fn wrong_tokens_of_every_length_and_a_missing_token_are_refused() {
     // A browser device with a wrong token is refused the same way.
     let origin = format!("http://{}", gw.addr);
     let id = DeviceIdentity::from_seed([23; 32]);
-    refused_with(try_connect(&gw, Some(&origin), |c| serde_json::to_value(ui_params(&id, c, "hostile-tokeN")).unwrap()).await, "AUTH_TOKEN_MISMATCH");
+    refused_with(
+        try_connect(&gw, Some(&origin), |c| serde_json::to_value(ui_params(&id, c, "hostile-tokeN")).unwrap()).await,
+        "AUTH_TOKEN_MISMATCH",
+    );
 }
 
 /// Every comparison with a configured secret goes through the constant-time `secret_eq`
@@ -280,7 +288,9 @@ fn tokens_are_only_compared_in_constant_time() {
     assert!(compared >= 2, "the gateway token and the device token are compared with secret_eq");
     let util = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/util.rs")).unwrap();
     assert!(util.contains("ct_eq(") && util.contains("use subtle::ConstantTimeEq"));
-    assert!(gateway::util::secret_eq(TOKEN, TOKEN) && !gateway::util::secret_eq(TOKEN, "hostile-tokeN") && !gateway::util::secret_eq(TOKEN, ""));
+    assert!(
+        gateway::util::secret_eq(TOKEN, TOKEN) && !gateway::util::secret_eq(TOKEN, "hostile-tokeN") && !gateway::util::secret_eq(TOKEN, "")
+    );
 }
 
 #[tokio::test]
@@ -300,7 +310,8 @@ async fn browser_origins_that_are_not_allowed_are_refused() {
         "".into(),
     ];
     for o in &refused {
-        let r = try_connect(&gw, Some(o.as_str()).filter(|o| !o.is_empty()), |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
+        let r =
+            try_connect(&gw, Some(o.as_str()).filter(|o| !o.is_empty()), |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
         refused_with(r, "CONTROL_UI_ORIGIN_NOT_ALLOWED");
     }
     for o in [format!("http://{}", gw.addr), "http://localhost:5173".into(), "https://ops.example.com".into()] {
@@ -308,7 +319,10 @@ async fn browser_origins_that_are_not_allowed_are_refused() {
         assert!(r.is_ok(), "{o} is allowed: {:?}", r.err());
     }
     // Any browser page (an Origin header) must prove a device, whatever client it claims.
-    refused_with(try_connect(&gw, Some("http://evil.example"), |_| backend_params(Some(TOKEN), &[scope::ADMIN])).await, "CONTROL_UI_DEVICE_IDENTITY_REQUIRED");
+    refused_with(
+        try_connect(&gw, Some("http://evil.example"), |_| backend_params(Some(TOKEN), &[scope::ADMIN])).await,
+        "CONTROL_UI_DEVICE_IDENTITY_REQUIRED",
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -320,7 +334,9 @@ fn valid_params(method: &str) -> serde_json::Value {
         "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => json!({"key": "main"}),
         "chat.send" => json!({"sessionKey": "main", "message": "hi", "idempotencyKey": "k-valid"}),
         "chat.history" | "chat.abort" => json!({"sessionKey": "main"}),
-        "question.request" => json!({"questions": [{"questionId": "a", "header": "H", "question": "Q?", "options": []}], "timeoutMs": 60000}),
+        "question.request" => {
+            json!({"questions": [{"questionId": "a", "header": "H", "question": "Q?", "options": []}], "timeoutMs": 60000})
+        }
         "question.get" => json!({"id": "nope"}),
         "question.resolve" => json!({"id": "nope", "cancel": true}),
         "question.waitAnswer" => json!({"id": "nope", "timeoutMs": 1}),
@@ -378,7 +394,10 @@ async fn unknown_methods_wrong_types_unknown_and_missing_fields_are_invalid_requ
             let e = c.request(method, not_object.clone()).await;
             // `null` params mean "none": answered as `{}` is (valid for methods without
             // required fields; `exec.approval.request` then says "command is required").
-            if not_object.is_null() && (e.is_ok() || e.as_ref().err().map(|e| &e.message) == c.request(method, json!({})).await.err().map(|e| e.message).as_ref()) {
+            if not_object.is_null()
+                && (e.is_ok()
+                    || e.as_ref().err().map(|e| &e.message) == c.request(method, json!({})).await.err().map(|e| e.message).as_ref())
+            {
                 continue;
             }
             let e = e.unwrap_err();
@@ -409,7 +428,10 @@ async fn unknown_methods_wrong_types_unknown_and_missing_fields_are_invalid_requ
         tried += 3;
     }
     // Nested fields are named with their path.
-    let e = c.request("question.request", json!({"questions": [{"questionId": "a", "header": "H", "question": 5, "options": []}]})).await.unwrap_err();
+    let e = c
+        .request("question.request", json!({"questions": [{"questionId": "a", "header": "H", "question": 5, "options": []}]}))
+        .await
+        .unwrap_err();
     assert!(e.message.contains("`questions.0.question`"), "{}", e.message);
     let e = c.request("question.resolve", json!({"id": "x", "answers": {"answers": {"a": "not a list"}}})).await.unwrap_err();
     assert!(e.message.contains("`answers.answers.a`"), "{}", e.message);
@@ -454,7 +476,12 @@ async fn every_method_without_each_scope_it_needs_is_forbidden_and_its_guest_sco
             continue;
         }
         // Every scope there is, except the ones that grant this method.
-        let others: Vec<&str> = scope::ALL.iter().copied().filter(|s| s != broad && Some(*s) != *narrow && *s != scope::ADMIN).filter(|s| !(*narrow == Some(scope::SESSIONS_READ) && *s == scope::SESSIONS_WRITE)).collect();
+        let others: Vec<&str> = scope::ALL
+            .iter()
+            .copied()
+            .filter(|s| s != broad && Some(*s) != *narrow && *s != scope::ADMIN)
+            .filter(|s| !(*narrow == Some(scope::SESSIONS_READ) && *s == scope::SESSIONS_WRITE))
+            .collect();
         let mut c = Client::connect(ClientOptions::backend(&url, TOKEN, &others)).await.unwrap();
         let e = c.request(method, valid_params(method)).await.unwrap_err();
         assert_eq!((e.code.as_str(), e.message.clone()), ("FORBIDDEN", format!("missing scope: {broad}")), "{method} with {others:?}");
@@ -538,7 +565,8 @@ async fn a_secret_answer_is_in_no_database_byte_log_line_or_event() {
     let plain_id = asker.request("question.request", plain_q).await.unwrap()["id"].as_str().unwrap().to_string();
     // Malformed attempts carrying the secret first (their errors go to the sender only).
     let _ = ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": SECRET}}})).await.unwrap_err();
-    let _ = ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": [SECRET]}, "bogus": SECRET}})).await.unwrap_err();
+    let _ =
+        ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": [SECRET]}, "bogus": SECRET}})).await.unwrap_err();
     let _ = ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": [SECRET, SECRET]}}})).await.unwrap_err();
     ui.send_raw(format!(r#"{{"type":"req","id":"bad","method":"question.resolve","params":{{"id":"{id}","answers":{{"answers":{{"token":["{SECRET}"]}}}}}},"x":"{SECRET}"}}"#)).await.unwrap();
     let res = ui.request("question.resolve", json!({"id": id, "answers": {"answers": {"token": [SECRET]}}})).await.unwrap();

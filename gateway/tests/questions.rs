@@ -22,9 +22,14 @@ async fn agent(gw: &Running) -> Client {
 }
 
 async fn ui(gw: &Running, seed: u8) -> Client {
-    Client::connect(ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([seed; 32])))
-        .await
-        .unwrap()
+    Client::connect(ClientOptions::control_ui(
+        &format!("ws://{}", gw.addr),
+        TOKEN,
+        &format!("http://{}", gw.addr),
+        DeviceIdentity::from_seed([seed; 32]),
+    ))
+    .await
+    .unwrap()
 }
 
 fn two_questions(timeout_ms: u64) -> Value {
@@ -82,7 +87,13 @@ async fn skip_and_expiry_resolve_with_their_status() {
         statuses.push(ev.payload.unwrap()["status"].as_str().unwrap().to_string());
     }
     assert_eq!(statuses, vec!["cancelled", "expired"]);
-    let e = u.request("question.resolve", json!({"id": expire_id, "answers": {"answers": {"deploy_target": ["Production"], "notify": ["Email"]}}})).await.unwrap_err();
+    let e = u
+        .request(
+            "question.resolve",
+            json!({"id": expire_id, "answers": {"answers": {"deploy_target": ["Production"], "notify": ["Email"]}}}),
+        )
+        .await
+        .unwrap_err();
     assert_eq!(e.message, format!("question '{expire_id}' is already expired"));
 }
 
@@ -93,14 +104,20 @@ async fn invalid_requests_and_answers_carry_the_gateways_reasons() {
     let bad = json!({"questions":[{"questionId":"a","header":"H","question":"Q?","options":[{"label":"1"},{"label":"2"},{"label":"3"},{"label":"4"},{"label":"5"}]}]});
     assert_eq!(a.request("question.request", bad).await.unwrap_err().message, "question 'a' must have either no options or 2 to 4 options");
     let unknown_field = json!({"questions":[{"questionId":"a","header":"H","question":"Q?","options":[],"colour":"red"}]});
-    assert_eq!(a.request("question.request", unknown_field).await.unwrap_err().message, "invalid question.request params: unknown field `questions.0.colour`");
+    assert_eq!(
+        a.request("question.request", unknown_field).await.unwrap_err().message,
+        "invalid question.request params: unknown field `questions.0.colour`"
+    );
     let strict = json!({"questions":[{"questionId":"a","header":"H","question":"Q?","options":[{"label":"Red"},{"label":"Blue"}]}]});
     let id = a.request("question.request", strict).await.unwrap()["id"].as_str().unwrap().to_string();
     let e = a.request("question.resolve", json!({"id": id, "answers": {"answers": {"a": ["Green"]}}})).await.unwrap_err();
     assert_eq!((e.message.as_str(), e.detail_reason()), ("question 'a' contains an unknown option", Some("QUESTION_INVALID_ANSWER")));
     let e = a.request("question.resolve", json!({"id": "nope", "cancel": true})).await.unwrap_err();
     assert_eq!((e.message.as_str(), e.detail_reason()), ("question 'nope' was not found", Some("QUESTION_NOT_FOUND")));
-    let e = a.request("question.request", json!({"id": id, "questions":[{"questionId":"a","header":"","question":"Q?","options":[]}]})).await.unwrap_err();
+    let e = a
+        .request("question.request", json!({"id": id, "questions":[{"questionId":"a","header":"","question":"Q?","options":[]}]}))
+        .await
+        .unwrap_err();
     assert_eq!(e.detail_reason(), Some("QUESTION_ID_IN_USE"));
     let e = a.request("question.list", json!({"x": 1})).await.unwrap_err();
     assert!(e.message.contains("unknown field `x`"), "{}", e.message);
@@ -110,7 +127,8 @@ async fn invalid_requests_and_answers_carry_the_gateways_reasons() {
 async fn a_guest_sees_and_answers_only_questions_of_its_own_sessions() {
     let (gw, _d) = start().await;
     let mut a = agent(&gw).await;
-    let mut opts = ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([9; 32]));
+    let mut opts =
+        ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([9; 32]));
     opts.scopes = vec![scope::SESSIONS_WRITE.into()];
     let mut guest = Client::connect(opts).await.unwrap();
     let created = guest.request("sessions.create", json!({"key": "guest-room"})).await.unwrap();
@@ -164,7 +182,9 @@ async fn a_resolved_question_survives_a_restart_in_sqlite() {
     let (gw, dir) = start().await;
     let mut a = agent(&gw).await;
     let id = a.request("question.request", two_questions(30_000)).await.unwrap()["id"].as_str().unwrap().to_string();
-    a.request("question.resolve", json!({"id": id, "answers": {"answers": {"deploy_target": ["Production"], "notify": ["Pager"]}}})).await.unwrap();
+    a.request("question.resolve", json!({"id": id, "answers": {"answers": {"deploy_target": ["Production"], "notify": ["Pager"]}}}))
+        .await
+        .unwrap();
     drop(a);
     gw.shutdown().await;
     let store = gateway::store::Store::open(&dir.path().join("data")).unwrap();

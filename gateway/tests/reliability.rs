@@ -59,14 +59,21 @@ async fn a_client_that_never_reads_is_dropped_at_the_buffer_limit_and_the_others
     let mut slow = Raw::open(&url, None).await;
     slow.req("c", "connect", backend_params(Some(TOKEN), &[scope::ADMIN])).await;
     slow.response("c").await.unwrap();
-    let slow_conn = slow.received.iter().find_map(|t| serde_json::from_str::<Value>(t).ok()?["payload"]["server"]["connId"].as_str().map(str::to_string)).unwrap();
+    let slow_conn = slow
+        .received
+        .iter()
+        .find_map(|t| serde_json::from_str::<Value>(t).ok()?["payload"]["server"]["connId"].as_str().map(str::to_string))
+        .unwrap();
     // From here on `slow` is never read again.
     let mut sender = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::ADMIN])).await.unwrap();
     // Each send fans out about 4 × 3 MiB to every connection (the user row, the echoed
     // delta, the final and the saved reply), in its own session so runs go in parallel.
     let big = "x".repeat(3 * 1024 * 1024);
     let mut send = async |i: usize| {
-        let ack = sender.request("chat.send", json!({"sessionKey": format!("big-{i}"), "message": big, "idempotencyKey": format!("big-{i}")})).await.unwrap();
+        let ack = sender
+            .request("chat.send", json!({"sessionKey": format!("big-{i}"), "message": big, "idempotencyKey": format!("big-{i}")}))
+            .await
+            .unwrap();
         assert_eq!(ack["status"], "started");
     };
     let backlog_of_slow = |gw: &gateway::Running| gw.gateway.hub.backlogs().into_iter().find(|(c, _)| *c == slow_conn).map(|(_, b)| b);
@@ -92,9 +99,20 @@ async fn a_client_that_never_reads_is_dropped_at_the_buffer_limit_and_the_others
     let evs = events(&fast.received);
     for i in 0..6 {
         let run = format!("big-{i}");
-        let of_run = |name: &str| evs.iter().filter(|e| e["event"] == name && (e["payload"]["runId"] == run.as_str() || e["payload"]["message"]["__openclaw"]["runId"] == run.as_str())).count();
+        let of_run = |name: &str| {
+            evs.iter()
+                .filter(|e| {
+                    e["event"] == name
+                        && (e["payload"]["runId"] == run.as_str() || e["payload"]["message"]["__openclaw"]["runId"] == run.as_str())
+                })
+                .count()
+        };
         assert_eq!(of_run("session.message"), 2, "{run}: the user row and the reply");
-        let chat_seqs: Vec<u64> = evs.iter().filter(|e| e["event"] == "chat" && e["payload"]["runId"] == run.as_str()).map(|e| e["payload"]["seq"].as_u64().unwrap()).collect();
+        let chat_seqs: Vec<u64> = evs
+            .iter()
+            .filter(|e| e["event"] == "chat" && e["payload"]["runId"] == run.as_str())
+            .map(|e| e["payload"]["seq"].as_u64().unwrap())
+            .collect();
         assert_eq!(chat_seqs, (1..=chat_seqs.len() as u64).collect::<Vec<_>>(), "{run}: chat events");
         assert!(chat_seqs.len() >= 3, "{run}: status, delta, final");
     }
@@ -143,18 +161,38 @@ async fn graceful_shutdown_answers_every_request_in_flight_and_keeps_every_ackno
     // Runs in progress at shutdown: two slow ones (5 s, longer than the drain time) and a
     // pending question that nobody answers, with an agent waiting on it.
     for (i, text) in ["slow one", "slow two", "hello"].iter().enumerate() {
-        a.req(&format!("run-{i}"), "chat.send", json!({"sessionKey": format!("g-{i}"), "message": text, "idempotencyKey": format!("g-run-{i}")})).await;
+        a.req(
+            &format!("run-{i}"),
+            "chat.send",
+            json!({"sessionKey": format!("g-{i}"), "message": text, "idempotencyKey": format!("g-run-{i}")}),
+        )
+        .await;
         assert_eq!(a.response(&format!("run-{i}")).await.unwrap()["status"], "started");
     }
-    a.req("q-open", "question.request", json!({"id": "g-open", "timeoutMs": 600000, "questions": [{"questionId": "a", "header": "H", "question": "Q?", "options": []}]})).await;
+    a.req(
+        "q-open",
+        "question.request",
+        json!({"id": "g-open", "timeoutMs": 600000, "questions": [{"questionId": "a", "header": "H", "question": "Q?", "options": []}]}),
+    )
+    .await;
     a.response("q-open").await.unwrap();
     a.req("wait", "question.waitAnswer", json!({"id": "g-open"})).await;
     // A burst of pipelined requests, and shutdown while they are being handled.
     let mut ids = vec!["wait".to_string()];
     for i in 0..20 {
-        a.req(&format!("send-{i}"), "chat.send", json!({"sessionKey": format!("g-burst-{}", i % 4), "message": format!("burst {i}"), "idempotencyKey": format!("g-burst-{i}")})).await;
+        a.req(
+            &format!("send-{i}"),
+            "chat.send",
+            json!({"sessionKey": format!("g-burst-{}", i % 4), "message": format!("burst {i}"), "idempotencyKey": format!("g-burst-{i}")}),
+        )
+        .await;
         a.req(&format!("ask-{i}"), "question.request", json!({"id": format!("g-q-{i}"), "timeoutMs": 600000, "questions": [{"questionId": "a", "header": "H", "question": "Q?", "options": []}]})).await;
-        a.req(&format!("answer-{i}"), "question.resolve", json!({"id": format!("g-q-{i}"), "answers": {"answers": {"a": [format!("answer {i}")]}}})).await;
+        a.req(
+            &format!("answer-{i}"),
+            "question.resolve",
+            json!({"id": format!("g-q-{i}"), "answers": {"answers": {"a": [format!("answer {i}")]}}}),
+        )
+        .await;
         ids.extend([format!("send-{i}"), format!("ask-{i}"), format!("answer-{i}")]);
     }
     // Stop once the first of the burst is answered: the rest is being read or handled.
@@ -202,7 +240,10 @@ async fn graceful_shutdown_answers_every_request_in_flight_and_keeps_every_ackno
         }
     }
     assert!(acked.0 + acked.1 > 0, "some of the burst was handled before the stop");
-    println!("graceful shutdown: {} of 20 sends and {} of 20 answers acknowledged, all saved; the rest refused as retryable", acked.0, acked.1);
+    println!(
+        "graceful shutdown: {} of 20 sends and {} of 20 answers acknowledged, all saved; the rest refused as retryable",
+        acked.0, acked.1
+    );
     for i in 0..2 {
         // The slow runs outlived the drain time: aborted, with their aborted reply saved.
         assert_eq!(store.send_status(&format!("g-run-{i}")).unwrap(), Some(SendStatus::Aborted));
@@ -236,7 +277,10 @@ async fn sigterm_stops_the_gateway_binary_after_the_work_in_flight() {
     assert!(gw.terminate(), "exit status 0");
     let res = responses(&a.received);
     for i in 0..10 {
-        assert!(res.contains_key(&format!("ask-{i}")) && res.contains_key(&format!("answer-{i}")), "request {i} was answered before the close");
+        assert!(
+            res.contains_key(&format!("ask-{i}")) && res.contains_key(&format!("answer-{i}")),
+            "request {i} was answered before the close"
+        );
     }
     let finished = terminal_runs(&a.received);
     assert!(finished.contains("t-slow"), "the slow run finished before the gateway stopped");
@@ -245,8 +289,12 @@ async fn sigterm_stops_the_gateway_binary_after_the_work_in_flight() {
     assert_eq!(store.send_status("t-slow").unwrap(), Some(SendStatus::Ok));
     assert_eq!(store.send_status("t-deploy").unwrap(), Some(SendStatus::Aborted));
     let evs = events(&a.received);
-    let asked = evs.iter().find(|e| e["event"] == "question.requested" && e["payload"]["runId"] == "t-deploy").expect("the deploy question");
-    let cancelled = evs.iter().find(|e| e["event"] == "question.resolved" && e["payload"]["id"] == asked["payload"]["id"]).expect("the deploy question was resolved");
+    let asked =
+        evs.iter().find(|e| e["event"] == "question.requested" && e["payload"]["runId"] == "t-deploy").expect("the deploy question");
+    let cancelled = evs
+        .iter()
+        .find(|e| e["event"] == "question.resolved" && e["payload"]["id"] == asked["payload"]["id"])
+        .expect("the deploy question was resolved");
     assert_eq!(cancelled["payload"]["status"], "cancelled");
     for i in 0..10 {
         if res[&format!("answer-{i}")]["ok"] == true {
@@ -310,7 +358,12 @@ async fn kill_9_during_a_write_storm_loses_no_acknowledged_message_or_answer() {
         }
     }
     let acked = std::mem::take(&mut *acked.lock().unwrap());
-    assert!(acked.sends.len() > 30 && acked.answers.len() > 30, "the storm wrote: {} sends, {} answers", acked.sends.len(), acked.answers.len());
+    assert!(
+        acked.sends.len() > 30 && acked.answers.len() > 30,
+        "the storm wrote: {} sends, {} answers",
+        acked.sends.len(),
+        acked.answers.len()
+    );
 
     // Restarted on the same data directory, the gateway serves every acknowledged message.
     let mut gw = GatewayProcess::spawn(&data, TOKEN, &[]);
@@ -321,7 +374,12 @@ async fn kill_9_during_a_write_storm_loses_no_acknowledged_message_or_answer() {
     }
     for (session, keys) in &by_session {
         let h = c.request("chat.history", json!({"sessionKey": session, "limit": 1000})).await.unwrap();
-        let saved: HashSet<String> = h["messages"].as_array().unwrap().iter().filter_map(|m| m["__openclaw"]["idempotencyKey"].as_str().map(str::to_string)).collect();
+        let saved: HashSet<String> = h["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["__openclaw"]["idempotencyKey"].as_str().map(str::to_string))
+            .collect();
         for k in keys {
             assert!(saved.contains(&format!("{k}:user")), "{k} was acknowledged but is missing after the restart");
         }
@@ -343,5 +401,9 @@ async fn kill_9_during_a_write_storm_loses_no_acknowledged_message_or_answer() {
         let saved = store.saved_question(id).unwrap().unwrap_or_else(|| panic!("answer to {id} was acknowledged but is missing"));
         assert_eq!(saved.answers.unwrap().answers["a"], vec![answer.clone()]);
     }
-    println!("kill -9 ×3: {} acknowledged messages and {} acknowledged answers all present; integrity_check ok", acked.sends.len(), acked.answers.len());
+    println!(
+        "kill -9 ×3: {} acknowledged messages and {} acknowledged answers all present; integrity_check ok",
+        acked.sends.len(),
+        acked.answers.len()
+    );
 }

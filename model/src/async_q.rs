@@ -110,7 +110,8 @@ fn read_delivery(m: &Value, d: &Value, questions: &Value) -> Result<AsyncQuestio
     let meta = m.get("__openclaw");
     let seq = meta.and_then(|o| o.get("seq")).and_then(Value::as_u64);
     let imported = meta.and_then(|o| o.get("importedFrom")).is_some_and(|v| !v.is_null());
-    let source_message_id = if seq.is_some() && !imported { meta.and_then(|o| o.get("id")).and_then(Value::as_str).map(str::to_string) } else { None };
+    let source_message_id =
+        if seq.is_some() && !imported { meta.and_then(|o| o.get("id")).and_then(Value::as_str).map(str::to_string) } else { None };
     let run_id = meta.and_then(|o| o.get("runId")).and_then(Value::as_str).map(str::to_string);
     Ok(AsyncQuestion { item_id: item_id.to_string(), source_message_id, seq: seq.unwrap_or(0), run_id, items })
 }
@@ -166,7 +167,8 @@ pub fn parse_answer(items: &[AsyncItem], text: &str) -> Option<Vec<String>> {
 /// back to the same text; otherwise it is free text.
 pub fn split_selected(answer: &str, options: &[String]) -> Option<Vec<String>> {
     let parts: Vec<&str> = answer.split(", ").collect();
-    (parts.iter().all(|p| options.iter().any(|o| o == p)) && parts.join(", ") == answer).then(|| parts.iter().map(|s| s.to_string()).collect())
+    (parts.iter().all(|p| options.iter().any(|o| o == p)) && parts.join(", ") == answer)
+        .then(|| parts.iter().map(|s| s.to_string()).collect())
 }
 
 fn meta<'a>(m: &'a Value, key: &str) -> Option<&'a Value> {
@@ -212,7 +214,9 @@ pub fn is_successful_completion(m: &Value) -> bool {
         return false;
     }
     let stop = m.get("stopReason").and_then(Value::as_str);
-    if matches!(stop, Some("toolUse" | "aborted" | "cancelled" | "error" | "timeout")) || m.get("phase").and_then(Value::as_str) == Some("commentary") {
+    if matches!(stop, Some("toolUse" | "aborted" | "cancelled" | "error" | "timeout"))
+        || m.get("phase").and_then(Value::as_str) == Some("commentary")
+    {
         return false;
     }
     if m.get("errorMessage").is_some() {
@@ -315,7 +319,12 @@ mod tests {
         let q = recognize(&ok).unwrap().unwrap();
         assert_eq!(q.source_message_id.as_deref(), Some("m-i1"));
         assert_eq!(q.as_questions()[0].question_id, "q0");
-        for bad in [json!([{"title":"T","options":["1","2","3","4","5"]}]), json!([{"title":"  "}]), json!([]), json!((0..13).map(|i| json!({"title": format!("t{i}")})).collect::<Vec<_>>())] {
+        for bad in [
+            json!([{"title":"T","options":["1","2","3","4","5"]}]),
+            json!([{"title":"  "}]),
+            json!([]),
+            json!((0..13).map(|i| json!({"title": format!("t{i}")})).collect::<Vec<_>>()),
+        ] {
             assert!(recognize(&delivery("x", 1, "r", bad.clone())).unwrap().is_err(), "{bad}");
         }
         let update = json!({"role":"assistant","openclawAsyncDelivery":{"itemId":"u"}});
@@ -337,9 +346,17 @@ mod tests {
         let b = recognize(&delivery("b", 2, "r1", json!([{"title":"Which checks?","options":["unit","e2e"]}]))).unwrap().unwrap();
         let text = format_answer(&a.items, &[vec!["unit".into()]]);
         assert_eq!(confirmed_item(std::slice::from_ref(&a), &user(5, &text, None)), Some("a".into()));
-        assert_eq!(confirmed_item(&[a.clone(), b.clone()], &user(5, &text, None)), None, "two pending questions with the same title: ambiguous");
+        assert_eq!(
+            confirmed_item(&[a.clone(), b.clone()], &user(5, &text, None)),
+            None,
+            "two pending questions with the same title: ambiguous"
+        );
         assert_eq!(confirmed_item(&[a.clone(), b.clone()], &user(5, &text, Some("m-b"))), Some("b".into()), "replyToId picks one");
-        assert_eq!(confirmed_item(&[a.clone(), b.clone()], &user(5, "edited by hand", Some("m-a"))), Some("a".into()), "replyToId alone confirms edited text");
+        assert_eq!(
+            confirmed_item(&[a.clone(), b.clone()], &user(5, "edited by hand", Some("m-a"))),
+            Some("a".into()),
+            "replyToId alone confirms edited text"
+        );
         assert_eq!(confirmed_item(&[a.clone()], &user(5, &text, Some("m-unrelated"))), None, "an unrelated replyToId confirms nothing");
         let unsaved = json!({"role":"user","content": text});
         assert_eq!(confirmed_item(&[a], &unsaved), None, "only saved history confirms");

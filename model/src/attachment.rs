@@ -66,7 +66,8 @@ pub struct AttachmentLimits {
 
 impl AttachmentLimits {
     /// OpenClaw 2026.9.6's defaults, used when `hello-ok` names none.
-    pub const DEFAULT: AttachmentLimits = AttachmentLimits { max_bytes: protocol::ATTACHMENTS_MAX_BYTES, max_image_bytes: protocol::ATTACHMENTS_MAX_IMAGE_BYTES };
+    pub const DEFAULT: AttachmentLimits =
+        AttachmentLimits { max_bytes: protocol::ATTACHMENTS_MAX_BYTES, max_image_bytes: protocol::ATTACHMENTS_MAX_IMAGE_BYTES };
 
     /// The limits `hello-ok` announced (`policy.attachments.maxBytes`, `maxImageBytes`);
     /// any it left out, or gave as zero, keeps its default.

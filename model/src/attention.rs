@@ -185,7 +185,15 @@ mod tests {
     use super::*;
 
     fn w(id: &str, expires_at_ms: i64) -> Waiting {
-        Waiting { id: id.into(), header: "Deploy".into(), question: "Where should this change be deployed?".into(), secret: false, expires_at_ms, count: 1, approval: false }
+        Waiting {
+            id: id.into(),
+            header: "Deploy".into(),
+            question: "Where should this change be deployed?".into(),
+            secret: false,
+            expires_at_ms,
+            count: 1,
+            approval: false,
+        }
     }
 
     #[test]
@@ -239,7 +247,15 @@ mod tests {
 
     #[test]
     fn an_approval_is_announced_as_one_with_its_command() {
-        let a = Waiting { id: "a".into(), header: "Command approval".into(), question: "ls -la".into(), secret: false, expires_at_ms: 60_000, count: 1, approval: true };
+        let a = Waiting {
+            id: "a".into(),
+            header: "Command approval".into(),
+            question: "ls -la".into(),
+            secret: false,
+            expires_at_ms: 60_000,
+            count: 1,
+            approval: true,
+        };
         let n = notice(&a, Phase::Arrived, 0);
         assert_eq!(n.title, "Approval needed: Command approval");
         assert_eq!(n.body, "ls -la\n1 minute left");

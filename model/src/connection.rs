@@ -25,12 +25,18 @@ pub struct SeqTracker {
 pub enum SeqCheck {
     InOrder,
     /// Events between `expected` and `got` never arrived.
-    Gap { expected: u64, got: u64 },
+    Gap {
+        expected: u64,
+        got: u64,
+    },
     /// The same `seq` again: a duplicate frame; ignore it.
     Duplicate,
     /// Lower than one already seen: the numbering was disturbed. Take this as the new
     /// baseline and resync (so one bogus number cannot silence every later event).
-    OutOfOrder { last: u64, got: u64 },
+    OutOfOrder {
+        last: u64,
+        got: u64,
+    },
     /// Events without `seq` (targeted ones) are not counted.
     Unnumbered,
 }
@@ -72,7 +78,9 @@ pub enum ConnectFailure {
 impl ConnectFailure {
     pub fn message(&self) -> &str {
         match self {
-            Self::NeedsToken { message } | Self::Retry { message, .. } | Self::Fatal { message } | Self::ReloadRequired { message } => message,
+            Self::NeedsToken { message } | Self::Retry { message, .. } | Self::Fatal { message } | Self::ReloadRequired { message } => {
+                message
+            }
         }
     }
 }
@@ -188,7 +196,9 @@ mod tests {
     }
 
     fn err(code: &str, details: serde_json::Value) -> ErrorShape {
-        ErrorShape::invalid("m").with_details(json!({"code": code}).as_object().unwrap().clone().into_iter().chain(details.as_object().unwrap().clone()).collect())
+        ErrorShape::invalid("m").with_details(
+            json!({"code": code}).as_object().unwrap().clone().into_iter().chain(details.as_object().unwrap().clone()).collect(),
+        )
     }
 
     #[test]
@@ -203,7 +213,10 @@ mod tests {
     #[test]
     fn protocol_mismatch_names_both_versions_or_asks_for_a_reload() {
         let f = classify_connect_error(&err("PROTOCOL_MISMATCH", json!({"expectedProtocol": 5})), 4, "x");
-        assert_eq!(f.message(), "Protocol mismatch: this UI speaks protocol v4, the gateway speaks v5. Use a UI and gateway of matching versions.");
+        assert_eq!(
+            f.message(),
+            "Protocol mismatch: this UI speaks protocol v4, the gateway speaks v5. Use a UI and gateway of matching versions."
+        );
         let f = classify_connect_error(&err("PROTOCOL_MISMATCH", json!({"reloadRequired": true})), 4, "x");
         assert!(matches!(f, ConnectFailure::ReloadRequired { .. }));
     }
@@ -213,7 +226,10 @@ mod tests {
         let mut e = ErrorShape::new("UNAVAILABLE", "gateway starting; retry shortly").with_details(json!({"reason": "startup-sidecars"}));
         e.retryable = Some(true);
         e.retry_after_ms = Some(500);
-        assert_eq!(classify_connect_error(&e, 4, "x"), ConnectFailure::Retry { after_ms: Some(500), message: "The gateway is not ready: gateway starting; retry shortly".into() });
+        assert_eq!(
+            classify_connect_error(&e, 4, "x"),
+            ConnectFailure::Retry { after_ms: Some(500), message: "The gateway is not ready: gateway starting; retry shortly".into() }
+        );
         let origin = classify_connect_error(&err("CONTROL_UI_ORIGIN_NOT_ALLOWED", json!({})), 4, "http://evil");
         assert!(origin.message().contains("http://evil"));
     }

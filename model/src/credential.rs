@@ -108,13 +108,18 @@ fn known_prefix(token: &str) -> Option<CredentialKind> {
     if let Some(rest) = token.strip_prefix("glpat-") {
         return rest_ok(rest, 20).then_some(CredentialKind::GitLabToken);
     }
-    if token.len() > 5 && token.starts_with("xox") && matches!(token.as_bytes()[3], b'a' | b'b' | b'p' | b'o' | b's' | b'r' | b'e') && token.as_bytes()[4] == b'-' {
+    if token.len() > 5
+        && token.starts_with("xox")
+        && matches!(token.as_bytes()[3], b'a' | b'b' | b'p' | b'o' | b's' | b'r' | b'e')
+        && token.as_bytes()[4] == b'-'
+    {
         let rest = &token[5..];
         return (rest.len() >= 10 && rest.chars().filter(|c| c.is_ascii_digit()).count() >= 6).then_some(CredentialKind::SlackToken);
     }
     for p in ["AKIA", "ASIA"] {
         if let Some(rest) = token.strip_prefix(p) {
-            return (rest.len() == 16 && all(rest, |c| c.is_ascii_uppercase() || c.is_ascii_digit())).then_some(CredentialKind::AwsAccessKey);
+            return (rest.len() == 16 && all(rest, |c| c.is_ascii_uppercase() || c.is_ascii_digit()))
+                .then_some(CredentialKind::AwsAccessKey);
         }
     }
     if let Some(rest) = token.strip_prefix("AIza") {
@@ -131,7 +136,12 @@ fn is_base64url(s: &str) -> bool {
 fn jwt_in(text: &str) -> Option<&str> {
     text.split(|c: char| !(is_token_char(c) || c == '.')).find(|t| {
         let parts: Vec<&str> = t.split('.').collect();
-        parts.len() == 3 && parts[0].starts_with("eyJ") && parts[0].len() >= 10 && parts[1].len() >= 10 && parts[2].len() >= 16 && parts.iter().all(|p| is_base64url(p))
+        parts.len() == 3
+            && parts[0].starts_with("eyJ")
+            && parts[0].len() >= 10
+            && parts[1].len() >= 10
+            && parts[2].len() >= 16
+            && parts.iter().all(|p| is_base64url(p))
     })
 }
 
@@ -164,7 +174,8 @@ fn bearer_in(text: &str) -> Option<&str> {
 fn encodes_text(s: &str) -> bool {
     use base64::Engine;
     use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
-    const CONFIG: GeneralPurposeConfig = GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent).with_decode_allow_trailing_bits(true);
+    const CONFIG: GeneralPurposeConfig =
+        GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent).with_decode_allow_trailing_bits(true);
     const STANDARD: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::STANDARD, CONFIG);
     const URL_SAFE: GeneralPurpose = GeneralPurpose::new(&base64::alphabet::URL_SAFE, CONFIG);
     if s.len() < 16 {
@@ -186,10 +197,14 @@ fn entropy(s: &str) -> f64 {
     if n == 0 {
         return 0.0;
     }
-    counts.iter().filter(|c| **c > 0).map(|&c| {
-        let p = f64::from(c) / f64::from(n);
-        -p * p.log2()
-    }).sum()
+    counts
+        .iter()
+        .filter(|c| **c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / f64::from(n);
+            -p * p.log2()
+        })
+        .sum()
 }
 
 /// A long token that looks generated rather than written: at least 32 characters of
@@ -227,7 +242,15 @@ fn random_token(token: &str) -> bool {
         return false;
     }
     // Case changes: random text switches case far more often than CamelCaseIdentifiers.
-    let switches = token.as_bytes().windows(2).filter(|w| (w[0].is_ascii_uppercase() && w[1].is_ascii_lowercase()) || (w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase()) || (w[0].is_ascii_digit() != w[1].is_ascii_digit())).count();
+    let switches = token
+        .as_bytes()
+        .windows(2)
+        .filter(|w| {
+            (w[0].is_ascii_uppercase() && w[1].is_ascii_lowercase())
+                || (w[0].is_ascii_lowercase() && w[1].is_ascii_uppercase())
+                || (w[0].is_ascii_digit() != w[1].is_ascii_digit())
+        })
+        .count();
     entropy(token) >= 4.2 && switches * 4 >= token.len()
 }
 
@@ -283,7 +306,15 @@ mod tests {
 
     #[test]
     fn ordinary_answers_pass() {
-        for t in ["Staging (Recommended)", "Yes", "", "deploy after the 15:00 standup", "3f2b1c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c", "550e8400-e29b-41d4-a716-446655440000", "sk-learn is fine"] {
+        for t in [
+            "Staging (Recommended)",
+            "Yes",
+            "",
+            "deploy after the 15:00 standup",
+            "3f2b1c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c",
+            "550e8400-e29b-41d4-a716-446655440000",
+            "sk-learn is fine",
+        ] {
             assert_eq!(detect(t), None, "{t}");
         }
     }

@@ -199,7 +199,11 @@ impl QuestionDraft {
                 }
                 None => {
                     let n = record.questions.len();
-                    let what = if q.header.trim().is_empty() { format!("question {}", i + 1) } else { format!("“{}” (question {} of {n})", q.header.trim(), i + 1) };
+                    let what = if q.header.trim().is_empty() {
+                        format!("question {}", i + 1)
+                    } else {
+                        format!("“{}” (question {} of {n})", q.header.trim(), i + 1)
+                    };
                     return Err(Incomplete { step: i, message: format!("Answer {what} before submitting.") });
                 }
             }
@@ -236,7 +240,10 @@ mod tests {
 
     #[test]
     fn a_credential_typed_as_an_answer_is_found_and_left_out_of_storage() {
-        let q: Question = serde_json::from_value(serde_json::json!({"questionId":"key","header":"K","question":"Which key?","options":[{"label":"The old one"}],"isOther":true})).unwrap();
+        let q: Question = serde_json::from_value(
+            serde_json::json!({"questionId":"key","header":"K","question":"Which key?","options":[{"label":"The old one"}],"isOther":true}),
+        )
+        .unwrap();
         let mut d = QuestionDraft::new("r");
         d.pick(&q, "The old one");
         assert_eq!(d.credential(), None);
@@ -269,7 +276,18 @@ mod tests {
     }
 
     fn record(qs: Vec<Question>) -> QuestionRecord {
-        QuestionRecord { id: "r1".into(), questions: qs, agent_id: None, session_key: None, run_id: None, created_at_ms: 0, expires_at_ms: 1, status: QuestionStatus::Pending, answers: None, resolved_by: None }
+        QuestionRecord {
+            id: "r1".into(),
+            questions: qs,
+            agent_id: None,
+            session_key: None,
+            run_id: None,
+            created_at_ms: 0,
+            expires_at_ms: 1,
+            status: QuestionStatus::Pending,
+            answers: None,
+            resolved_by: None,
+        }
     }
 
     #[test]

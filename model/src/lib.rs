@@ -2,6 +2,9 @@
 //! native test: connection status and failures, and (in later modules) the question dock,
 //! the outbox and async answers.
 
+pub mod async_q;
+pub mod attachment;
+pub mod attention;
 pub mod connection;
 pub mod credential;
 pub mod dock;
@@ -13,9 +16,6 @@ pub mod outbox;
 pub mod panes;
 pub mod parts;
 pub mod route;
-pub mod async_q;
-pub mod attention;
-pub mod attachment;
 
 /// The first `max` characters of `s` on one line, for naming a message in a sentence.
 pub fn preview(s: &str, max: usize) -> String {

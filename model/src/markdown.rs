@@ -72,15 +72,9 @@ pub enum MdNode {
 /// The address as the browser would use it (ASCII whitespace and control characters dropped,
 /// as URL parsing does), if its scheme is one we link to.
 pub fn safe_url(dest: &str) -> Option<String> {
-    let cleaned: String = dest
-        .chars()
-        .filter(|c| !(c.is_ascii_whitespace() || c.is_ascii_control()))
-        .collect();
+    let cleaned: String = dest.chars().filter(|c| !(c.is_ascii_whitespace() || c.is_ascii_control())).collect();
     let lower = cleaned.to_ascii_lowercase();
-    let ok = ["http://", "https://", "mailto:"]
-        .iter()
-        .any(|s| lower.starts_with(s))
-        && cleaned.len() > "mailto:".len();
+    let ok = ["http://", "https://", "mailto:"].iter().any(|s| lower.starts_with(s)) && cleaned.len() > "mailto:".len();
     ok.then_some(cleaned)
 }
 
@@ -89,14 +83,7 @@ pub fn safe_url(dest: &str) -> Option<String> {
 pub fn host_of(url: &str) -> String {
     let lower = url.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("mailto:") {
-        return rest
-            .split('?')
-            .next()
-            .unwrap_or("")
-            .rsplit('@')
-            .next()
-            .unwrap_or("")
-            .to_string();
+        return rest.split('?').next().unwrap_or("").rsplit('@').next().unwrap_or("").to_string();
     }
     let rest = lower.split_once("://").map_or(lower.as_str(), |(_, r)| r);
     let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or("");
@@ -104,24 +91,15 @@ pub fn host_of(url: &str) -> String {
 }
 
 fn options() -> Options {
-    Options::ENABLE_TABLES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS
-        | Options::ENABLE_GFM
+    Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_GFM
 }
 
 /// Bare `http://` and `https://` addresses in text become links (GFM's autolinks).
 fn linkify(text: &str, out: &mut Vec<MdNode>) {
     let mut rest = text;
-    while let Some(at) = ["https://", "http://"]
-        .iter()
-        .filter_map(|p| rest.find(p))
-        .min()
-    {
+    while let Some(at) = ["https://", "http://"].iter().filter_map(|p| rest.find(p)).min() {
         let (before, from) = rest.split_at(at);
-        let end = from
-            .find(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"'))
-            .unwrap_or(from.len());
+        let end = from.find(|c: char| c.is_whitespace() || matches!(c, '<' | '>' | '"')).unwrap_or(from.len());
         // Trailing punctuation belongs to the sentence, not the address.
         let url = from[..end].trim_end_matches(['.', ',', ';', ':', '!', '?', ')', '\'', ']']);
         if url.len() <= "https://".len() {
@@ -130,11 +108,7 @@ fn linkify(text: &str, out: &mut Vec<MdNode>) {
             continue;
         }
         push_text(out, before);
-        out.push(MdNode::Link {
-            href: url.to_string(),
-            host: host_of(url),
-            children: vec![MdNode::Text(url.to_string())],
-        });
+        out.push(MdNode::Link { href: url.to_string(), host: host_of(url), children: vec![MdNode::Text(url.to_string())] });
         rest = &from[url.len()..];
     }
     push_text(out, rest);
@@ -152,9 +126,7 @@ fn push_text(out: &mut Vec<MdNode>, text: &str) {
 }
 
 /// The text inside a tag, up to its end (for image alt text, code blocks and HTML blocks).
-fn text_until_end<'a>(
-    events: &mut impl Iterator<Item = (Event<'a>, std::ops::Range<usize>)>,
-) -> String {
+fn text_until_end<'a>(events: &mut impl Iterator<Item = (Event<'a>, std::ops::Range<usize>)>) -> String {
     let mut depth = 0usize;
     let mut text = String::new();
     for (ev, _) in events.by_ref() {
@@ -162,9 +134,7 @@ fn text_until_end<'a>(
             Event::Start(_) => depth += 1,
             Event::End(_) if depth == 0 => break,
             Event::End(_) => depth -= 1,
-            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => {
-                text.push_str(&t)
-            }
+            Event::Text(t) | Event::Code(t) | Event::Html(t) | Event::InlineHtml(t) => text.push_str(&t),
             Event::SoftBreak | Event::HardBreak => text.push('\n'),
             _ => {}
         }
@@ -181,11 +151,7 @@ struct Frame {
 /// Parses `src` into nodes. Every character of agent text ends up as text, a safe element,
 /// or the literal markdown of something that was not made live.
 pub fn parse(src: &str) -> Vec<MdNode> {
-    let mut stack = vec![Frame {
-        el: None,
-        link: None,
-        children: Vec::new(),
-    }];
+    let mut stack = vec![Frame { el: None, link: None, children: Vec::new() }];
     let mut aligns: Vec<Alignment> = Vec::new();
     let mut in_head = false;
     let mut cell = 0usize;
@@ -199,11 +165,7 @@ pub fn parse(src: &str) -> Vec<MdNode> {
                         match safe_url(&dest_url) {
                             Some(href) => {
                                 let host = host_of(&href);
-                                stack.push(Frame {
-                                    el: None,
-                                    link: Some((href, host)),
-                                    children: Vec::new(),
-                                });
+                                stack.push(Frame { el: None, link: Some((href, host)), children: Vec::new() });
                             }
                             None => {
                                 let _ = text_until_end(&mut events);
@@ -214,23 +176,15 @@ pub fn parse(src: &str) -> Vec<MdNode> {
                     }
                     Tag::Image { dest_url, .. } => {
                         let alt = text_until_end(&mut events);
-                        match safe_url(&dest_url)
-                            .filter(|u| !u.to_ascii_lowercase().starts_with("mailto:"))
-                        {
-                            Some(url) => top.children.push(MdNode::Image {
-                                host: host_of(&url),
-                                src: url,
-                                alt,
-                            }),
+                        match safe_url(&dest_url).filter(|u| !u.to_ascii_lowercase().starts_with("mailto:")) {
+                            Some(url) => top.children.push(MdNode::Image { host: host_of(&url), src: url, alt }),
                             None => push_text(&mut top.children, &src[range]),
                         }
                         continue;
                     }
                     Tag::CodeBlock(kind) => {
                         let lang = match kind {
-                            CodeBlockKind::Fenced(info) => {
-                                info.split_whitespace().next().unwrap_or("").to_string()
-                            }
+                            CodeBlockKind::Fenced(info) => info.split_whitespace().next().unwrap_or("").to_string(),
                             CodeBlockKind::Indented => String::new(),
                         };
                         let code = text_until_end(&mut events);
@@ -239,18 +193,12 @@ pub fn parse(src: &str) -> Vec<MdNode> {
                     }
                     Tag::HtmlBlock => {
                         let raw = text_until_end(&mut events);
-                        top.children.push(MdNode::El(
-                            Kind::P,
-                            vec![MdNode::Text(raw.trim_end_matches('\n').to_string())],
-                        ));
+                        top.children.push(MdNode::El(Kind::P, vec![MdNode::Text(raw.trim_end_matches('\n').to_string())]));
                         continue;
                     }
                     Tag::MetadataBlock(_) => {
                         let raw = text_until_end(&mut events);
-                        top.children.push(MdNode::CodeBlock {
-                            lang: String::new(),
-                            code: raw,
-                        });
+                        top.children.push(MdNode::CodeBlock { lang: String::new(), code: raw });
                         continue;
                     }
                     Tag::Paragraph => Kind::P,
@@ -283,19 +231,11 @@ pub fn parse(src: &str) -> Vec<MdNode> {
                             _ => Align::None,
                         };
                         cell += 1;
-                        if in_head {
-                            Kind::Th(align)
-                        } else {
-                            Kind::Td(align)
-                        }
+                        if in_head { Kind::Th(align) } else { Kind::Td(align) }
                     }
                     _ => Kind::Div,
                 };
-                stack.push(Frame {
-                    el: Some(el),
-                    link: None,
-                    children: Vec::new(),
-                });
+                stack.push(Frame { el: Some(el), link: None, children: Vec::new() });
             }
             Event::End(end) => {
                 if end == TagEnd::TableHead {
@@ -306,19 +246,11 @@ pub fn parse(src: &str) -> Vec<MdNode> {
                 }
                 let frame = stack.pop().expect("more than the root");
                 let node = match (frame.el, frame.link) {
-                    (_, Some((href, host))) => MdNode::Link {
-                        href,
-                        host,
-                        children: frame.children,
-                    },
+                    (_, Some((href, host))) => MdNode::Link { href, host, children: frame.children },
                     (Some(el), None) => MdNode::El(el, frame.children),
                     (None, None) => MdNode::El(Kind::Div, frame.children),
                 };
-                stack
-                    .last_mut()
-                    .expect("the root frame stays")
-                    .children
-                    .push(node);
+                stack.last_mut().expect("the root frame stays").children.push(node);
             }
             Event::Text(t) => {
                 if top.link.is_some() {
@@ -329,9 +261,7 @@ pub fn parse(src: &str) -> Vec<MdNode> {
             }
             Event::Code(c) => top.children.push(MdNode::Code(c.to_string())),
             Event::Html(h) | Event::InlineHtml(h) => push_text(&mut top.children, &h),
-            Event::InlineMath(_) | Event::DisplayMath(_) | Event::FootnoteReference(_) => {
-                push_text(&mut top.children, &src[range])
-            }
+            Event::InlineMath(_) | Event::DisplayMath(_) | Event::FootnoteReference(_) => push_text(&mut top.children, &src[range]),
             Event::SoftBreak => push_text(&mut top.children, "\n"),
             Event::HardBreak => top.children.push(MdNode::Break),
             Event::Rule => top.children.push(MdNode::Rule),
@@ -341,11 +271,7 @@ pub fn parse(src: &str) -> Vec<MdNode> {
     // Unclosed frames (not produced by pulldown-cmark, but cheap to be sure of): fold them in.
     while stack.len() > 1 {
         let frame = stack.pop().expect("more than the root");
-        stack
-            .last_mut()
-            .expect("the root frame stays")
-            .children
-            .extend(frame.children);
+        stack.last_mut().expect("the root frame stays").children.extend(frame.children);
     }
     stack.pop().map(|f| f.children).unwrap_or_default()
 }
@@ -378,47 +304,23 @@ mod tests {
     fn paragraphs_emphasis_lists_and_code_map_to_elements() {
         assert_eq!(
             parse("Hello **world** and *you*"),
-            vec![El(
-                Kind::P,
-                vec![
-                    t("Hello "),
-                    El(Kind::Strong, vec![t("world")]),
-                    t(" and "),
-                    El(Kind::Em, vec![t("you")])
-                ]
-            )]
+            vec![El(Kind::P, vec![t("Hello "), El(Kind::Strong, vec![t("world")]), t(" and "), El(Kind::Em, vec![t("you")])])]
         );
         assert_eq!(
             parse("- one\n- two\n\n3. three"),
             vec![
-                El(
-                    Kind::Ul,
-                    vec![El(Kind::Li, vec![t("one")]), El(Kind::Li, vec![t("two")])]
-                ),
+                El(Kind::Ul, vec![El(Kind::Li, vec![t("one")]), El(Kind::Li, vec![t("two")])]),
                 El(Kind::Ol(3), vec![El(Kind::Li, vec![t("three")])]),
             ]
         );
         assert_eq!(
             parse("```rust\nfn main() {}\n    indented\n```"),
-            vec![CodeBlock {
-                lang: "rust".into(),
-                code: "fn main() {}\n    indented\n".into()
-            }]
+            vec![CodeBlock { lang: "rust".into(), code: "fn main() {}\n    indented\n".into() }]
         );
-        assert_eq!(
-            parse("use `cargo test`"),
-            vec![El(Kind::P, vec![t("use "), Code("cargo test".into())])]
-        );
-        assert_eq!(
-            parse("~~gone~~"),
-            vec![El(Kind::P, vec![El(Kind::Del, vec![t("gone")])])]
-        );
+        assert_eq!(parse("use `cargo test`"), vec![El(Kind::P, vec![t("use "), Code("cargo test".into())])]);
+        assert_eq!(parse("~~gone~~"), vec![El(Kind::P, vec![El(Kind::Del, vec![t("gone")])])]);
         assert_eq!(parse("# Title"), vec![El(Kind::H(1), vec![t("Title")])]);
-        assert_eq!(
-            parse("line one\nline two"),
-            vec![El(Kind::P, vec![t("line one\nline two")])],
-            "line breaks are kept"
-        );
+        assert_eq!(parse("line one\nline two"), vec![El(Kind::P, vec![t("line one\nline two")])], "line breaks are kept");
     }
 
     #[test]
@@ -429,32 +331,14 @@ mod tests {
             vec![El(
                 Kind::Table,
                 vec![
-                    El(
-                        Kind::Head,
-                        vec![
-                            El(Kind::Th(Align::Left), vec![t("Name")]),
-                            El(Kind::Th(Align::Right), vec![t("Size")])
-                        ]
-                    ),
-                    El(
-                        Kind::Row,
-                        vec![
-                            El(Kind::Td(Align::Left), vec![t("a")]),
-                            El(Kind::Td(Align::Right), vec![t("1")])
-                        ]
-                    ),
+                    El(Kind::Head, vec![El(Kind::Th(Align::Left), vec![t("Name")]), El(Kind::Th(Align::Right), vec![t("Size")])]),
+                    El(Kind::Row, vec![El(Kind::Td(Align::Left), vec![t("a")]), El(Kind::Td(Align::Right), vec![t("1")])]),
                 ]
             )]
         );
         assert_eq!(
             parse("- [x] done\n- [ ] todo"),
-            vec![El(
-                Kind::Ul,
-                vec![
-                    El(Kind::Li, vec![Task(true), t("done")]),
-                    El(Kind::Li, vec![Task(false), t("todo")])
-                ]
-            )]
+            vec![El(Kind::Ul, vec![El(Kind::Li, vec![Task(true), t("done")]), El(Kind::Li, vec![Task(false), t("todo")])])]
         );
     }
 
@@ -496,20 +380,10 @@ mod tests {
             let nodes = parse(md);
             let flat = format!("{nodes:?}");
             assert!(!flat.contains("Link"), "{md} is no link: {flat}");
-            assert!(
-                plain_text(&nodes).contains("[x]"),
-                "{md} stays readable as written: {}",
-                plain_text(&nodes)
-            );
+            assert!(plain_text(&nodes).contains("[x]"), "{md} stays readable as written: {}", plain_text(&nodes));
         }
-        assert_eq!(
-            host_of("https://bank.example@evil.example/login"),
-            "evil.example"
-        );
-        assert_eq!(
-            host_of("HTTPS://Docs.Example.com:8443/a?b#c"),
-            "docs.example.com:8443"
-        );
+        assert_eq!(host_of("https://bank.example@evil.example/login"), "evil.example");
+        assert_eq!(host_of("HTTPS://Docs.Example.com:8443/a?b#c"), "docs.example.com:8443");
     }
 
     #[test]
@@ -529,31 +403,15 @@ mod tests {
                 ]
             )]
         );
-        assert_eq!(
-            parse("not a link: https://"),
-            vec![El(Kind::P, vec![t("not a link: https://")])]
-        );
-        assert_eq!(
-            parse("`https://in.code`"),
-            vec![El(Kind::P, vec![Code("https://in.code".into())])],
-            "not inside code"
-        );
+        assert_eq!(parse("not a link: https://"), vec![El(Kind::P, vec![t("not a link: https://")])]);
+        assert_eq!(parse("`https://in.code`"), vec![El(Kind::P, vec![Code("https://in.code".into())])], "not inside code");
     }
 
     #[test]
     fn raw_html_stays_literal_text() {
-        assert_eq!(
-            parse("<script>alert(1)</script>"),
-            vec![El(Kind::P, vec![t("<script>alert(1)</script>")])]
-        );
-        assert_eq!(
-            parse("a <img src=x onerror=alert(1)> b"),
-            vec![El(Kind::P, vec![t("a <img src=x onerror=alert(1)> b")])]
-        );
-        assert_eq!(
-            plain_text(&parse("<div onclick=\"x()\">\n\nhi\n</div>")),
-            "<div onclick=\"x()\">hi</div>"
-        );
+        assert_eq!(parse("<script>alert(1)</script>"), vec![El(Kind::P, vec![t("<script>alert(1)</script>")])]);
+        assert_eq!(parse("a <img src=x onerror=alert(1)> b"), vec![El(Kind::P, vec![t("a <img src=x onerror=alert(1)> b")])]);
+        assert_eq!(plain_text(&parse("<div onclick=\"x()\">\n\nhi\n</div>")), "<div onclick=\"x()\">hi</div>");
     }
 
     #[test]
@@ -562,18 +420,10 @@ mod tests {
             parse("![a chart](https://img.example.net/c.png)"),
             vec![El(
                 Kind::P,
-                vec![Image {
-                    src: "https://img.example.net/c.png".into(),
-                    alt: "a chart".into(),
-                    host: "img.example.net".into()
-                }]
+                vec![Image { src: "https://img.example.net/c.png".into(), alt: "a chart".into(), host: "img.example.net".into() }]
             )]
         );
-        for md in [
-            "![x](javascript:alert(1))",
-            "![x](data:image/svg+xml,<svg onload=alert(1)>)",
-            "![x](/local.png)",
-        ] {
+        for md in ["![x](javascript:alert(1))", "![x](data:image/svg+xml,<svg onload=alert(1)>)", "![x](/local.png)"] {
             let nodes = parse(md);
             assert!(!format!("{nodes:?}").contains("Image"), "{md}");
             assert!(plain_text(&nodes).contains("![x]"), "{md}");

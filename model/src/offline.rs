@@ -73,7 +73,21 @@ fn asks_secret(v: &Value) -> bool {
 
 /// Fields that hold identifiers, signatures and bytes, never words a person or agent wrote
 /// (they are long and random by design, and would all look like tokens).
-const NOT_WRITTEN: &[&str] = &["__openclaw", "id", "artifactId", "toolCallId", "idempotencyKey", "parentId", "responseId", "runId", "thinkingSignature", "textSignature", "thoughtSignature", "data", "mimeType"];
+const NOT_WRITTEN: &[&str] = &[
+    "__openclaw",
+    "id",
+    "artifactId",
+    "toolCallId",
+    "idempotencyKey",
+    "parentId",
+    "responseId",
+    "runId",
+    "thinkingSignature",
+    "textSignature",
+    "thoughtSignature",
+    "data",
+    "mimeType",
+];
 
 /// Whether any written string in `v` looks like a credential: text, thinking, tool arguments,
 /// command output, summaries alike.

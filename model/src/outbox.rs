@@ -26,7 +26,9 @@ pub enum SendState {
     /// The gateway accepted it; saved history does not show it yet.
     AwaitingConfirmation,
     Confirmed,
-    Failed { reason: String },
+    Failed {
+        reason: String,
+    },
 }
 
 impl SendState {
@@ -444,11 +446,17 @@ pub fn confirm_from_history(rows: &mut [OutboxRow], messages: &[Value]) -> Vec<S
     let mut confirmed = Vec::new();
     let mut used = vec![false; messages.len()];
     let key_of = |m: &Value| -> Option<String> {
-        m.get("__openclaw").and_then(|o| o.get("idempotencyKey")).or_else(|| m.get("idempotencyKey")).and_then(Value::as_str).map(str::to_string)
+        m.get("__openclaw")
+            .and_then(|o| o.get("idempotencyKey"))
+            .or_else(|| m.get("idempotencyKey"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
     };
     for row in rows.iter_mut().filter(|r| r.state != SendState::Confirmed) {
         let saved = row.saved_key();
-        if let Some(i) = messages.iter().enumerate().position(|(i, m)| !used[i] && key_of(m).is_some_and(|k| k == saved || k == row.idempotency_key)) {
+        if let Some(i) =
+            messages.iter().enumerate().position(|(i, m)| !used[i] && key_of(m).is_some_and(|k| k == saved || k == row.idempotency_key))
+        {
             used[i] = true;
             row.state = SendState::Confirmed;
             confirmed.push(row.id.clone());
@@ -572,10 +580,14 @@ mod tests {
             assert!(text.contains(&format!(r#""order":3,"state":"{name}","attempts":2"#)), "{text}");
             assert_eq!(serde_json::from_str::<OutboxRow>(&text).unwrap().state, state);
         }
-        let minimal = r#"{"id":"b","sessionKey":"s","text":"t","idempotencyKey":"k","createdMs":1,"order":1,"state":"queued","replyToId":"m1"}"#;
+        let minimal =
+            r#"{"id":"b","sessionKey":"s","text":"t","idempotencyKey":"k","createdMs":1,"order":1,"state":"queued","replyToId":"m1"}"#;
         let back = serde_json::from_str::<OutboxRow>(minimal).unwrap();
         assert_eq!((back.state, back.attempts, back.reply_to_id.as_deref(), back.discarded), (SendState::Queued, 0, Some("m1"), false));
-        let err = serde_json::from_str::<OutboxRow>(r#"{"id":"b","sessionKey":"s","text":"t","idempotencyKey":"k","createdMs":1,"order":1,"state":"lost"}"#).unwrap_err();
+        let err = serde_json::from_str::<OutboxRow>(
+            r#"{"id":"b","sessionKey":"s","text":"t","idempotencyKey":"k","createdMs":1,"order":1,"state":"lost"}"#,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("unknown variant `lost`"), "{err}");
     }
 
@@ -662,8 +674,13 @@ mod tests {
     #[test]
     fn send_responses_are_read_as_accepted_or_refused() {
         assert_eq!(read_send_response(true, Some(&json!({"status":"started"})), None, None), SendResult::Accepted);
-        assert_eq!(read_send_response(false, Some(&json!({"status":"error","summary":"x"})), Some("run failed"), Some("UNAVAILABLE")), SendResult::Accepted);
-        assert!(matches!(read_send_response(false, None, Some("missing scope: operator.write"), Some("FORBIDDEN")), SendResult::Refused(m) if m.contains("may not send")));
+        assert_eq!(
+            read_send_response(false, Some(&json!({"status":"error","summary":"x"})), Some("run failed"), Some("UNAVAILABLE")),
+            SendResult::Accepted
+        );
+        assert!(
+            matches!(read_send_response(false, None, Some("missing scope: operator.write"), Some("FORBIDDEN")), SendResult::Refused(m) if m.contains("may not send"))
+        );
     }
 
     #[test]

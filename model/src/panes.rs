@@ -8,12 +8,7 @@
 use protocol::chat::canonical_session_key;
 
 /// Whether a pane on `pane_session` shows a request of `request_session`.
-pub fn pane_shows(
-    request_session: Option<&str>,
-    pane_session: &str,
-    first_pane: bool,
-    open_sessions: &[String],
-) -> bool {
+pub fn pane_shows(request_session: Option<&str>, pane_session: &str, first_pane: bool, open_sessions: &[String]) -> bool {
     match request_session.map(canonical_session_key) {
         Some(s) if s == pane_session => true,
         Some(s) if open_sessions.contains(&s) => false,
@@ -24,11 +19,7 @@ pub fn pane_shows(
 /// The request a pane shows among `ids` (its own, in arrival order): the page's current one
 /// if it is here (so a new blocking request takes its place in the pane that shows it), else
 /// the one this pane showed last, else its first.
-pub fn pane_current(
-    ids: &[String],
-    page_current: Option<&str>,
-    shown_last: Option<&str>,
-) -> Option<String> {
+pub fn pane_current(ids: &[String], page_current: Option<&str>, shown_last: Option<&str>) -> Option<String> {
     page_current
         .filter(|c| ids.iter().any(|i| i == c))
         .or(shown_last.filter(|c| ids.iter().any(|i| i == c)))
@@ -42,14 +33,8 @@ pub fn pane_step(ids: &[String], current: Option<&str>, forward: bool) -> Option
     if n == 0 {
         return None;
     }
-    let i = current
-        .and_then(|c| ids.iter().position(|x| x == c))
-        .unwrap_or(0);
-    let j = if forward {
-        (i + 1) % n
-    } else {
-        (i + n - 1) % n
-    };
+    let i = current.and_then(|c| ids.iter().position(|x| x == c)).unwrap_or(0);
+    let j = if forward { (i + 1) % n } else { (i + n - 1) % n };
     Some(ids[j].clone())
 }
 
@@ -64,45 +49,17 @@ mod tests {
     #[test]
     fn a_request_shows_in_every_pane_on_its_conversation_and_only_there() {
         let open = v(&["agent:main:a", "agent:main:b"]);
-        assert!(pane_shows(
-            Some("agent:main:a"),
-            "agent:main:a",
-            true,
-            &open
-        ));
-        assert!(
-            pane_shows(Some("a"), "agent:main:a", false, &open),
-            "keys compare canonically"
-        );
-        assert!(!pane_shows(
-            Some("agent:main:b"),
-            "agent:main:a",
-            true,
-            &open
-        ));
-        assert!(pane_shows(
-            Some("agent:main:b"),
-            "agent:main:b",
-            false,
-            &open
-        ));
+        assert!(pane_shows(Some("agent:main:a"), "agent:main:a", true, &open));
+        assert!(pane_shows(Some("a"), "agent:main:a", false, &open), "keys compare canonically");
+        assert!(!pane_shows(Some("agent:main:b"), "agent:main:a", true, &open));
+        assert!(pane_shows(Some("agent:main:b"), "agent:main:b", false, &open));
     }
 
     #[test]
     fn a_request_no_pane_shows_goes_to_the_first_pane_so_it_is_never_hidden() {
         let open = v(&["agent:main:a", "agent:main:b"]);
-        assert!(pane_shows(
-            Some("agent:main:elsewhere"),
-            "agent:main:a",
-            true,
-            &open
-        ));
-        assert!(!pane_shows(
-            Some("agent:main:elsewhere"),
-            "agent:main:b",
-            false,
-            &open
-        ));
+        assert!(pane_shows(Some("agent:main:elsewhere"), "agent:main:a", true, &open));
+        assert!(!pane_shows(Some("agent:main:elsewhere"), "agent:main:b", false, &open));
         assert!(pane_shows(None, "agent:main:a", true, &open));
         assert!(!pane_shows(None, "agent:main:b", false, &open));
     }
@@ -110,20 +67,9 @@ mod tests {
     #[test]
     fn a_pane_keeps_its_own_request_while_another_pane_steps() {
         let mine = v(&["q1", "q2"]);
-        assert_eq!(
-            pane_current(&mine, Some("q2"), Some("q1")).as_deref(),
-            Some("q2"),
-            "the page's current one, when it is here"
-        );
-        assert_eq!(
-            pane_current(&mine, Some("other"), Some("q2")).as_deref(),
-            Some("q2"),
-            "else the one shown last"
-        );
-        assert_eq!(
-            pane_current(&mine, Some("other"), Some("gone")).as_deref(),
-            Some("q1")
-        );
+        assert_eq!(pane_current(&mine, Some("q2"), Some("q1")).as_deref(), Some("q2"), "the page's current one, when it is here");
+        assert_eq!(pane_current(&mine, Some("other"), Some("q2")).as_deref(), Some("q2"), "else the one shown last");
+        assert_eq!(pane_current(&mine, Some("other"), Some("gone")).as_deref(), Some("q1"));
         assert_eq!(pane_current(&[], Some("q1"), None), None);
     }
 

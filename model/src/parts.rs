@@ -27,10 +27,23 @@ pub enum ImageSource {
 pub enum Part {
     Text(String),
     /// The model's reasoning. `redacted`: the provider hid it.
-    Thinking { text: String, redacted: bool },
-    ToolCall { id: String, name: String, arguments: Value },
-    Image { source: ImageSource, alt: String },
-    Unsupported { kind: String, raw: Value },
+    Thinking {
+        text: String,
+        redacted: bool,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: Value,
+    },
+    Image {
+        source: ImageSource,
+        alt: String,
+    },
+    Unsupported {
+        kind: String,
+        raw: Value,
+    },
 }
 
 /// The host a person should see for `url` (user info dropped: `https://bank.example@evil.example/`
@@ -47,7 +60,9 @@ pub fn host_of(url: &str) -> String {
 /// another site: anything but plain path characters is refused.
 fn is_same_origin_path(url: &str) -> bool {
     let b = url.as_bytes();
-    b.first() == Some(&b'/') && b.get(1).is_some_and(|c| *c != b'/') && b.iter().all(|c| c.is_ascii_alphanumeric() || b"/._~%-+=&?:;,@!$'()*".contains(c))
+    b.first() == Some(&b'/')
+        && b.get(1).is_some_and(|c| *c != b'/')
+        && b.iter().all(|c| c.is_ascii_alphanumeric() || b"/._~%-+=&?:;,@!$'()*".contains(c))
 }
 
 /// Raster image types a `data:` URL may carry (SVG is left out: it is a document).
@@ -56,7 +71,10 @@ const INLINE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/w
 fn image(part: &Value) -> Part {
     let alt = part.get("alt").or_else(|| part.get("fileName")).and_then(Value::as_str).unwrap_or("").to_string();
     let mime = part.get("mimeType").or_else(|| part.get("mime_type")).and_then(Value::as_str).unwrap_or("").to_ascii_lowercase();
-    let url = part.get("url").and_then(Value::as_str).or_else(|| part.get("image_url").and_then(|u| u.as_str().or_else(|| u.get("url").and_then(Value::as_str))));
+    let url = part
+        .get("url")
+        .and_then(Value::as_str)
+        .or_else(|| part.get("image_url").and_then(|u| u.as_str().or_else(|| u.get("url").and_then(Value::as_str))));
     let source = if let (Some(data), true) = (part.get("data").and_then(Value::as_str), INLINE_TYPES.contains(&mime.as_str())) {
         if data.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')) {
             ImageSource::Inline(format!("data:{mime};base64,{data}"))
@@ -179,7 +197,11 @@ pub fn ask_questions(arguments: &Value) -> Vec<Question> {
         .enumerate()
         .filter(|(_, q)| q.get("question").and_then(Value::as_str).is_some())
         .map(|(i, q)| Question {
-            question_id: q.get("id").or_else(|| q.get("questionId")).and_then(Value::as_str).map_or_else(|| format!("q{i}"), str::to_string),
+            question_id: q
+                .get("id")
+                .or_else(|| q.get("questionId"))
+                .and_then(Value::as_str)
+                .map_or_else(|| format!("q{i}"), str::to_string),
             header: text(q, "header"),
             question: text(q, "question"),
             url: None,
@@ -188,7 +210,12 @@ pub fn ask_questions(arguments: &Value) -> Vec<Question> {
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
-                .filter_map(|o| Some(QuestionOption { label: o.get("label")?.as_str()?.to_string(), description: o.get("description").and_then(Value::as_str).map(str::to_string) }))
+                .filter_map(|o| {
+                    Some(QuestionOption {
+                        label: o.get("label")?.as_str()?.to_string(),
+                        description: o.get("description").and_then(Value::as_str).map(str::to_string),
+                    })
+                })
                 .collect(),
             multi_select: q.get("multiSelect").and_then(Value::as_bool),
             is_other: None,
@@ -206,11 +233,19 @@ pub fn ask_outcome(result: &ToolResult) -> Outcome {
     if result.is_error {
         return Outcome::Unavailable;
     }
-    let json = result.text.rfind("\n\n{").map(|i| &result.text[i + 2..]).or_else(|| result.text.trim_start().starts_with('{').then_some(result.text.trim_start()));
+    let json = result
+        .text
+        .rfind("\n\n{")
+        .map(|i| &result.text[i + 2..])
+        .or_else(|| result.text.trim_start().starts_with('{').then_some(result.text.trim_start()));
     let outcome: Value = json.and_then(|j| serde_json::from_str(j).ok()).unwrap_or(Value::Null);
     match outcome.get("status").and_then(Value::as_str) {
         Some("answered") => {
-            let answers: BTreeMap<String, Vec<String>> = outcome.get("answers").and_then(|a| a.get("answers")).and_then(|a| serde_json::from_value(a.clone()).ok()).unwrap_or_default();
+            let answers: BTreeMap<String, Vec<String>> = outcome
+                .get("answers")
+                .and_then(|a| a.get("answers"))
+                .and_then(|a| serde_json::from_value(a.clone()).ok())
+                .unwrap_or_default();
             Outcome::Answered { answers: QuestionAnswers { answers } }
         }
         Some("no_answer") if result.text.starts_with("No answer arrived") => Outcome::Expired,
@@ -224,7 +259,15 @@ pub fn ask_outcome(result: &ToolResult) -> Outcome {
 /// call has no result yet (the question is still open).
 pub fn ask_receipt(call_id: &str, arguments: &Value, result: Option<&ToolResult>, at_ms: f64, session: &str) -> Option<Receipt> {
     let result = result?;
-    Some(Receipt { id: format!("call:{call_id}"), questions: ask_questions(arguments), outcome: ask_outcome(result), at_ms, unsent_text: String::new(), session_key: Some(session.to_string()), approval: None })
+    Some(Receipt {
+        id: format!("call:{call_id}"),
+        questions: ask_questions(arguments),
+        outcome: ask_outcome(result),
+        at_ms,
+        unsent_text: String::new(),
+        session_key: Some(session.to_string()),
+        approval: None,
+    })
 }
 
 /// A file the gateway saved with a message (`__openclaw.media[]`, OpenClaw 2026.9.6): the
@@ -249,11 +292,21 @@ pub fn saved_media(m: &Value) -> Vec<SavedMedia> {
         .map(|e| {
             let text = |k: &str| e.get(k).and_then(Value::as_str).unwrap_or("").to_string();
             let url = text("url");
-            let source = url.strip_prefix("media://inbound/").filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"._~-".contains(&b))).map(|_| url.clone());
+            let source = url
+                .strip_prefix("media://inbound/")
+                .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b"._~-".contains(&b)))
+                .map(|_| url.clone());
             let content_type = text("contentType").to_ascii_lowercase();
             let image = text("kind") == "image" || (text("kind").is_empty() && INLINE_TYPES.contains(&content_type.as_str()));
-            let file_name = Some(text("fileName")).filter(|n| !n.is_empty()).unwrap_or_else(|| url.rsplit('/').next().unwrap_or("file").to_string());
-            SavedMedia { source, image: image && INLINE_TYPES.contains(&content_type.as_str()), file_name, content_type, size: e.get("sizeBytes").and_then(Value::as_u64) }
+            let file_name =
+                Some(text("fileName")).filter(|n| !n.is_empty()).unwrap_or_else(|| url.rsplit('/').next().unwrap_or("file").to_string());
+            SavedMedia {
+                source,
+                image: image && INLINE_TYPES.contains(&content_type.as_str()),
+                file_name,
+                content_type,
+                size: e.get("sizeBytes").and_then(Value::as_u64),
+            }
         })
         .collect()
 }
@@ -273,7 +326,16 @@ mod tests {
         ]}});
         let media = saved_media(&m);
         assert_eq!(media.len(), 3);
-        assert_eq!(media[0], SavedMedia { source: Some("media://inbound/red---f0c09bed-1111-2222-3333-444455556666.png".into()), image: true, file_name: "red.png".into(), content_type: "image/png".into(), size: Some(73) });
+        assert_eq!(
+            media[0],
+            SavedMedia {
+                source: Some("media://inbound/red---f0c09bed-1111-2222-3333-444455556666.png".into()),
+                image: true,
+                file_name: "red.png".into(),
+                content_type: "image/png".into(),
+                size: Some(73)
+            }
+        );
         assert!(!media[1].image && media[1].source.is_some() && media[1].file_name == "note.txt");
         assert_eq!(media[2].source, None, "a path in the id is never fetched");
         assert!(!media[2].image, "SVG is a document, not an image to show");
@@ -305,7 +367,10 @@ mod tests {
                 Part::Image { source: ImageSource::Omitted { bytes: Some(48213) }, alt: "".into() },
                 Part::Image { source: ImageSource::Inline("data:image/png;base64,iVBORw0KGgo=".into()), alt: "".into() },
                 Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() },
-                Part::Image { source: ImageSource::Remote { url: "https://cdn.example.net/a.png".into(), host: "cdn.example.net".into() }, alt: "".into() },
+                Part::Image {
+                    source: ImageSource::Remote { url: "https://cdn.example.net/a.png".into(), host: "cdn.example.net".into() },
+                    alt: "".into()
+                },
                 Part::Image { source: ImageSource::SameOrigin("/media/inbound/ab12.png".into()), alt: "".into() },
                 Part::Unsupported { kind: "canvas".into(), raw: json!({"type": "canvas", "html": "<b>x</b>"}) },
             ]
@@ -316,12 +381,26 @@ mod tests {
 
     #[test]
     fn images_never_come_from_a_script_url_or_another_site_by_themselves() {
-        for url in ["javascript:alert(1)", "//evil.example/p.gif", "/\t/evil.example/p.gif", "/\n/evil.example/p.gif", "/\r/evil.example/p.gif", "/\\evil.example/p.gif", "/ /x", "data:text/html;base64,PHNjcmlwdD4=", "data:image/svg+xml;base64,PHN2Zz4="] {
+        for url in [
+            "javascript:alert(1)",
+            "//evil.example/p.gif",
+            "/\t/evil.example/p.gif",
+            "/\n/evil.example/p.gif",
+            "/\r/evil.example/p.gif",
+            "/\\evil.example/p.gif",
+            "/ /x",
+            "data:text/html;base64,PHNjcmlwdD4=",
+            "data:image/svg+xml;base64,PHN2Zz4=",
+        ] {
             let p = parts(&json!({"content": [{"type": "image", "url": url}]}));
             assert_eq!(p, vec![Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() }], "{url}");
         }
         let p = parts(&json!({"content": [{"type": "image", "mimeType": "image/png", "data": "\"><script>"}]}));
-        assert_eq!(p, vec![Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() }], "bytes that are not base64 are not put in a URL");
+        assert_eq!(
+            p,
+            vec![Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() }],
+            "bytes that are not base64 are not put in a URL"
+        );
     }
 
     fn result(text: &str, is_error: bool) -> ToolResult {
@@ -339,9 +418,21 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-        assert_eq!(ask_outcome(&result("The question was cancelled; proceed with best judgment.\n\n{\n  \"status\": \"no_answer\"\n}", false)), Outcome::Skipped);
-        assert_eq!(ask_outcome(&result("No answer arrived; proceed with best judgment.\n\n{\n  \"status\": \"no_answer\"\n}", false)), Outcome::Expired);
-        assert_eq!(ask_outcome(&result("The prompt became visible, but its controls failed to deliver.\n\n{\n  \"status\": \"delivery_failed\"\n}", false)), Outcome::Unavailable);
+        assert_eq!(
+            ask_outcome(&result("The question was cancelled; proceed with best judgment.\n\n{\n  \"status\": \"no_answer\"\n}", false)),
+            Outcome::Skipped
+        );
+        assert_eq!(
+            ask_outcome(&result("No answer arrived; proceed with best judgment.\n\n{\n  \"status\": \"no_answer\"\n}", false)),
+            Outcome::Expired
+        );
+        assert_eq!(
+            ask_outcome(&result(
+                "The prompt became visible, but its controls failed to deliver.\n\n{\n  \"status\": \"delivery_failed\"\n}",
+                false
+            )),
+            Outcome::Unavailable
+        );
         assert_eq!(ask_outcome(&result("Operation aborted", true)), Outcome::Unavailable);
         assert_eq!(ask_outcome(&result("free text with no JSON", false)), Outcome::Unavailable);
     }
@@ -370,9 +461,15 @@ mod tests {
     #[test]
     fn tool_results_are_read_from_their_rows() {
         let m = json!({"role": "toolResult", "toolCallId": "call_7", "toolName": "read_file", "content": [{"type": "text", "text": "fn main() {}"}], "isError": false});
-        assert_eq!(tool_result(&m), Some(ToolResult { call_id: "call_7".into(), name: "read_file".into(), text: "fn main() {}".into(), is_error: false }));
+        assert_eq!(
+            tool_result(&m),
+            Some(ToolResult { call_id: "call_7".into(), name: "read_file".into(), text: "fn main() {}".into(), is_error: false })
+        );
         assert!(tool_result(&json!({"role": "assistant", "content": "x"})).is_none());
-        let page = vec![json!({"role": "assistant", "content": [{"type": "toolCall", "id": "b", "name": "x"}, {"type": "toolCall", "id": "a", "name": "y"}]}), m];
+        let page = vec![
+            json!({"role": "assistant", "content": [{"type": "toolCall", "id": "b", "name": "x"}, {"type": "toolCall", "id": "a", "name": "y"}]}),
+            m,
+        ];
         assert_eq!(tool_call_ids(&page), vec!["a".to_string(), "b".to_string()]);
     }
 }

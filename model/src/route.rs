@@ -123,7 +123,10 @@ mod tests {
     #[test]
     fn request_links_name_a_question_or_an_approval_with_the_id_decoded() {
         assert_eq!(parse_request_link("/ask/abc"), Some(RequestLink { id: "abc".into(), kind: RequestKind::Question }));
-        assert_eq!(parse_request_link("/approve/plugin%3Aca16-7b/"), Some(RequestLink { id: "plugin:ca16-7b".into(), kind: RequestKind::Approval }));
+        assert_eq!(
+            parse_request_link("/approve/plugin%3Aca16-7b/"),
+            Some(RequestLink { id: "plugin:ca16-7b".into(), kind: RequestKind::Approval })
+        );
         assert_eq!(parse_request_link("/approve/"), None);
         assert_eq!(parse_request_link("/approve/a/b"), None);
         assert_eq!(parse_request_link("/chat/main"), None);
@@ -149,8 +152,15 @@ mod tests {
             parse_chat_path("/chat/main/deploy-monitor-6db92d48"),
             Some(ChatRoute::ShortId { agent: "main".into(), id_prefix: "6db92d48".into() })
         );
-        assert_eq!(parse_chat_path("/chat/main/6db92d48aa"), Some(ChatRoute::ShortId { agent: "main".into(), id_prefix: "6db92d48aa".into() }));
-        assert_eq!(parse_chat_path("/chat/main/release-deadbee"), key("agent:main:release-deadbee"), "seven hex characters are no short id");
+        assert_eq!(
+            parse_chat_path("/chat/main/6db92d48aa"),
+            Some(ChatRoute::ShortId { agent: "main".into(), id_prefix: "6db92d48aa".into() })
+        );
+        assert_eq!(
+            parse_chat_path("/chat/main/release-deadbee"),
+            key("agent:main:release-deadbee"),
+            "seven hex characters are no short id"
+        );
         assert_eq!(parse_chat_path("/chat"), None);
         assert_eq!(parse_chat_path("/chat/"), None);
         assert_eq!(parse_chat_path("/ask/q1"), None);

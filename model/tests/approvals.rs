@@ -83,8 +83,12 @@ fn the_first_answer_wins_and_a_losing_decision_says_what_won() {
     d.decide("a2", Decision::AllowOnce, true).unwrap();
     let fx = d.approval_resolved(&json!({"id":"a2","decision":"allow-once","resolvedBy":"openclaw-control-ui","ts":3}));
     assert_eq!(saved(&fx), [Outcome::AllowedOnce]);
-    let fx = d.decide_ok("a2", Decision::AllowOnce, &json!({"applied": false, "approval": {"id":"a2","status":"allowed","decision":"allow-once",
-        "presentation":{"kind":"exec","commandText":"ls"},"createdAtMs":1,"expiresAtMs":9,"resolver":{"kind":"device","id":"x"}}}));
+    let fx = d.decide_ok(
+        "a2",
+        Decision::AllowOnce,
+        &json!({"applied": false, "approval": {"id":"a2","status":"allowed","decision":"allow-once",
+        "presentation":{"kind":"exec","commandText":"ls"},"createdAtMs":1,"expiresAtMs":9,"resolver":{"kind":"device","id":"x"}}}),
+    );
     assert!(matches!(saved(&fx)[..], [Outcome::DecidedElsewhere { decision: Decision::AllowOnce, .. }]), "{fx:?}");
 }
 
@@ -133,7 +137,13 @@ fn an_unknown_or_gone_id_reads_as_finished_never_as_an_error_loop() {
     // A refused decision for an id the gateway no longer has asks once, then it is finished.
     d.approval_requested(ApprovalKind::Exec, &exec("a1", 99_000), false);
     d.decide("a1", Decision::Deny, true).unwrap();
-    let e = ErrorShape { code: "INVALID_REQUEST".into(), message: "approval not found".into(), details: Some(json!({"reason":"APPROVAL_NOT_FOUND"})), retryable: None, retry_after_ms: None };
+    let e = ErrorShape {
+        code: "INVALID_REQUEST".into(),
+        message: "approval not found".into(),
+        details: Some(json!({"reason":"APPROVAL_NOT_FOUND"})),
+        retryable: None,
+        retry_after_ms: None,
+    };
     assert_eq!(d.decide_failed("a1", Some(&e), true), vec![Effect::GetApproval("a1".into())]);
     assert_eq!(saved(&d.approval_got("a1", Err(None))), [Outcome::Unavailable]);
     // Network trouble is retried three times, then said on the card.
@@ -206,7 +216,8 @@ fn a_malformed_approval_is_shown_as_a_readable_notice() {
 /// Every approval frame captured from openclaw 2026.9.6 reads into the card's shape.
 #[test]
 fn every_captured_approval_frame_of_the_real_gateway_reads() {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/tests/data/openclaw-2026.9.6-approvals.jsonl")).unwrap();
+    let text =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../protocol/tests/data/openclaw-2026.9.6-approvals.jsonl")).unwrap();
     let (mut requested, mut listed, mut snapshots) = (0, 0, 0);
     for line in text.lines() {
         let v: Value = serde_json::from_str(line).unwrap();

@@ -29,17 +29,28 @@ fn every_credential_in_the_corpus_is_held_and_at_most_one_percent_of_ordinary_an
         let text = p["text"].as_str().unwrap();
         match detect(text) {
             None => missed.push(text.to_string()),
-            Some(m) if kind_name(m.kind) != p["kind"].as_str().unwrap() => wrong_kind.push(format!("{} as {:?}: {text}", p["kind"], m.kind)),
+            Some(m) if kind_name(m.kind) != p["kind"].as_str().unwrap() => {
+                wrong_kind.push(format!("{} as {:?}: {text}", p["kind"], m.kind))
+            }
             Some(m) => assert!(!text.contains(&m.preview) || m.preview.contains('…'), "the preview masks the value: {}", m.preview),
         }
     }
-    let held: Vec<(String, CredentialKind)> = negatives.iter().filter_map(|n| {
-        let t = n.as_str().unwrap();
-        detect(t).map(|m| (t.to_string(), m.kind))
-    }).collect();
+    let held: Vec<(String, CredentialKind)> = negatives
+        .iter()
+        .filter_map(|n| {
+            let t = n.as_str().unwrap();
+            detect(t).map(|m| (t.to_string(), m.kind))
+        })
+        .collect();
     let recall = 100.0 * (positives.len() - missed.len()) as f64 / positives.len() as f64;
     let false_positive_rate = 100.0 * held.len() as f64 / negatives.len() as f64;
-    println!("credential guard: recall {recall:.1}% ({} of {}), false positives {false_positive_rate:.2}% ({} of {})", positives.len() - missed.len(), positives.len(), held.len(), negatives.len());
+    println!(
+        "credential guard: recall {recall:.1}% ({} of {}), false positives {false_positive_rate:.2}% ({} of {})",
+        positives.len() - missed.len(),
+        positives.len(),
+        held.len(),
+        negatives.len()
+    );
     assert!(missed.is_empty(), "recall {recall:.1}%: missed {missed:#?}");
     assert!(wrong_kind.is_empty(), "recognised as the wrong kind: {wrong_kind:#?}");
     assert!(false_positive_rate <= 1.0, "false positives {false_positive_rate:.2}%: {held:#?}");

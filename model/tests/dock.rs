@@ -78,7 +78,8 @@ fn submit_then_resolved_with_our_answers_is_answered_and_other_answers_are_answe
     let params = d.submit("a", &draft).unwrap();
     assert_eq!(params.answers.as_ref().unwrap().answers["notify"], vec!["Email", "weekdays only"]);
     assert!(d.submit("a", &draft).is_err(), "no double submission while waiting");
-    let fx = d.resolved(&json!({"id":"a","status":"answered","answers":{"answers":{"target":["Staging"],"notify":["Email","weekdays only"]}}}));
+    let fx =
+        d.resolved(&json!({"id":"a","status":"answered","answers":{"answers":{"target":["Staging"],"notify":["Email","weekdays only"]}}}));
     assert_eq!(receipts(&fx), vec![Outcome::Answered { answers: params.answers.clone().unwrap() }]);
     assert!(fx.contains(&Effect::DropDraft("a".into())));
     // b was answered by someone else.
@@ -255,7 +256,10 @@ fn a_resolution_the_gateway_never_made_is_undone_by_a_listing_asked_for_after_it
     d.requested(&rec("real", 1, 10_000), false);
     // A broken or replayed frame says it was answered elsewhere.
     let fx = d.resolved(&json!({"id": "real", "status": "answered", "answers": {"answers": {"target": ["Production"]}}}));
-    assert_eq!(receipts(&fx), vec![Outcome::AnsweredElsewhere { answers: serde_json::from_value(json!({"answers": {"target": ["Production"]}})).unwrap() }]);
+    assert_eq!(
+        receipts(&fx),
+        vec![Outcome::AnsweredElsewhere { answers: serde_json::from_value(json!({"answers": {"target": ["Production"]}})).unwrap() }]
+    );
     assert!(d.is_empty());
     // The resync's listing, asked for after that event, still has it pending: it comes back.
     let mark = d.list_mark();

@@ -281,7 +281,8 @@ pub fn read_resolution(v: &Value) -> Option<ApprovalResolution> {
     let decision = v.get("decision").and_then(Value::as_str).and_then(Decision::from_wire);
     let status = text(v, "status").or_else(|| text(v, "state")).unwrap_or_default();
     let reason = text(v, "terminalReason").or_else(|| text(v, "reason")).unwrap_or_default();
-    let expired = decision.is_none() && (status.contains("expire") || reason.contains("expire") || reason.contains("timeout") || status.contains("timeout"));
+    let expired = decision.is_none()
+        && (status.contains("expire") || reason.contains("expire") || reason.contains("timeout") || status.contains("timeout"));
     let by = text(v, "resolvedBy")
         .or_else(|| v.get("resolvedBy").and_then(|b| text(b, "displayName").or_else(|| text(b, "clientId")).or_else(|| text(b, "id"))))
         .or_else(|| text(v, "resolvedByDeviceName"));

@@ -14,9 +14,23 @@ pub struct ConnectChallenge {
 
 /// Valid `client.id` values (closed enum on the gateway).
 pub const CLIENT_IDS: &[&str] = &[
-    "webchat-ui", "openclaw-control-ui", "openclaw-browser-copilot", "openclaw-tui", "webchat", "cli",
-    "gateway-client", "openclaw-macos", "openclaw-linux", "openclaw-ios", "openclaw-watchos",
-    "openclaw-android", "node-host", "openclaw-worker", "test", "fingerprint", "openclaw-probe",
+    "webchat-ui",
+    "openclaw-control-ui",
+    "openclaw-browser-copilot",
+    "openclaw-tui",
+    "webchat",
+    "cli",
+    "gateway-client",
+    "openclaw-macos",
+    "openclaw-linux",
+    "openclaw-ios",
+    "openclaw-watchos",
+    "openclaw-android",
+    "node-host",
+    "openclaw-worker",
+    "test",
+    "fingerprint",
+    "openclaw-probe",
 ];
 /// Valid `client.mode` values.
 pub const CLIENT_MODES: &[&str] = &["webchat", "cli", "ui", "backend", "node", "worker", "probe", "test"];
@@ -59,7 +73,13 @@ pub struct DeviceAuth {
 impl DeviceAuth {
     /// The device block for a signature over `challenge` (signed at the challenge's `ts`).
     pub fn signed(device_id: String, public_key_b64: String, signature_b64: String, challenge: &ConnectChallenge) -> DeviceAuth {
-        DeviceAuth { id: device_id, public_key: public_key_b64, signature: signature_b64, signed_at: challenge.ts, nonce: Some(challenge.nonce.clone()) }
+        DeviceAuth {
+            id: device_id,
+            public_key: public_key_b64,
+            signature: signature_b64,
+            signed_at: challenge.ts,
+            nonce: Some(challenge.nonce.clone()),
+        }
     }
 }
 
@@ -87,7 +107,6 @@ impl AuthParams {
         self.token.as_deref().or(self.device_token.as_deref()).or(self.bootstrap_token.as_deref()).unwrap_or("")
     }
 }
-
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -146,7 +165,13 @@ impl ConnectParams {
     /// `connect` params for an operator, speaking protocol v4, with the device signature
     /// (v3 payload over the challenge) when an identity is given.
     #[cfg(feature = "ed25519")]
-    pub fn operator(client: ClientInfo, scopes: Vec<String>, auth: AuthParams, identity: Option<&crate::device::DeviceIdentity>, challenge: &ConnectChallenge) -> ConnectParams {
+    pub fn operator(
+        client: ClientInfo,
+        scopes: Vec<String>,
+        auth: AuthParams,
+        identity: Option<&crate::device::DeviceIdentity>,
+        challenge: &ConnectChallenge,
+    ) -> ConnectParams {
         let device = identity.map(|id| {
             let device_id = id.device_id();
             let signature = id.sign_b64(&Self::operator_payload(&client, &scopes, &auth, &device_id, challenge));
@@ -156,7 +181,13 @@ impl ConnectParams {
     }
 
     /// The v3 payload an operator's device signs for these params and this challenge.
-    pub fn operator_payload(client: &ClientInfo, scopes: &[String], auth: &AuthParams, device_id: &str, challenge: &ConnectChallenge) -> String {
+    pub fn operator_payload(
+        client: &ClientInfo,
+        scopes: &[String],
+        auth: &AuthParams,
+        device_id: &str,
+        challenge: &ConnectChallenge,
+    ) -> String {
         crate::device::SignedFields {
             device_id,
             client_id: &client.id,
@@ -205,7 +236,11 @@ impl ConnectParams {
             return Err(format!("`client.id` must be one of the known client ids, not `{}`", crate::frame::truncate(&self.client.id, 40)));
         }
         if !CLIENT_MODES.contains(&self.client.mode.as_str()) {
-            return Err(format!("`client.mode` must be one of {}, not `{}`", CLIENT_MODES.join(", "), crate::frame::truncate(&self.client.mode, 40)));
+            return Err(format!(
+                "`client.mode` must be one of {}, not `{}`",
+                CLIENT_MODES.join(", "),
+                crate::frame::truncate(&self.client.mode, 40)
+            ));
         }
         for (name, v) in [("client.version", &self.client.version), ("client.platform", &self.client.platform)] {
             if v.is_empty() {
@@ -358,7 +393,9 @@ pub struct HelloSummary {
 impl HelloSummary {
     pub fn read(v: &Value) -> Result<HelloSummary, String> {
         fn object<'a>(v: &'a Value, field: &str) -> Result<&'a Value, String> {
-            v.get(field.rsplit('.').next().unwrap_or(field)).filter(|o| o.is_object()).ok_or_else(|| format!("`{field}` is missing or not an object"))
+            v.get(field.rsplit('.').next().unwrap_or(field))
+                .filter(|o| o.is_object())
+                .ok_or_else(|| format!("`{field}` is missing or not an object"))
         }
         fn text(v: &Value, key: &str, field: &str) -> Result<Option<String>, String> {
             match v.get(key) {
@@ -376,7 +413,11 @@ impl HelloSummary {
         let auth = object(v, "auth")?;
         let scopes = match auth.get("scopes") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(list)) => list.iter().map(|s| s.as_str().map(str::to_string)).collect::<Option<Vec<_>>>().ok_or("`auth.scopes` is not a list of text")?,
+            Some(Value::Array(list)) => list
+                .iter()
+                .map(|s| s.as_str().map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("`auth.scopes` is not a list of text")?,
             Some(_) => return Err("`auth.scopes` is not a list of text".into()),
         };
         let device_token = text(auth, "deviceToken", "auth.deviceToken")?;
@@ -419,17 +460,20 @@ mod tests {
             "policy": {"maxPayload": 26214400, "tickIntervalMs": 30000, "attachments": {"maxBytes": 19464192, "maxImageBytes": 6291456}},
         });
         let s = HelloSummary::read(&hello).unwrap();
-        assert_eq!(s, HelloSummary {
-            protocol: 4,
-            server_version: "2026.9.6".into(),
-            scopes: vec!["operator.read".into(), "operator.questions".into()],
-            device_token: Some("dt".into()),
-            tick_interval_ms: Some(30000),
-            main_session_key: Some("agent:main:main".into()),
-            attachments_max_bytes: Some(19464192),
-            attachments_max_image_bytes: Some(6291456),
-            max_payload: Some(26214400),
-        });
+        assert_eq!(
+            s,
+            HelloSummary {
+                protocol: 4,
+                server_version: "2026.9.6".into(),
+                scopes: vec!["operator.read".into(), "operator.questions".into()],
+                device_token: Some("dt".into()),
+                tick_interval_ms: Some(30000),
+                main_session_key: Some("agent:main:main".into()),
+                attachments_max_bytes: Some(19464192),
+                attachments_max_image_bytes: Some(6291456),
+                max_payload: Some(26214400),
+            }
+        );
         let mut bare = hello.clone();
         bare["snapshot"] = Value::Null;
         bare["auth"] = serde_json::json!({});

@@ -17,9 +17,13 @@ use crate::connect::{ConnectParams, DeviceAuth};
 use crate::error::detail;
 
 /// Base64url without padding: how keys and signatures travel. Reads padded text too.
-const B64URL: GeneralPurpose = GeneralPurpose::new(&alphabet::URL_SAFE, GeneralPurposeConfig::new().with_encode_padding(false).with_decode_padding_mode(DecodePaddingMode::Indifferent));
+const B64URL: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::URL_SAFE,
+    GeneralPurposeConfig::new().with_encode_padding(false).with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
 /// The standard alphabet, padded or not: other clients are not always strict about base64url.
-const B64STD: GeneralPurpose = GeneralPurpose::new(&alphabet::STANDARD, GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent));
+const B64STD: GeneralPurpose =
+    GeneralPurpose::new(&alphabet::STANDARD, GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent));
 
 /// Base64url without padding, as the protocol writes keys and signatures.
 pub fn encode_b64url(bytes: &[u8]) -> String {

@@ -165,7 +165,13 @@ mod tests {
 
     #[test]
     fn to_json_round_trips_through_the_closed_parser() {
-        let f = Frame::Event(EventFrame { event: "tick".into(), payload: Some(serde_json::json!({"ts":1})), seq: Some(7), state_version: None, recipient_profile_id: None });
+        let f = Frame::Event(EventFrame {
+            event: "tick".into(),
+            payload: Some(serde_json::json!({"ts":1})),
+            seq: Some(7),
+            state_version: None,
+            recipient_profile_id: None,
+        });
         let text = f.to_json();
         assert!(text.contains(r#""type":"event""#), "{text}");
         assert_eq!(Frame::parse_closed(&text).unwrap(), f);

@@ -57,9 +57,20 @@ pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
 
 /// Events a gateway may send to an operator UI.
 pub const EVENTS: &[&str] = &[
-    "connect.challenge", "tick", "shutdown", "question.requested", "question.resolved", "chat",
-    "session.message", "sessions.changed", "exec.approval.requested", "exec.approval.resolved",
-    "plugin.approval.requested", "plugin.approval.resolved", "openclaw.approval.requested", "openclaw.approval.resolved",
+    "connect.challenge",
+    "tick",
+    "shutdown",
+    "question.requested",
+    "question.resolved",
+    "chat",
+    "session.message",
+    "sessions.changed",
+    "exec.approval.requested",
+    "exec.approval.resolved",
+    "plugin.approval.requested",
+    "plugin.approval.resolved",
+    "openclaw.approval.requested",
+    "openclaw.approval.resolved",
 ];
 
 /// How far a connection may use a method.

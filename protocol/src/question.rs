@@ -182,9 +182,7 @@ fn valid_url(url: &str) -> bool {
 
 fn valid_secret_name(name: &str) -> bool {
     let mut chars = name.chars();
-    matches!(chars.next(), Some('A'..='Z'))
-        && name.len() <= 128
-        && chars.all(|c| matches!(c, 'A'..='Z' | '0'..='9' | '_'))
+    matches!(chars.next(), Some('A'..='Z')) && name.len() <= 128 && chars.all(|c| matches!(c, 'A'..='Z' | '0'..='9' | '_'))
 }
 
 /// Validates the questions of a request (or a record) the way `question.request` does.
@@ -318,7 +316,10 @@ mod tests {
     #[test]
     fn request_validation_uses_the_gateways_messages() {
         assert_eq!(validate_questions(&[q("a", &["x"])]).unwrap_err(), "question 'a' must have either no options or 2 to 4 options");
-        assert_eq!(validate_questions(&[q("a", &["1", "2", "3", "4", "5"])]).unwrap_err(), "question 'a' must have either no options or 2 to 4 options");
+        assert_eq!(
+            validate_questions(&[q("a", &["1", "2", "3", "4", "5"])]).unwrap_err(),
+            "question 'a' must have either no options or 2 to 4 options"
+        );
         assert_eq!(validate_questions(&[q("a", &["x", "y"]), q("a", &[])]).unwrap_err(), "duplicate question id 'a'");
         assert_eq!(validate_questions(&[q("a", &["Yes", " yes "])]).unwrap_err(), "question 'a' has duplicate option label 'yes'");
         assert!(validate_questions(&[q("Bad", &[])]).unwrap_err().contains("must match"));
@@ -326,7 +327,10 @@ mod tests {
         assert!(validate_questions(&[q("a", &[]), q("b", &[]), q("c", &[]), q("d", &[])]).is_err());
         let mut with_url = q("a", &[]);
         with_url.url = Some("https://user:pw@example.com/x".into());
-        assert_eq!(validate_questions(&[with_url.clone()]).unwrap_err(), "question 'a' requires an absolute HTTP(S) URL without credentials");
+        assert_eq!(
+            validate_questions(&[with_url.clone()]).unwrap_err(),
+            "question 'a' requires an absolute HTTP(S) URL without credentials"
+        );
         with_url.url = Some("https://example.com/x?y=@".into());
         assert!(validate_questions(&[with_url]).is_ok());
         let mut long_header = q("a", &[]);
@@ -337,14 +341,30 @@ mod tests {
 
     #[test]
     fn answer_validation_runs_in_the_gateways_order() {
-        let qs = vec![q("a", &["Red", "Blue"]), { let mut m = q("b", &["x", "y"]); m.multi_select = Some(true); m }];
+        let qs = vec![q("a", &["Red", "Blue"]), {
+            let mut m = q("b", &["x", "y"]);
+            m.multi_select = Some(true);
+            m
+        }];
         let reason = |e: ErrorShape| (e.message.clone(), e.detail_reason().map(str::to_string));
-        assert_eq!(reason(canonicalize_answers(&qs, &ans(&[("zz", &["Red"])])).unwrap_err()), ("question 'zz' is not part of this request".into(), Some("QUESTION_INVALID_ANSWER".into())));
+        assert_eq!(
+            reason(canonicalize_answers(&qs, &ans(&[("zz", &["Red"])])).unwrap_err()),
+            ("question 'zz' is not part of this request".into(), Some("QUESTION_INVALID_ANSWER".into()))
+        );
         assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["Red"])])).unwrap_err().message, "question 'b' requires an answer");
         assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["Red"]), ("b", &[])])).unwrap_err().message, "question 'b' requires an answer");
-        assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["  "]), ("b", &["x"])])).unwrap_err().message, "question 'a' contains an empty answer");
-        assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["Red", "Blue"]), ("b", &["x"])])).unwrap_err().message, "question 'a' does not allow multiple answers");
-        assert_eq!(canonicalize_answers(&qs, &ans(&[("a", &["red"]), ("b", &["x"])])).unwrap_err().message, "question 'a' contains an unknown option");
+        assert_eq!(
+            canonicalize_answers(&qs, &ans(&[("a", &["  "]), ("b", &["x"])])).unwrap_err().message,
+            "question 'a' contains an empty answer"
+        );
+        assert_eq!(
+            canonicalize_answers(&qs, &ans(&[("a", &["Red", "Blue"]), ("b", &["x"])])).unwrap_err().message,
+            "question 'a' does not allow multiple answers"
+        );
+        assert_eq!(
+            canonicalize_answers(&qs, &ans(&[("a", &["red"]), ("b", &["x"])])).unwrap_err().message,
+            "question 'a' contains an unknown option"
+        );
         let ok = canonicalize_answers(&qs, &ans(&[("a", &[" Red "]), ("b", &["x", "y"])])).unwrap();
         assert_eq!(ok, ans(&[("a", &["Red"]), ("b", &["x", "y"])]));
     }
@@ -373,7 +393,11 @@ fn map_reply_part(q: &Question, part: &str) -> Option<String> {
             return Some(q.options[n - 1].label.clone());
         }
     }
-    if let Some(o) = q.options.iter().find(|o| o.label.trim().eq_ignore_ascii_case(t) || crate::text::lowercase(o.label.trim()) == crate::text::lowercase(t)) {
+    if let Some(o) = q
+        .options
+        .iter()
+        .find(|o| o.label.trim().eq_ignore_ascii_case(t) || crate::text::lowercase(o.label.trim()) == crate::text::lowercase(t))
+    {
         return Some(o.label.clone());
     }
     q.allows_free_text().then(|| t.to_string())
@@ -413,7 +437,10 @@ pub fn claim_plain_text(questions: &[Question], text: &str) -> Option<QuestionAn
             let pos = line.find([':', '=', '-'])?;
             let (key, value) = (crate::text::lowercase(line[..pos].trim()), line[pos + 1..].trim().to_string());
             let idx = questions.iter().enumerate().position(|(i, q)| {
-                key == crate::text::lowercase(&q.question_id) || (!q.header.trim().is_empty() && key == crate::text::lowercase(q.header.trim())) || key == crate::text::lowercase(q.question.trim()) || key == (i + 1).to_string()
+                key == crate::text::lowercase(&q.question_id)
+                    || (!q.header.trim().is_empty() && key == crate::text::lowercase(q.header.trim()))
+                    || key == crate::text::lowercase(q.question.trim())
+                    || key == (i + 1).to_string()
             })?;
             Some((idx, value))
         };
@@ -462,7 +489,10 @@ mod claim_tests {
     #[test]
     fn multi_select_splits_on_commas_semicolons_and_newlines_and_dedupes() {
         let qs = [q("notify", "Notify", &["Email", "Slack", "Pager"], true, true)];
-        assert_eq!(get(&claim_plain_text(&qs, "1, slack;email\nweekdays only").unwrap(), "notify"), vec!["Email", "Slack", "weekdays only"]);
+        assert_eq!(
+            get(&claim_plain_text(&qs, "1, slack;email\nweekdays only").unwrap(), "notify"),
+            vec!["Email", "Slack", "weekdays only"]
+        );
         let strict = [q("notify", "Notify", &["Email", "Slack"], true, false)];
         assert!(claim_plain_text(&strict, "email, fax").is_none());
     }

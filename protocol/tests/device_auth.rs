@@ -31,7 +31,8 @@ fn signed_params(identity: &DeviceIdentity, nonce: &str, signed_at: i64, v2: boo
 
 #[test]
 fn documented_v3_payload_is_built_byte_for_byte() {
-    let scopes: Vec<String> = ["operator.read", "operator.write", "operator.approvals", "operator.questions"].iter().map(|s| s.to_string()).collect();
+    let scopes: Vec<String> =
+        ["operator.read", "operator.write", "operator.approvals", "operator.questions"].iter().map(|s| s.to_string()).collect();
     let f = SignedFields {
         device_id: "044e518e6f6c414993f05530b9575fe9922825599f06005bd7f09cd960532805",
         client_id: "openclaw-control-ui",

@@ -119,7 +119,16 @@ fn typed_payloads_round_trip_exactly() {
             _ => {}
         }
     }
-    for kind in ["connect", "question.request", "question.resolve", "connect.challenge", "question.requested", "question.resolved", "hello-ok", "question.get"] {
+    for kind in [
+        "connect",
+        "question.request",
+        "question.resolve",
+        "connect.challenge",
+        "question.requested",
+        "question.resolved",
+        "hello-ok",
+        "question.get",
+    ] {
         assert!(counts.get(kind).copied().unwrap_or(0) > 0, "no {kind} seen in the captures: {counts:?}");
     }
 }

@@ -11,13 +11,25 @@ fn json_value() -> impl Strategy<Value = Value> {
         any::<i64>().prop_map(|n| Value::from(n)),
         any::<f64>().prop_map(|f| serde_json::Number::from_f64(f).map(Value::Number).unwrap_or(Value::Null)),
         ".{0,12}".prop_map(Value::String),
-        prop_oneof![Just("req"), Just("res"), Just("event"), Just("connect"), Just("id"), Just("method")].prop_map(|s| Value::String(s.into())),
+        prop_oneof![Just("req"), Just("res"), Just("event"), Just("connect"), Just("id"), Just("method")]
+            .prop_map(|s| Value::String(s.into())),
     ];
     leaf.prop_recursive(4, 64, 8, |inner| {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
             prop::collection::btree_map(
-                prop_oneof![Just("type".to_string()), Just("id".to_string()), Just("method".to_string()), Just("params".to_string()), Just("ok".to_string()), Just("payload".to_string()), Just("error".to_string()), Just("event".to_string()), Just("seq".to_string()), ".{0,6}"],
+                prop_oneof![
+                    Just("type".to_string()),
+                    Just("id".to_string()),
+                    Just("method".to_string()),
+                    Just("params".to_string()),
+                    Just("ok".to_string()),
+                    Just("payload".to_string()),
+                    Just("error".to_string()),
+                    Just("event".to_string()),
+                    Just("seq".to_string()),
+                    ".{0,6}"
+                ],
                 inner,
                 0..6
             )

@@ -34,7 +34,9 @@ fn main() {
             "--token" => opts.token = val("--token"),
             "--out" => out = Some(PathBuf::from(val("--out"))),
             "-h" | "--help" => {
-                println!("usage: loadgen [--clients N] [--seconds T] [--think-ms M] [--drain-seconds D] [--gateway PATH | --url URL --token T] [--out FILE]");
+                println!(
+                    "usage: loadgen [--clients N] [--seconds T] [--think-ms M] [--drain-seconds D] [--gateway PATH | --url URL --token T] [--out FILE]"
+                );
                 return;
             }
             other => fail(format!("unknown argument `{other}`")),

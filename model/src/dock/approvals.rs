@@ -45,11 +45,8 @@ pub fn read_snapshot(v: &Value) -> Option<(Approval, SnapshotStatus)> {
     let id = v.get("id").and_then(Value::as_str)?.to_string();
     let p = v.get("presentation").cloned().unwrap_or(Value::Null);
     let kind = p.get("kind").and_then(Value::as_str).and_then(ApprovalKind::from_wire).unwrap_or(ApprovalKind::Exec);
-    let session = v
-        .get("sourceSessionKey")
-        .or_else(|| v.get("source").and_then(|s| s.get("sessionKey")))
-        .and_then(Value::as_str)
-        .map(str::to_string);
+    let session =
+        v.get("sourceSessionKey").or_else(|| v.get("source").and_then(|s| s.get("sessionKey"))).and_then(Value::as_str).map(str::to_string);
     // The presentation is the request's reviewer-safe projection: read it as a request.
     let mut request = p.clone();
     if let (Some(o), Some(cmd)) = (request.as_object_mut(), p.get("commandText").cloned()) {
@@ -117,7 +114,15 @@ impl Dock {
                     return Vec::new();
                 }
                 let raw = protocol::frame::truncate(&protocol::frame::compact(payload), 4000);
-                self.place(Entry::Invalid(InvalidRecord { id, problem: format!("The {} does not match the protocol: {problem}.", kind.noun().to_lowercase()), raw }), typing, listing)
+                self.place(
+                    Entry::Invalid(InvalidRecord {
+                        id,
+                        problem: format!("The {} does not match the protocol: {problem}.", kind.noun().to_lowercase()),
+                        raw,
+                    }),
+                    typing,
+                    listing,
+                )
             }
         }
     }
@@ -138,7 +143,9 @@ impl Dock {
             if listed.contains(&approval.id.as_str()) {
                 if let ApprovalState::Unconfirmed(_) = state {
                     // Still pending: the decision never landed. Never re-sent on its own.
-                    *state = ApprovalState::Failed("The connection dropped before the gateway took your decision, so nothing was decided. Decide again.".into());
+                    *state = ApprovalState::Failed(
+                        "The connection dropped before the gateway took your decision, so nothing was decided. Decide again.".into(),
+                    );
                 }
             } else {
                 fx.push(Effect::GetApproval(approval.id.clone()));
@@ -183,7 +190,9 @@ impl Dock {
             (None, _) => Outcome::Expired,
             // Ours, as far as the event tells; the resolve response has the last word.
             (Some(d), Some(m)) if d == m => Outcome::decided(d),
-            (Some(d), _) => Outcome::DecidedElsewhere { decision: d, by: res.by.map(|b| who(&serde_json::json!({"resolvedBy": b})).unwrap_or(b)) },
+            (Some(d), _) => {
+                Outcome::DecidedElsewhere { decision: d, by: res.by.map(|b| who(&serde_json::json!({"resolvedBy": b})).unwrap_or(b)) }
+            }
         };
         self.leave_approval(approval, outcome)
     }
@@ -195,7 +204,15 @@ impl Dock {
         self.entries.retain(|e| e.id() != id);
         self.tombstones.insert(id.clone());
         self.get_attempts.remove(&id);
-        let receipt = Receipt { id: id.clone(), questions: Vec::new(), outcome, at_ms: 0.0, unsent_text: String::new(), session_key: approval.session_key.clone(), approval: Some(approval.summary()) };
+        let receipt = Receipt {
+            id: id.clone(),
+            questions: Vec::new(),
+            outcome,
+            at_ms: 0.0,
+            unsent_text: String::new(),
+            session_key: approval.session_key.clone(),
+            approval: Some(approval.summary()),
+        };
         self.receipts.retain(|r| r.id != id);
         self.receipts.push(receipt.clone());
         self.fix_current();
@@ -261,7 +278,10 @@ impl Dock {
                 vec![Effect::Announce("Connection lost while sending the decision; checking with the gateway after reconnecting.".into())]
             }
             None => {
-                self.set_approval_state(id, ApprovalState::Failed("Not connected to the gateway, so nothing was decided. Reconnect to decide.".into()));
+                self.set_approval_state(
+                    id,
+                    ApprovalState::Failed("Not connected to the gateway, so nothing was decided. Reconnect to decide.".into()),
+                );
                 Vec::new()
             }
             Some(e) if matches!(e.detail_reason(), Some("APPROVAL_NOT_FOUND" | "APPROVAL_ALREADY_RESOLVED")) => {
@@ -291,14 +311,22 @@ impl Dock {
                     SnapshotStatus::Ended { outcome, .. } => {
                         if let Some((approval, state)) = self.approval(id).map(|(a, s)| (a.clone(), s.clone())) {
                             let ours = match (state, &outcome) {
-                                (ApprovalState::Deciding(m) | ApprovalState::Unconfirmed(m), Outcome::DecidedElsewhere { decision, .. }) if m == *decision => Outcome::decided(m),
+                                (
+                                    ApprovalState::Deciding(m) | ApprovalState::Unconfirmed(m),
+                                    Outcome::DecidedElsewhere { decision, .. },
+                                ) if m == *decision => Outcome::decided(m),
                                 _ => outcome,
                             };
                             return self.leave_approval(approval, ours);
                         }
                         match self.receipts.iter_mut().find(|r| r.id == id) {
                             // Closed here on the clock or on an unnamed event: the gateway knows better.
-                            Some(r) if matches!(r.outcome, Outcome::Expired | Outcome::DecidedElsewhere { decision: Decision::Deny, by: None }) && r.outcome != outcome => {
+                            Some(r)
+                                if matches!(
+                                    r.outcome,
+                                    Outcome::Expired | Outcome::DecidedElsewhere { decision: Decision::Deny, by: None }
+                                ) && r.outcome != outcome =>
+                            {
                                 r.outcome = outcome;
                                 vec![Effect::SaveReceipt(r.clone())]
                             }
@@ -343,7 +371,10 @@ impl Dock {
                     Some(delay) => vec![Effect::GetApprovalAfter(id.to_string(), *delay)],
                     None => {
                         if let Some((_, ApprovalState::Open)) = self.approval(id) {
-                            self.set_approval_state(id, ApprovalState::Failed(format!("Could not check this approval with the gateway: {message}")));
+                            self.set_approval_state(
+                                id,
+                                ApprovalState::Failed(format!("Could not check this approval with the gateway: {message}")),
+                            );
                         }
                         Vec::new()
                     }
@@ -367,7 +398,15 @@ impl Dock {
                 Outcome::DecidedElsewhere { decision, .. } => Outcome::decided(decision),
                 o => o,
             };
-            let receipt = Receipt { id: approval.id.clone(), questions: Vec::new(), outcome, at_ms: resolved_at_ms as f64, unsent_text: String::new(), session_key: approval.session_key.clone(), approval: Some(approval.summary()) };
+            let receipt = Receipt {
+                id: approval.id.clone(),
+                questions: Vec::new(),
+                outcome,
+                at_ms: resolved_at_ms as f64,
+                unsent_text: String::new(),
+                session_key: approval.session_key.clone(),
+                approval: Some(approval.summary()),
+            };
             self.receipts.push(receipt.clone());
             fx.push(Effect::SaveReceipt(receipt));
         }
@@ -382,7 +421,9 @@ pub fn describe_decide_error(e: &ErrorShape) -> String {
         return format!("The gateway did not accept this decision: {}. Ask an operator for the operator.approvals scope.", e.message);
     }
     match e.detail_reason() {
-        Some("APPROVAL_ALLOW_ALWAYS_UNAVAILABLE") => "The gateway does not allow “Always allow” for this command. Nothing was decided; choose another option.".into(),
+        Some("APPROVAL_ALLOW_ALWAYS_UNAVAILABLE") => {
+            "The gateway does not allow “Always allow” for this command. Nothing was decided; choose another option.".into()
+        }
         _ => format!("The gateway could not take the decision: {}. Nothing was decided.", e.message),
     }
 }

@@ -26,8 +26,10 @@ pub struct InvalidRecord {
 /// gateway checks a request.
 pub fn read_record(v: &Value) -> Result<QuestionRecord, InvalidRecord> {
     let id = v.get("id").and_then(Value::as_str).map(str::to_string);
-    let invalid = |problem: String| InvalidRecord { id: id.clone(), problem, raw: protocol::frame::truncate(&protocol::frame::compact(v), 4000) };
-    let record: QuestionRecord = serde_json::from_value(v.clone()).map_err(|e| invalid(format!("the question does not match the protocol: {e}")))?;
+    let invalid =
+        |problem: String| InvalidRecord { id: id.clone(), problem, raw: protocol::frame::truncate(&protocol::frame::compact(v), 4000) };
+    let record: QuestionRecord =
+        serde_json::from_value(v.clone()).map_err(|e| invalid(format!("the question does not match the protocol: {e}")))?;
     validate_questions(&record.questions).map_err(|e| invalid(format!("the question breaks the rules: {e}")))?;
     Ok(record)
 }
@@ -37,11 +39,17 @@ pub fn read_record(v: &Value) -> Result<QuestionRecord, InvalidRecord> {
 pub enum LocalState {
     Open,
     /// `question.resolve` is in flight; `answers` is `None` for Skip.
-    Submitting { answers: Option<QuestionAnswers> },
+    Submitting {
+        answers: Option<QuestionAnswers>,
+    },
     /// The connection dropped after the answer was sent; reconciled on reconnect.
-    Unconfirmed { answers: Option<QuestionAnswers> },
+    Unconfirmed {
+        answers: Option<QuestionAnswers>,
+    },
     /// The last attempt failed; the draft is intact.
-    Failed { message: String },
+    Failed {
+        message: String,
+    },
 }
 
 /// Where a pending approval stands locally. A decision is sent once and never queued: there
@@ -59,10 +67,16 @@ pub enum ApprovalState {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Entry {
-    Valid { record: QuestionRecord, state: LocalState },
+    Valid {
+        record: QuestionRecord,
+        state: LocalState,
+    },
     Invalid(InvalidRecord),
     /// An exec, plugin or system-agent approval: it blocks the agent like a question.
-    Approval { approval: Approval, state: ApprovalState },
+    Approval {
+        approval: Approval,
+        state: ApprovalState,
+    },
 }
 
 /// Async questions share the dock under ids with this prefix.
@@ -111,8 +125,12 @@ impl Entry {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(from = "OutcomeStored", into = "OutcomeStored")]
 pub enum Outcome {
-    Answered { answers: QuestionAnswers },
-    AnsweredElsewhere { answers: QuestionAnswers },
+    Answered {
+        answers: QuestionAnswers,
+    },
+    AnsweredElsewhere {
+        answers: QuestionAnswers,
+    },
     Skipped,
     SkippedElsewhere,
     Expired,
@@ -122,7 +140,10 @@ pub enum Outcome {
     AlwaysAllowed,
     Denied,
     /// Approvals: another client (or person) decided first.
-    DecidedElsewhere { decision: Decision, by: Option<String> },
+    DecidedElsewhere {
+        decision: Decision,
+        by: Option<String>,
+    },
     /// Approvals: withdrawn without a decision (the run stopped, the gateway restarted).
     Cancelled,
 }
@@ -215,7 +236,9 @@ impl From<Outcome> for OutcomeStored {
             Outcome::AlwaysAllowed => (OutcomeKind::AlwaysAllowed, None),
             Outcome::Denied => (OutcomeKind::Denied, None),
             Outcome::Cancelled => (OutcomeKind::Cancelled, None),
-            Outcome::DecidedElsewhere { decision, by } => return OutcomeStored { kind: OutcomeKind::DecidedElsewhere, answers: None, decision: Some(decision), by },
+            Outcome::DecidedElsewhere { decision, by } => {
+                return OutcomeStored { kind: OutcomeKind::DecidedElsewhere, answers: None, decision: Some(decision), by };
+            }
         };
         OutcomeStored { kind, answers, decision: None, by: None }
     }
@@ -464,7 +487,11 @@ impl Dock {
         }
         self.fix_current();
         let pending = self.entries.iter().filter(|e| e.is_async()).count();
-        if added > 0 { vec![Effect::Announce(format!("The agent asked a question without stopping its work ({pending} unanswered)."))] } else { vec![] }
+        if added > 0 {
+            vec![Effect::Announce(format!("The agent asked a question without stopping its work ({pending} unanswered)."))]
+        } else {
+            vec![]
+        }
     }
 
     /// The pending records after a (re)connect. Listed records are shown at once; known
@@ -512,7 +539,9 @@ impl Dock {
                 if listed.contains(&record.id) {
                     if let LocalState::Unconfirmed { .. } = state {
                         // Still pending: the answer never landed. Say so; the draft is intact.
-                        *state = LocalState::Failed { message: "The connection dropped before the gateway took the answer. Your answer is kept; submit again.".into() };
+                        *state = LocalState::Failed {
+                            message: "The connection dropped before the gateway took the answer. Your answer is kept; submit again.".into(),
+                        };
                     }
                 } else {
                     fx.push(Effect::Get(record.id.clone()));
@@ -531,7 +560,8 @@ impl Dock {
             _ => return vec![],
         };
         let answers: Option<QuestionAnswers> = payload.get("answers").cloned().and_then(|a| serde_json::from_value(a).ok());
-        if status != QuestionStatus::Pending && !id.starts_with(ASYNC_PREFIX) && (self.entry(id).is_some() || !self.tombstones.contains(id)) {
+        if status != QuestionStatus::Pending && !id.starts_with(ASYNC_PREFIX) && (self.entry(id).is_some() || !self.tombstones.contains(id))
+        {
             self.resolution_clock += 1;
             self.closed_by_event.insert(id.to_string(), self.resolution_clock);
         }
@@ -561,7 +591,11 @@ impl Dock {
         let outcome = match (status, mine) {
             (QuestionStatus::Answered, Some(Some(ours))) => {
                 let theirs = answers.unwrap_or_default();
-                if same_answers(&ours, &theirs) { Outcome::Answered { answers: theirs } } else { Outcome::AnsweredElsewhere { answers: theirs } }
+                if same_answers(&ours, &theirs) {
+                    Outcome::Answered { answers: theirs }
+                } else {
+                    Outcome::AnsweredElsewhere { answers: theirs }
+                }
             }
             (QuestionStatus::Answered, _) => Outcome::AnsweredElsewhere { answers: answers.unwrap_or_default() },
             (QuestionStatus::Cancelled, Some(None)) => Outcome::Skipped,
@@ -577,11 +611,20 @@ impl Dock {
         let id = record.id.clone();
         let label = outcome.label();
         // Closed by someone else on an event's word: the draft waits for a listing to confirm.
-        let park = matches!(outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) && self.closed_by_event.contains_key(&id);
+        let park =
+            matches!(outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) && self.closed_by_event.contains_key(&id);
         self.entries.retain(|e| e.id() != id);
         self.tombstones.insert(id.clone());
         self.get_attempts.remove(&id);
-        let receipt = Receipt { id: id.clone(), questions: record.questions, outcome, at_ms: 0.0, unsent_text, session_key: record.session_key, approval: None };
+        let receipt = Receipt {
+            id: id.clone(),
+            questions: record.questions,
+            outcome,
+            at_ms: 0.0,
+            unsent_text,
+            session_key: record.session_key,
+            approval: None,
+        };
         self.receipts.retain(|r| r.id != id);
         self.receipts.push(receipt.clone());
         self.fix_current();
@@ -665,7 +708,9 @@ impl Dock {
                 };
                 // Gone from the gateway. If our answer was sent, keep the local answer.
                 let outcome = match self.state(id) {
-                    Some(LocalState::Submitting { answers: Some(a) }) | Some(LocalState::Unconfirmed { answers: Some(a) }) => Outcome::Answered { answers: a.clone() },
+                    Some(LocalState::Submitting { answers: Some(a) }) | Some(LocalState::Unconfirmed { answers: Some(a) }) => {
+                        Outcome::Answered { answers: a.clone() }
+                    }
                     Some(LocalState::Submitting { answers: None }) | Some(LocalState::Unconfirmed { answers: None }) => Outcome::Skipped,
                     _ => Outcome::Unavailable,
                 };
@@ -678,7 +723,10 @@ impl Dock {
                 match GET_RETRY_MS.get(attempt) {
                     Some(delay) => vec![Effect::GetAfter(id.to_string(), *delay)],
                     None => {
-                        self.set_state(id, LocalState::Failed { message: format!("Could not check this question with the gateway: {message}") });
+                        self.set_state(
+                            id,
+                            LocalState::Failed { message: format!("Could not check this question with the gateway: {message}") },
+                        );
                         vec![]
                     }
                 }
@@ -694,11 +742,17 @@ impl Dock {
         for e in &self.entries {
             match e {
                 Entry::Valid { record, state }
-                    if record.expires_at_ms <= now_ms && !record.id.starts_with(ASYNC_PREFIX) && !matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }) =>
+                    if record.expires_at_ms <= now_ms
+                        && !record.id.starts_with(ASYNC_PREFIX)
+                        && !matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. }) =>
                 {
                     questions.push(record.clone())
                 }
-                Entry::Approval { approval, state } if approval.expires_at_ms <= now_ms && !matches!(state, ApprovalState::Deciding(_) | ApprovalState::Unconfirmed(_)) => approvals.push(approval.clone()),
+                Entry::Approval { approval, state }
+                    if approval.expires_at_ms <= now_ms && !matches!(state, ApprovalState::Deciding(_) | ApprovalState::Unconfirmed(_)) =>
+                {
+                    approvals.push(approval.clone())
+                }
                 _ => {}
             }
         }
@@ -721,7 +775,9 @@ impl Dock {
     pub fn any_due(&self, now_ms: i64) -> bool {
         self.entries.iter().any(|e| match e {
             Entry::Valid { record, state } => record.expires_at_ms <= now_ms && *state != LocalState::Submitting { answers: None },
-            Entry::Approval { approval, state } => approval.expires_at_ms <= now_ms && !matches!(state, ApprovalState::Deciding(_) | ApprovalState::Unconfirmed(_)),
+            Entry::Approval { approval, state } => {
+                approval.expires_at_ms <= now_ms && !matches!(state, ApprovalState::Deciding(_) | ApprovalState::Unconfirmed(_))
+            }
             Entry::Invalid(_) => false,
         })
     }
@@ -734,7 +790,14 @@ impl Dock {
         }
         let answers = draft.build(&record)?;
         self.set_state(id, LocalState::Submitting { answers: Some(answers.clone()) });
-        Ok(QuestionResolveParams { id: id.to_string(), answers: Some(answers), cancel: None, resolved_by: None, resolution_id: None, secret_store_allowed_hosts: None })
+        Ok(QuestionResolveParams {
+            id: id.to_string(),
+            answers: Some(answers),
+            cancel: None,
+            resolved_by: None,
+            resolution_id: None,
+            secret_store_allowed_hosts: None,
+        })
     }
 
     /// Starts Skip (declines the whole prompt).
@@ -743,14 +806,25 @@ impl Dock {
             return None;
         }
         self.set_state(id, LocalState::Submitting { answers: None });
-        Some(QuestionResolveParams { id: id.to_string(), answers: None, cancel: Some(true), resolved_by: None, resolution_id: None, secret_store_allowed_hosts: None })
+        Some(QuestionResolveParams {
+            id: id.to_string(),
+            answers: None,
+            cancel: Some(true),
+            resolved_by: None,
+            resolution_id: None,
+            secret_store_allowed_hosts: None,
+        })
     }
 
     /// The gateway accepted Submit or Skip.
     pub fn submit_ok(&mut self, id: &str, payload: &Value) -> Vec<Effect> {
         let Some(record) = self.record(id).cloned() else { return vec![] };
         let answers = payload.get("answers").cloned().and_then(|a| serde_json::from_value(a).ok());
-        let status = if payload.get("status").and_then(Value::as_str) == Some("cancelled") { QuestionStatus::Cancelled } else { QuestionStatus::Answered };
+        let status = if payload.get("status").and_then(Value::as_str) == Some("cancelled") {
+            QuestionStatus::Cancelled
+        } else {
+            QuestionStatus::Answered
+        };
         self.finish_from_gateway(record, status, answers)
     }
 
@@ -768,10 +842,18 @@ impl Dock {
                 vec![Effect::Announce("Connection lost while sending; checking with the gateway after reconnecting.".into())]
             }
             None => {
-                self.set_state(id, LocalState::Failed { message: "Not connected to the gateway. Your answer is kept; submit again after reconnecting.".into() });
+                self.set_state(
+                    id,
+                    LocalState::Failed {
+                        message: "Not connected to the gateway. Your answer is kept; submit again after reconnecting.".into(),
+                    },
+                );
                 vec![]
             }
-            Some(e) if e.detail_reason() == Some(reason::QUESTION_ALREADY_TERMINAL) || e.detail_reason() == Some(reason::QUESTION_NOT_FOUND) => {
+            Some(e)
+                if e.detail_reason() == Some(reason::QUESTION_ALREADY_TERMINAL)
+                    || e.detail_reason() == Some(reason::QUESTION_NOT_FOUND) =>
+            {
                 // Someone else got there first, or it expired: ask what happened.
                 self.set_state(id, LocalState::Open);
                 vec![Effect::Get(id.to_string())]
@@ -798,7 +880,9 @@ pub fn describe_resolve_error(e: &ErrorShape) -> String {
 
 fn same_answers(a: &QuestionAnswers, b: &QuestionAnswers) -> bool {
     // The gateway trims and canonicalises; compare the same way.
-    let norm = |x: &QuestionAnswers| x.answers.iter().map(|(k, v)| (k.clone(), v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>();
+    let norm = |x: &QuestionAnswers| {
+        x.answers.iter().map(|(k, v)| (k.clone(), v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>()
+    };
     norm(a) == norm(b) || b.answers.values().any(|v| v.iter().any(|s| s == "stored"))
 }
 

@@ -59,7 +59,9 @@ pub fn ApprovalCard(
     };
     let status = match &state {
         ApprovalState::Deciding(d) => Some(format!("Sending “{}”…", decision_label(kind, *d))),
-        ApprovalState::Unconfirmed(_) => Some("Connection lost after sending the decision. Checking with the gateway once reconnected; it is not sent again.".to_string()),
+        ApprovalState::Unconfirmed(_) => Some(
+            "Connection lost after sending the decision. Checking with the gateway once reconnected; it is not sent again.".to_string(),
+        ),
         ApprovalState::Failed(m) => Some(m.clone()),
         ApprovalState::Open => None,
     };

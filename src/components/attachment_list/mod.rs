@@ -20,12 +20,15 @@ pub fn DraftAttachments(
     // keyed list would be more code than it saves.
     move || {
         let s = state.get();
-        let refused = (!s.refused.is_empty()).then(|| view! {
-            <ul class="attachments__refused" role="alert" data-testid="attachment-refused">
-                {s.refused.into_iter().map(|r| view! { <li>{r}</li> }).collect_view()}
-            </ul>
+        let refused = (!s.refused.is_empty()).then(|| {
+            view! {
+                <ul class="attachments__refused" role="alert" data-testid="attachment-refused">
+                    {s.refused.into_iter().map(|r| view! { <li>{r}</li> }).collect_view()}
+                </ul>
+            }
         });
-        let not_kept = s.not_kept.map(|t| view! { <p class="attachments__not-kept" role="status" data-testid="attachment-not-kept">{t}</p> });
+        let not_kept =
+            s.not_kept.map(|t| view! { <p class="attachments__not-kept" role="status" data-testid="attachment-not-kept">{t}</p> });
         let list = (!s.files.is_empty()).then(|| view! {
             <ul class="attachments" aria-label="Attached files" data-testid="draft-attachments">
                 {s.files.into_iter().map(|file| {

@@ -12,7 +12,8 @@ use crate::attention::Attention;
 pub fn AttentionControl() -> impl IntoView {
     let Some(a) = use_context::<Attention>() else { return ().into_any() };
     let on = move || a.settings.with(|s| s.notify == NotifyChoice::On) && a.permission.get() == "granted";
-    let button = move || match a.permission.get().as_str() {
+    let button = move || {
+        match a.permission.get().as_str() {
         "unsupported" => view! { <span class="attention__note">"This browser cannot show notifications."</span> }.into_any(),
         "denied" => view! { <span class="attention__note" data-testid="notifications-blocked">"Notifications are blocked in this browser's site settings."</span> }.into_any(),
         _ if on() => view! {
@@ -21,6 +22,7 @@ pub fn AttentionControl() -> impl IntoView {
         _ => view! {
             <button type="button" aria-pressed="false" data-testid="notifications-toggle" on:click=move |_| a.ask_permission()>"Notify me of questions"</button>
         }.into_any(),
+    }
     };
     view! {
         <div class="attention" role="group" aria-label="Question alerts">

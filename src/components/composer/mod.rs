@@ -41,11 +41,8 @@ pub fn Composer() -> impl IntoView {
     // Only this pane's dock can take this pane's composer: a question in another pane leaves
     // this one free (openclaw#118787).
     let view = expect_context::<DockView>();
-    let blocked = Memo::new(move |_| {
-        ctl.dock.with(|d| d.expanded) && view.current_is_blocking() && ctl.deep_link.get().is_none()
-    });
-    let question_waiting =
-        Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && view.blocking_waits());
+    let blocked = Memo::new(move |_| ctl.dock.with(|d| d.expanded) && view.current_is_blocking() && ctl.deep_link.get().is_none());
+    let question_waiting = Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && view.blocking_waits());
     let can_write = move || {
         client.hello.with(|_| {
             let s = client.scopes();

@@ -77,11 +77,7 @@ fn build(doc: &Document, parent: &Node, nodes: &[MdNode]) {
                     let _ = el.set_attribute("aria-label", if *done { "done" } else { "not done" });
                 }
             }
-            MdNode::Link {
-                href,
-                host,
-                children,
-            } => {
+            MdNode::Link { href, host, children } => {
                 if let Some(a) = element(doc, parent, "a", "md-link") {
                     // `href` passed `model::markdown::safe_url`: http, https or mailto only.
                     for (k, v) in [
@@ -93,10 +89,7 @@ fn build(doc: &Document, parent: &Node, nodes: &[MdNode]) {
                     ] {
                         let _ = a.set_attribute(k, v);
                     }
-                    let _ = a.set_attribute(
-                        "aria-label",
-                        &format!("{} ({host})", model::markdown::plain_text(children)),
-                    );
+                    let _ = a.set_attribute("aria-label", &format!("{} ({host})", model::markdown::plain_text(children)));
                     build(doc, &a, children);
                 }
             }
@@ -104,11 +97,7 @@ fn build(doc: &Document, parent: &Node, nodes: &[MdNode]) {
                 let Some(holder) = element(doc, parent, "span", "md-img-placeholder") else {
                     continue;
                 };
-                let label = if alt.trim().is_empty() {
-                    format!("Image ({host})")
-                } else {
-                    format!("Image: {alt} ({host})")
-                };
+                let label = if alt.trim().is_empty() { format!("Image ({host})") } else { format!("Image: {alt} ({host})") };
                 if let Some(s) = element(doc, &holder, "span", "") {
                     text(doc, &s, &label);
                 }
@@ -186,10 +175,7 @@ fn build(doc: &Document, parent: &Node, nodes: &[MdNode]) {
 
 /// Copy and image buttons, for every message through one listener on it.
 fn on_click(ev: web_sys::MouseEvent) {
-    let Some(button) = ev
-        .target()
-        .and_then(|t| t.dyn_into::<Element>().ok())
-        .and_then(|t| t.closest("button[data-md]").ok().flatten())
+    let Some(button) = ev.target().and_then(|t| t.dyn_into::<Element>().ok()).and_then(|t| t.closest("button[data-md]").ok().flatten())
     else {
         return;
     };
@@ -203,25 +189,17 @@ fn on_click(ev: web_sys::MouseEvent) {
                 .and_then(|pre| pre.text_content())
                 .unwrap_or_default();
             let Some(w) = web_sys::window() else { return };
-            let copied =
-                wasm_bindgen_futures::JsFuture::from(w.navigator().clipboard().write_text(&code));
+            let copied = wasm_bindgen_futures::JsFuture::from(w.navigator().clipboard().write_text(&code));
             // Say "Copied" only once the browser has it: a refused clipboard says so instead.
             leptos::task::spawn_local(async move {
-                let label = if copied.await.is_ok() {
-                    "Copied"
-                } else {
-                    "Copy failed: select the code to copy it"
-                };
+                let label = if copied.await.is_ok() { "Copied" } else { "Copy failed: select the code to copy it" };
                 button.set_text_content(Some(label));
             });
         }
         Some("load-image") => {
             // The address was checked when the message was parsed (http or https only).
-            let (Some(src), Some(holder), Some(doc)) = (
-                button.get_attribute("data-src"),
-                button.parent_element(),
-                button.owner_document(),
-            ) else {
+            let (Some(src), Some(holder), Some(doc)) = (button.get_attribute("data-src"), button.parent_element(), button.owner_document())
+            else {
                 return;
             };
             let Ok(img) = doc.create_element("img") else {

@@ -10,7 +10,11 @@ use crate::outbox::{OutboxController, stale_ms};
 #[component]
 pub fn OutboxTray() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
-    let unsent = Memo::new(move |_| outbox.rows.with(|rows| rows.iter().filter(|r| r.is_unsent() && r.state != SendState::AwaitingConfirmation).cloned().collect::<Vec<_>>()));
+    let unsent = Memo::new(move |_| {
+        outbox
+            .rows
+            .with(|rows| rows.iter().filter(|r| r.is_unsent() && r.state != SendState::AwaitingConfirmation).cloned().collect::<Vec<_>>())
+    });
     view! {
         <Show when=move || !unsent.with(Vec::is_empty)>
             <section class="tray" aria-labelledby="tray-title" data-testid="outbox-tray">

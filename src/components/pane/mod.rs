@@ -33,8 +33,7 @@ pub fn Pane(
     provide_context(chat);
     let session = Signal::derive(move || chat.session.get());
     let first = Signal::derive(move || panes.open.with(|o| o.first() == Some(&index)));
-    let open_sessions =
-        Signal::derive(move || panes.open_chats().iter().map(|c| c.session.get()).collect());
+    let open_sessions = Signal::derive(move || panes.open_chats().iter().map(|c| c.session.get()).collect());
     let view = DockView::new(dock, index, session, first, open_sessions);
     provide_context(view);
     let can_add = move || panes.open.with(|o| o.len() < MAX_PANES);

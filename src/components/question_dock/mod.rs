@@ -177,7 +177,9 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
     let busy = matches!(state, LocalState::Submitting { .. } | LocalState::Unconfirmed { .. });
     let failure = match &state {
         LocalState::Failed { message } => Some(message.clone()),
-        LocalState::Unconfirmed { .. } => Some("Connection lost after sending. Checking with the gateway once reconnected; your answer is kept.".into()),
+        LocalState::Unconfirmed { .. } => {
+            Some("Connection lost after sending. Checking with the gateway once reconnected; your answer is kept.".into())
+        }
         _ => None,
     };
     let go = move |to: usize| {
@@ -320,7 +322,14 @@ fn pick(draft: RwSignal<QuestionDraft>, q: &Question, label: &str) {
 
 /// One question: its text, its options and the free-text answer.
 #[component]
-fn QuestionStep(question: Question, draft: RwSignal<QuestionDraft>, dom_key: String, readonly: bool, busy: bool, on_advance: Callback<()>) -> impl IntoView {
+fn QuestionStep(
+    question: Question,
+    draft: RwSignal<QuestionDraft>,
+    dom_key: String,
+    readonly: bool,
+    busy: bool,
+    on_advance: Callback<()>,
+) -> impl IntoView {
     let ctl = expect_context::<DockController>();
     let q = StoredValue::new(question.clone());
     let text_id = format!("q-{dom_key}-text");

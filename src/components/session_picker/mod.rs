@@ -17,7 +17,12 @@ pub fn SessionPicker() -> impl IntoView {
             .iter()
             .filter_map(|s: &Value| {
                 let key = s.get("key")?.as_str()?.to_string();
-                let title = s.get("label").and_then(Value::as_str).or_else(|| s.get("derivedTitle").and_then(Value::as_str)).unwrap_or("").to_string();
+                let title = s
+                    .get("label")
+                    .and_then(Value::as_str)
+                    .or_else(|| s.get("derivedTitle").and_then(Value::as_str))
+                    .unwrap_or("")
+                    .to_string();
                 Some((key, title))
             })
             .collect();

@@ -34,7 +34,13 @@ pub fn StatusBar(
             }
         });
     });
-    on_cleanup(move || ticking.update_value(|t| if let Some(h) = t.take() { h.clear() }));
+    on_cleanup(move || {
+        ticking.update_value(|t| {
+            if let Some(h) = t.take() {
+                h.clear()
+            }
+        })
+    });
 
     let state = move || match client.status.get() {
         Status::Connected => "connected",

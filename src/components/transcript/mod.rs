@@ -61,43 +61,25 @@ fn follow_the_newest(chat: ChatController, list: NodeRef<leptos::html::Ol>) {
         return;
     };
     // `try_`: the listener outlives a closed pane's transcript, and then finds nothing.
-    let pane = move || {
-        list.try_get_untracked()
-            .flatten()
-            .and_then(|l| l.closest(".shell--split .pane").ok().flatten())
-    };
+    let pane = move || list.try_get_untracked().flatten().and_then(|l| l.closest(".shell--split .pane").ok().flatten());
     let at_bottom = std::rc::Rc::new(std::cell::Cell::new(true));
     let flag = at_bottom.clone();
     let w = window.clone();
     let on_scroll = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
         let (height, bottom) = match pane() {
-            Some(p) => (
-                f64::from(p.scroll_height()),
-                f64::from(p.scroll_top() + p.client_height()),
-            ),
+            Some(p) => (f64::from(p.scroll_height()), f64::from(p.scroll_top() + p.client_height())),
             None => {
                 let Some(doc) = w.document().and_then(|d| d.document_element()) else {
                     return;
                 };
-                let view = w
-                    .inner_height()
-                    .ok()
-                    .and_then(|h| h.as_f64())
-                    .unwrap_or(0.0);
-                (
-                    f64::from(doc.scroll_height()),
-                    w.scroll_y().unwrap_or(0.0) + view,
-                )
+                let view = w.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
+                (f64::from(doc.scroll_height()), w.scroll_y().unwrap_or(0.0) + view)
             }
         };
         flag.set(height - bottom < 120.0);
     });
     // Captured: a pane's own scrolling does not bubble.
-    let _ = window.add_event_listener_with_callback_and_bool(
-        "scroll",
-        wasm_bindgen::JsCast::unchecked_ref(on_scroll.as_ref()),
-        true,
-    );
+    let _ = window.add_event_listener_with_callback_and_bool("scroll", wasm_bindgen::JsCast::unchecked_ref(on_scroll.as_ref()), true);
     // The listener lives as long as the page; after its pane closed it finds no list and
     // follows the page, harmlessly.
     on_scroll.forget();
@@ -107,16 +89,16 @@ fn follow_the_newest(chat: ChatController, list: NodeRef<leptos::html::Ol>) {
         if at_bottom.get() {
             let w = window.clone();
             // After this change is painted, so the new height is known.
-            let _ = window.request_animation_frame(wasm_bindgen::JsCast::unchecked_ref(
-                &wasm_bindgen::closure::Closure::once_into_js(move || match pane() {
+            let _ = window.request_animation_frame(wasm_bindgen::JsCast::unchecked_ref(&wasm_bindgen::closure::Closure::once_into_js(
+                move || match pane() {
                     Some(p) => p.set_scroll_top(p.scroll_height()),
                     None => {
                         if let Some(doc) = w.document().and_then(|d| d.document_element()) {
                             w.scroll_to_with_x_and_y(0.0, f64::from(doc.scroll_height()));
                         }
                     }
-                }),
-            ));
+                },
+            )));
         }
     });
 }
@@ -128,7 +110,11 @@ pub fn Transcript() -> impl IntoView {
     let dock = expect_context::<DockController>();
     // Tool results, by the id of the call they answer: each call's card shows its result.
     let results = Memo::new(move |_| {
-        chat.messages.with(|rows| rows.iter().filter_map(|r| r.tool_result.as_ref().map(|t| (t.call_id.clone(), t.clone()))).collect::<BTreeMap<String, ToolResult>>())
+        chat.messages.with(|rows| {
+            rows.iter()
+                .filter_map(|r| r.tool_result.as_ref().map(|t| (t.call_id.clone(), t.clone())))
+                .collect::<BTreeMap<String, ToolResult>>()
+        })
     });
     provide_context(ToolResults(results));
     let list = NodeRef::<leptos::html::Ol>::new();
@@ -203,7 +189,11 @@ fn when(ms: f64) -> String {
     let d = js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms));
     let today = js_sys::Date::new_0().to_date_string() == d.to_date_string();
     let time = String::from(d.to_locale_time_string("default"));
-    if today { format!("at {time}") } else { format!("on {} at {time}", String::from(d.to_locale_date_string("default", &wasm_bindgen::JsValue::UNDEFINED))) }
+    if today {
+        format!("at {time}")
+    } else {
+        format!("on {} at {time}", String::from(d.to_locale_date_string("default", &wasm_bindgen::JsValue::UNDEFINED)))
+    }
 }
 
 #[component]
@@ -310,8 +300,14 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         vec![Part::Text(row.text.clone())]
     } else {
         match row.role.as_str() {
-            "bashExecution" => vec![Part::Text(format!("$ {}\n{}", row.raw.get("command").and_then(|v| v.as_str()).unwrap_or(""), row.raw.get("output").and_then(|v| v.as_str()).unwrap_or("")))],
-            "compactionSummary" | "branchSummary" => vec![Part::Text(row.raw.get("summary").and_then(|v| v.as_str()).unwrap_or("").to_string())],
+            "bashExecution" => vec![Part::Text(format!(
+                "$ {}\n{}",
+                row.raw.get("command").and_then(|v| v.as_str()).unwrap_or(""),
+                row.raw.get("output").and_then(|v| v.as_str()).unwrap_or("")
+            ))],
+            "compactionSummary" | "branchSummary" => {
+                vec![Part::Text(row.raw.get("summary").and_then(|v| v.as_str()).unwrap_or("").to_string())]
+            }
             _ => model::parts::parts(&row.raw),
         }
     };
@@ -319,10 +315,7 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
     let session = expect_context::<ChatController>().session.get_untracked();
     // Agents and their summaries write markdown; a person's message, a command's output and the
     // gateway's own notes are shown exactly as written.
-    let markdown = matches!(
-        row.role.as_str(),
-        "assistant" | "compactionSummary" | "branchSummary"
-    ) && !withheld;
+    let markdown = matches!(row.role.as_str(), "assistant" | "compactionSummary" | "branchSummary") && !withheld;
     view! {
         <article class=class data-testid="message" data-role=row.role.clone()>
             <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
@@ -357,7 +350,9 @@ fn PartView(
             }
             .into_any()
         }
-        Part::ToolCall { id, name, arguments } if name == "ask_user" => view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }.into_any(),
+        Part::ToolCall { id, name, arguments } if name == "ask_user" => {
+            view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }.into_any()
+        }
         Part::ToolCall { id, name, arguments } => view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any(),
         Part::Image { source, alt } => view! { <ImagePart source=source alt=alt/> }.into_any(),
         Part::Unsupported { kind, raw } => view! {
@@ -431,11 +426,14 @@ fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session
         let asked = [(wording, at_ms)];
         let here = session.get_value();
         let local = dock.dock.with(|d| d.receipts.iter().find(|r| same_question(r, &asked, &here)).cloned());
-        let from_transcript = results.with(|r| r.get(&id).and_then(|res| args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &here))));
+        let from_transcript =
+            results.with(|r| r.get(&id).and_then(|res| args.with_value(|a| model::parts::ask_receipt(&id, a, Some(res), at_ms, &here))));
         match (from_transcript, local) {
             (Some(mut t), Some(l)) => {
                 // What only this browser knows: answered or skipped elsewhere, text unsent.
-                if matches!(l.outcome, model::dock::Outcome::AnsweredElsewhere { .. } | model::dock::Outcome::SkippedElsewhere) || l.outcome.label() == t.outcome.label() {
+                if matches!(l.outcome, model::dock::Outcome::AnsweredElsewhere { .. } | model::dock::Outcome::SkippedElsewhere)
+                    || l.outcome.label() == t.outcome.label()
+                {
                     t.outcome = l.outcome;
                     t.unsent_text = l.unsent_text;
                 }
@@ -515,7 +513,9 @@ fn UnsentEchoes() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
     let rows = Memo::new(move |_| {
         let s = chat.session.get();
-        outbox.rows.with(|rows| rows.iter().filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none()).cloned().collect::<Vec<_>>())
+        outbox.rows.with(|rows| {
+            rows.iter().filter(|r| r.session_key == s && r.is_unsent() && r.async_item_id.is_none()).cloned().collect::<Vec<_>>()
+        })
     });
     view! {
         <For each=move || rows.get() key=|r| format!("{}\u{1f}{}\u{1f}{}\u{1f}{}", r.id, r.state.key(), r.retry_requested_ms.map_or(0, |ms| ms as u64), r.edited_ms.map_or(0, |ms| ms as u64)) let:row>

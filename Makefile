@@ -10,6 +10,8 @@ PORT ?= 18789
 DATA_DIR ?= $(CURDIR)/.data
 export PORT DATA_DIR
 
+
+.PHONY: fmt-check
 .PHONY: setup build build-ui-base-path gateway run test test-native test-wasm test-e2e clean load bench real-gateway
 
 setup:
@@ -42,8 +44,12 @@ run: build gateway
 
 ## Every test tier: native, wasm-bindgen-test in headless Chromium, then e2e in Chromium
 ## against the local gateway and the real OpenClaw gateway.
-test: setup test-native test-wasm build build-ui-base-path test-e2e
+test: setup fmt-check test-native test-wasm build build-ui-base-path test-e2e
 	@bash scripts/check-leftovers.sh
+
+## One formatter (rustfmt.toml): `cargo fmt --all` fixes what this refuses.
+fmt-check:
+	cargo fmt --all -- --check
 
 test-native:
 	cargo test -p protocol -p model -p gateway

@@ -24,6 +24,12 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   rustup target add wasm32-unknown-unknown
 fi
 
+# rustfmt, for make test's format check.
+if ! cargo fmt --version >/dev/null 2>&1; then
+  say "adding rust component rustfmt"
+  rustup component add rustfmt
+fi
+
 # 3. Rust tools. wasm-bindgen-cli must NOT be --locked (its webpki-roots pin is unavailable);
 # trunk must be 0.21.14 (0.22 needs a newer rustc than the pinned 1.95).
 if ! wasm-bindgen --version 2>/dev/null | grep -qx "wasm-bindgen $WASM_BINDGEN_VERSION"; then

@@ -244,6 +244,12 @@ fn has_word(text: &str, word: &str) -> bool {
     text.split(|c: char| !c.is_alphanumeric()).any(|w| w.eq_ignore_ascii_case(word))
 }
 
+/// Whether the person's own words ask to `run` something. Quoted lines (`> …`) are not theirs:
+/// an async answer quotes the agent's questions ("Which checks should run?").
+fn asks_to_run(text: &str) -> bool {
+    text.lines().filter(|l| !l.trim_start().starts_with('>')).any(|l| has_word(l, "run"))
+}
+
 /// Asks for an exec approval to run `command` and waits for its end. `None` when the run was
 /// stopped (its approval is then cancelled, `run-aborted`); `Err` when it could not be asked.
 async fn ask_approval(
@@ -330,7 +336,7 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
             Some(_) => "Fine, no new color.".into(),
             None => return aborted(&mut s),
         }
-    } else if has_word(&lower, "run") {
+    } else if asks_to_run(&lower) {
         if !s.say(&format!("I need your approval to run `{DEMO_COMMAND}`. "), 30, &mut abort).await {
             return aborted(&mut s);
         }
@@ -384,4 +390,18 @@ fn aborted(s: &mut Stream<'_>) -> Outcome {
     s.save("aborted", true);
     s.event("aborted", json!({"stopReason": "aborted"}));
     Outcome::Aborted
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_is_a_word_of_the_persons_own_not_of_a_quoted_question() {
+        assert!(asks_to_run("run the tests"));
+        assert!(asks_to_run("please Run it"));
+        assert!(!asks_to_run("running late; trunk is fine"));
+        assert!(!asks_to_run("> Which checks should run?\n\nunit"), "an async answer quoting the agent");
+        assert!(asks_to_run("> Which checks should run?\n\nrun all of them"));
+    }
 }

@@ -4,7 +4,7 @@
 // Prints a markdown table (medians over repeated runs, ratios measured in the same run, in
 // alternating order) and writes it to target/bench/bench.md.
 //
-//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6] [--rt-seconds S]
+//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7] [--rt-seconds S]
 //
 // Run with the real gateway's Node 24 (it resolves playwright-core from that install):
 // the Makefile does this. Env: OPENCLAW_REAL_DIR (~/.cache/ocui/openclaw-2026.9.6),
@@ -25,7 +25,7 @@ const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   return acc;
 }, []));
 const RUNS = Number(args.runs ?? 7);
-const ONLY = new Set((args.only ?? "1,2,3,4,5,6").split(",").map(Number));
+const ONLY = new Set((args.only ?? "1,2,3,4,5,6,7").split(",").map(Number));
 const RT_SECONDS = Number(args["rt-seconds"] ?? 10);
 const REAL_DIR = process.env.OPENCLAW_REAL_DIR ?? path.join(os.homedir(), ".cache/ocui/openclaw-2026.9.6");
 const SHARED = process.env.OCUI_SHARED_DIR ?? path.join(REPO, "..", "shared");
@@ -197,6 +197,40 @@ async function arrival(gw, agent, n, pathSuffix = "/") {
     samples.push(t1 - t0);
     await resolveQuestion(agent, id);
     await page.waitForFunction((title) => !document.querySelector("[data-testid=question-panel]")?.textContent.includes(title), title, { timeout: 20000, polling: 20 }).catch(() => {});
+    await sleep(30);
+  }
+  await context.close();
+  return samples;
+}
+
+// ---------- 7. approval arrival (exec.approval.requested on the socket) to the painted card ----------
+// The backend's request is two-phase: its first response ("accepted") resolves the request here;
+// the decision, later, is a second response with the same id that nobody waits for.
+async function approvalArrival(gw, agent, n) {
+  const { context, page } = await newPage();
+  await page.addInitScript(INSTRUMENT);
+  await page.goto(`${gw.http}/#token=${TOKEN}`);
+  await page.waitForFunction(() => document.querySelector("[data-testid=connection-status]")?.textContent === "Connected", null, { timeout: 60000 });
+  await sleep(1500);
+  const samples = [];
+  for (let i = 0; i < n; i++) {
+    const command = `echo approval-probe-${i}-${Math.random().toString(36).slice(2, 8)}`;
+    await page.evaluate((command) => {
+      const B = window.__bench;
+      B.frames = []; B.watchFrame = command; B.marks.card = undefined;
+      const seen = () => [...document.querySelectorAll("[data-testid=approval-command]")].some((el) => el.textContent === command && el.getClientRects().length);
+      const mo = new MutationObserver(() => {
+        if (seen()) { mo.disconnect(); requestAnimationFrame(() => { B.marks.card = performance.now(); }); }
+      });
+      mo.observe(document.body, { subtree: true, childList: true, characterData: true });
+    }, command);
+    const r = await agent.request("exec.approval.request", { command, host: "gateway", sessionKey: "agent:main:main", agentId: "main", timeoutMs: 120000, twoPhase: true });
+    if (!r.ok || r.payload.deliveryRoute !== "approval-client") throw new Error(`exec.approval.request not routed to the page: ${JSON.stringify(r)}`);
+    await page.waitForFunction(() => window.__bench.marks.card !== undefined && window.__bench.frames.length > 0, null, { timeout: 20000, polling: 10 });
+    const { t0, t1 } = await page.evaluate(() => ({ t0: window.__bench.frames[0].t, t1: window.__bench.marks.card }));
+    samples.push(t1 - t0);
+    await agent.request("approval.resolve", { id: r.payload.id, kind: "exec", decision: "deny" });
+    await page.waitForFunction(() => !document.querySelector("[data-testid=approval-card]"), null, { timeout: 20000, polling: 20 }).catch(() => {});
     await sleep(30);
   }
   await context.close();
@@ -412,7 +446,7 @@ browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/
 const cleanups = [];
 process.on("SIGINT", async () => { for (const c of cleanups) await c(); process.exit(130); });
 try {
-  if (ONLY.has(1) || ONLY.has(6)) {
+  if (ONLY.has(1) || ONLY.has(6) || ONLY.has(7)) {
     const uiCopy = path.join(OUT, "ui");
     fs.rmSync(uiCopy, { recursive: true, force: true });
     fs.cpSync(path.join(REPO, "dist"), uiCopy, { recursive: true });
@@ -439,6 +473,12 @@ try {
       add("", "ArrayBuffer/wasm backing stores", m("buffers", "ours"), m("buffers", "bundled"), fmtMB);
       const foreign = [...new Set(res.ours.flatMap((x) => x.origins))].filter((o) => o !== ours.http);
       notes.push(`Cold load: our page requested ${foreign.length ? "OTHER origins: " + foreign.join(", ") : "nothing outside the gateway's origin"}.`);
+    }
+    if (ONLY.has(7)) {
+      const s7 = await approvalArrival(ours, agents.ours, 60);
+      add("7. `exec.approval.requested` frame → card painted (real gateway serving ours, 60 approvals)", "p50", median(s7), undefined, fmtMs);
+      add("", "p95", quantile(s7, 0.95), undefined, fmtMs);
+      add("", "max", Math.max(...s7), undefined, fmtMs);
     }
     if (ONLY.has(6)) {
       for (const clients of [1, 50]) {
@@ -467,6 +507,12 @@ try {
       add("3. Next-request arrow → next frame (200 pending, each with a draft)", "p50", median(r.secondPass), undefined, fmtMs);
       add("", "p95", quantile(r.secondPass, 0.95), undefined, fmtMs);
       if (!r.kept) notes.push("Navigation: a draft was NOT kept after two passes.");
+    }
+    if (ONLY.has(7)) {
+      const s7 = await approvalArrival(ours, agents.ours, 60);
+      add("7. `exec.approval.requested` frame → card painted (real gateway serving ours, 60 approvals)", "p50", median(s7), undefined, fmtMs);
+      add("", "p95", quantile(s7, 0.95), undefined, fmtMs);
+      add("", "max", Math.max(...s7), undefined, fmtMs);
     }
     if (ONLY.has(6)) {
       for (const clients of [1, 50]) {

@@ -30,14 +30,7 @@ async fn start() -> (Running, tempfile::TempDir) {
 
 /// A browser Control UI: a device, and the UI's scopes (approvals among them).
 async fn ui(gw: &Running, seed: u8) -> Client {
-    Client::connect(ClientOptions::control_ui(
-        &format!("ws://{}", gw.addr),
-        TOKEN,
-        &format!("http://{}", gw.addr),
-        DeviceIdentity::from_seed([seed; 32]),
-    ))
-    .await
-    .unwrap()
+    common::ui_client(gw, TOKEN, seed).await
 }
 
 /// A backend with `scopes` that reads every frame itself (a two-phase request answers twice).

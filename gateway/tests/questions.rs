@@ -1,5 +1,7 @@
 //! `question.*` over real sockets, checked against the behaviour captured from the real gateway.
 
+mod common;
+
 use std::time::Duration;
 
 use gateway::client::{Client, ClientOptions};
@@ -22,14 +24,7 @@ async fn agent(gw: &Running) -> Client {
 }
 
 async fn ui(gw: &Running, seed: u8) -> Client {
-    Client::connect(ClientOptions::control_ui(
-        &format!("ws://{}", gw.addr),
-        TOKEN,
-        &format!("http://{}", gw.addr),
-        DeviceIdentity::from_seed([seed; 32]),
-    ))
-    .await
-    .unwrap()
+    common::ui_client(gw, TOKEN, seed).await
 }
 
 fn two_questions(timeout_ms: u64) -> Value {

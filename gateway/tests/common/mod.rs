@@ -251,3 +251,15 @@ pub async fn http_get(addr: std::net::SocketAddr, path: &str, extra_headers: &st
 pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
     headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
 }
+
+/// A browser Control UI client of `gw`: a signed device from `seed`, the UI's scopes.
+pub async fn ui_client(gw: &Running, token: &str, seed: u8) -> gateway::client::Client {
+    gateway::client::Client::connect(gateway::client::ClientOptions::control_ui(
+        &format!("ws://{}", gw.addr),
+        token,
+        &format!("http://{}", gw.addr),
+        DeviceIdentity::from_seed([seed; 32]),
+    ))
+    .await
+    .unwrap()
+}

@@ -44,8 +44,18 @@ run: build gateway
 
 ## Every test tier: native, wasm-bindgen-test in headless Chromium, then e2e in Chromium
 ## against the local gateway and the real OpenClaw gateway.
-test: setup fmt-check test-native test-wasm build build-ui-base-path test-e2e
-	@bash scripts/check-leftovers.sh
+## Each tier is timed (scripts/tier.sh); the times are printed at the end.
+test:
+	@rm -f target/test-times.txt target/test-e2e.log
+	@T=scripts/tier.sh; \
+	$$T setup $(MAKE) --no-print-directory setup && \
+	$$T fmt-check $(MAKE) --no-print-directory fmt-check && \
+	$$T native $(MAKE) --no-print-directory test-native && \
+	$$T wasm $(MAKE) --no-print-directory test-wasm && \
+	$$T build $(MAKE) --no-print-directory build && \
+	$$T build-ui-base-path $(MAKE) --no-print-directory build-ui-base-path && \
+	$$T e2e $(MAKE) --no-print-directory test-e2e; \
+	rc=$$?; bash scripts/test-times.sh; [ $$rc = 0 ] && bash scripts/check-leftovers.sh
 
 ## One formatter (rustfmt.toml): `cargo fmt --all` fixes what this refuses.
 fmt-check:
@@ -58,7 +68,7 @@ test-wasm:
 	cargo test --target wasm32-unknown-unknown -p control-ui
 
 test-e2e:
-	cargo test -p e2e -- --test-threads=2
+	cargo test -p e2e --no-fail-fast -- --test-threads=2
 
 ## Reliability load (not part of make test, about 2 minutes): 200 signed clients for 60 s raise and
 ## answer questions and send chat messages against the optimised gateway binary over loopback.

@@ -2,29 +2,29 @@
 
 use leptos::prelude::*;
 
-use crate::async_questions::AsyncController;
-use crate::attention::Attention;
-use crate::browser;
 use crate::components::connect_form::ConnectForm;
 use crate::components::outbox_tray::OutboxTray;
 use crate::components::pane::{Pane, PaneSwitcher};
 use crate::components::status_bar::StatusBar;
-use crate::gateway_client::{GatewayClient, Status};
-use crate::identity;
-use crate::outbox::OutboxController;
-use crate::panes::Panes;
-use crate::questions::{DockController, QuestionAccess};
-use crate::storage::{LocalDb, StorageHealth};
+use crate::io::browser;
+use crate::io::gateway_client::{GatewayClient, Status};
+use crate::io::identity;
+use crate::io::storage::{LocalDb, StorageHealth};
+use crate::state::async_q::AsyncQController;
+use crate::state::attention::Attention;
+use crate::state::dock::{DockController, QuestionAccess};
+use crate::state::outbox::OutboxController;
+use crate::state::panes::Panes;
 
 /// Works out the gateway URL, and takes the token out of the address bar into this tab's
 /// `sessionStorage`.
 fn initial_gateway_url() -> String {
     let Some(loc) = browser::location() else { return String::new() };
     let hash = loc.hash().unwrap_or_default();
-    let fragment = model::fragment::parse_fragment(&hash);
+    let fragment = model::url::parse_fragment(&hash);
     let base_path = browser::base_path();
     let url = fragment.gateway_url.clone().unwrap_or_else(|| {
-        model::fragment::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path)
+        model::url::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path)
     });
     if let Some(token) = &fragment.token {
         identity::set_session_token(&url, Some(token));
@@ -46,14 +46,14 @@ pub fn App() -> impl IntoView {
     provide_context(dock);
     let panes = Panes::new(client, db);
     provide_context(panes);
-    let files = crate::attachments::DraftFiles::new(client, db);
+    let files = crate::state::attachment::AttachmentController::new(client, db);
     provide_context(files);
     let outbox = OutboxController::new(client, db, files);
     provide_context(outbox);
-    let asyncq = AsyncController::new(panes, outbox, dock, db);
+    let asyncq = AsyncQController::new(panes, outbox, dock, db);
     provide_context(asyncq);
     provide_context(Attention::new(client, dock));
-    let shell = crate::shell::ShellUpdate::new(client);
+    let shell = crate::io::service_worker::ServiceWorker::new(client);
     // Saved history confirms outbox rows whenever a pane's transcript changes.
     for chat in panes.chats.get_value() {
         Effect::new(move |_| {
@@ -67,10 +67,10 @@ pub fn App() -> impl IntoView {
     // Discarded text goes back into the composer of every open pane on that conversation
     // (panes on one conversation share the draft), or into its stored draft if none is open.
     Effect::new(move |_| {
-        if let Some((session, text, _)) = outbox.restored.get() {
+        if let Some(restored) = outbox.restored.get() {
             let open = panes.open_chats();
-            let chat = open.iter().find(|c| c.session.get_untracked() == session).unwrap_or(&open[0]);
-            chat.restore_text(&session, &text);
+            let chat = open.iter().find(|c| c.session.get_untracked() == restored.session_key).unwrap_or(&open[0]);
+            chat.restore_text(&restored.session_key, &restored.text);
         }
     });
     let settings_open = RwSignal::new(false);
@@ -89,7 +89,8 @@ pub fn App() -> impl IntoView {
         _ => None,
     };
     let no_access = move || connected() && client.hello.with(|_| dock.access() == QuestionAccess::None);
-    let no_approvals = move || connected() && client.hello.with(|_| dock.approval_access() == crate::approvals::ApprovalAccess::ReadOnly);
+    let no_approvals =
+        move || connected() && client.hello.with(|_| dock.approval_access() == crate::state::dock::approvals::ApprovalAccess::ReadOnly);
     view! {
         <div class=move || if panes.open.with(|o| o.len() > 1) { "shell shell--split" } else { "shell" }>
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
@@ -99,7 +100,7 @@ pub fn App() -> impl IntoView {
             <Show when=move || shell.ready.get()>
                 <p class="banner" role="status" data-testid="update-ready">
                     "A newer version of this page is ready. Reload to use it; your drafts and unsent messages are kept. "
-                    <button type="button" on:click=move |_| { if let Some(l) = crate::browser::location() { let _ = l.reload(); } }>"Reload"</button>
+                    <button type="button" on:click=move |_| { if let Some(l) = crate::io::browser::location() { let _ = l.reload(); } }>"Reload"</button>
                 </p>
             </Show>
             {move || storage_warning().map(|m| view! { <p class="banner banner--warn" role="alert" data-testid="storage-warning">{m}</p> })}

@@ -1,25 +1,17 @@
 //! The Control UI: a Leptos single-page app for OpenClaw-compatible gateways.
 //!
-//! Network code lives in [`gateway_client`]; browser storage in [`browser`] and
-//! [`identity`]; the pure rules in the `model` and `protocol` crates.
+//! - [`io`]: the only code that touches the network, IndexedDB, the device identity, other
+//!   tabs, the address bar and the service worker.
+//! - [`state`]: controllers, each named after the `model::` module whose pure rules it drives,
+//!   turning those rules' effects into calls on [`io`].
+//! - [`components`]: the views, a folder each with its CSS.
+//! - [`app`]: the composition root, which makes one of each controller and lays out the page.
+//!
+//! The rules themselves are in the `model` and `protocol` crates.
 
 pub mod app;
-pub mod approvals;
-pub mod async_questions;
-pub mod attachments;
-pub mod attention;
-pub mod browser;
-pub mod chat;
 pub mod components;
-pub mod coordination;
-pub mod crash;
-pub mod gateway_client;
-pub mod identity;
-pub mod json;
-pub mod outbox;
-pub mod panes;
-pub mod questions;
-pub mod shell;
-pub mod storage;
+pub mod io;
+pub mod state;
 
 pub use app::App;

@@ -9,13 +9,12 @@ pub mod connection;
 pub mod credential;
 pub mod dock;
 pub mod draft;
-pub mod fragment;
 pub mod markdown;
 pub mod offline;
 pub mod outbox;
 pub mod panes;
 pub mod parts;
-pub mod route;
+pub mod url;
 
 /// The first `max` characters of `s` on one line, for naming a message in a sentence.
 pub fn preview(s: &str, max: usize) -> String {

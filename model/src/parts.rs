@@ -46,15 +46,6 @@ pub enum Part {
     },
 }
 
-/// The host a person should see for `url` (user info dropped: `https://bank.example@evil.example/`
-/// goes to `evil.example`).
-pub fn host_of(url: &str) -> String {
-    let lower = url.to_ascii_lowercase();
-    let rest = lower.split_once("://").map_or(lower.as_str(), |(_, r)| r);
-    let authority = rest.split(['/', '?', '#', '\\']).next().unwrap_or("");
-    authority.rsplit('@').next().unwrap_or("").to_string()
-}
-
 /// A path on the page's own origin: `/` then path characters only. Browsers drop tabs and line
 /// breaks anywhere in a URL and read `\` as `/`, so `"/\t/evil.example/p.gif"` would load from
 /// another site: anything but plain path characters is refused.
@@ -88,7 +79,7 @@ fn image(part: &Value) -> Part {
         } else if is_same_origin_path(url) {
             ImageSource::SameOrigin(url.to_string())
         } else if lower.starts_with("https://") || lower.starts_with("http://") {
-            ImageSource::Remote { url: url.to_string(), host: host_of(url) }
+            ImageSource::Remote { url: url.to_string(), host: crate::url::host_of(url) }
         } else {
             ImageSource::Omitted { bytes: None }
         }

@@ -1,7 +1,7 @@
 //! Approvals in the dock: arrival and priority beside questions, one deliberate decision sent
 //! once and only while connected, first answer wins, expiry, reconnects and history.
 
-use model::dock::{ApprovalState, Dock, Effect, Entry, Outcome, Receipt};
+use model::dock::{ApprovalState, Dock, Effect, Entry, Lookup, Outcome, Receipt};
 use protocol::approval::{ApprovalKind, Decision};
 use protocol::error::ErrorShape;
 use serde_json::{Value, json};
@@ -115,7 +115,7 @@ fn expiry_closes_an_approval_and_an_unnamed_deny_is_checked_with_the_gateway() {
     assert!(fx.contains(&Effect::GetApproval("a1".into())));
     // The gateway's record agrees: nothing changes.
     let snap = json!({"approval":{"id":"a1","status":"expired","reason":"timeout","presentation":{"kind":"exec","commandText":"ls -la /srv"},"createdAtMs":1,"expiresAtMs":5_000}});
-    assert!(saved(&d.approval_got("a1", Ok(&snap))).is_empty());
+    assert!(saved(&d.approval_got("a1", Lookup::Found(&snap))).is_empty());
 
     // Expiry announced by the gateway is a deny with nobody named: ask which it was.
     let mut d = Dock::new();
@@ -123,16 +123,16 @@ fn expiry_closes_an_approval_and_an_unnamed_deny_is_checked_with_the_gateway() {
     let fx = d.approval_resolved(&json!({"id":"a2","decision":"deny","resolvedBy":null,"ts":3}));
     assert!(fx.contains(&Effect::GetApproval("a2".into())));
     let snap = json!({"approval":{"id":"a2","status":"expired","reason":"timeout","presentation":{"kind":"exec","commandText":"ls"},"createdAtMs":1,"expiresAtMs":3}});
-    assert_eq!(saved(&d.approval_got("a2", Ok(&snap))), [Outcome::Expired]);
+    assert_eq!(saved(&d.approval_got("a2", Lookup::Found(&snap))), [Outcome::Expired]);
     assert_eq!(d.receipts[0].outcome, Outcome::Expired);
 }
 
 #[test]
 fn an_unknown_or_gone_id_reads_as_finished_never_as_an_error_loop() {
     let mut d = Dock::new();
-    let fx = d.approval_got("nope", Err(None));
+    let fx = d.approval_got("nope", Lookup::Unknown);
     assert_eq!(saved(&fx), [Outcome::Unavailable]);
-    assert!(d.approval_got("nope", Err(None)).is_empty(), "asked again, nothing new happens");
+    assert!(d.approval_got("nope", Lookup::Unknown).is_empty(), "asked again, nothing new happens");
     assert!(!fx.iter().any(|e| matches!(e, Effect::GetApproval(_) | Effect::GetApprovalAfter(..))));
     // A refused decision for an id the gateway no longer has asks once, then it is finished.
     d.approval_requested(ApprovalKind::Exec, &exec("a1", 99_000), false);
@@ -145,13 +145,13 @@ fn an_unknown_or_gone_id_reads_as_finished_never_as_an_error_loop() {
         retry_after_ms: None,
     };
     assert_eq!(d.decide_failed("a1", Some(&e), true), vec![Effect::GetApproval("a1".into())]);
-    assert_eq!(saved(&d.approval_got("a1", Err(None))), [Outcome::Unavailable]);
+    assert_eq!(saved(&d.approval_got("a1", Lookup::Unknown)), [Outcome::Unavailable]);
     // Network trouble is retried three times, then said on the card.
     d.approval_requested(ApprovalKind::Exec, &exec("a3", 99_000), false);
     for delay in [1_000, 2_000, 4_000] {
-        assert_eq!(d.approval_got("a3", Err(Some("timeout"))), vec![Effect::GetApprovalAfter("a3".into(), delay)]);
+        assert_eq!(d.approval_got("a3", Lookup::Failed("timeout")), vec![Effect::GetApprovalAfter("a3".into(), delay)]);
     }
-    assert!(d.approval_got("a3", Err(Some("timeout"))).is_empty());
+    assert!(d.approval_got("a3", Lookup::Failed("timeout")).is_empty());
     assert!(matches!(d.approval("a3").unwrap().1, ApprovalState::Failed(m) if m.contains("timeout")));
 }
 
@@ -170,7 +170,7 @@ fn a_decision_cut_off_by_a_disconnect_is_never_resent_on_its_own() {
     assert!(matches!(d.approval("a1").unwrap().1, ApprovalState::Failed(m) if m.contains("nothing was decided")));
     assert_eq!(fx, vec![Effect::GetApproval("a2".into())]);
     let snap = json!({"approval":{"id":"a2","status":"denied","decision":"deny","reason":"user","presentation":{"kind":"exec","commandText":"ls"},"createdAtMs":1,"expiresAtMs":9,"resolver":{"kind":"device","id":"ours"}}});
-    assert_eq!(saved(&d.approval_got("a2", Ok(&snap))), [Outcome::Denied], "the decision we sent is the one recorded");
+    assert_eq!(saved(&d.approval_got("a2", Lookup::Found(&snap))), [Outcome::Denied], "the decision we sent is the one recorded");
     // Sending while the page knows it is offline never leaves the browser.
     assert!(d.decide("a1", Decision::AllowOnce, false).is_err());
 }
@@ -250,6 +250,6 @@ fn an_approval_withdrawn_by_a_stopped_run_reads_as_cancelled() {
     let fx = d.approval_resolved(&json!({"id":"a1","decision":"deny","resolvedBy":null,"ts":3}));
     assert!(fx.contains(&Effect::GetApproval("a1".into())), "a deny by nobody is checked");
     let snap = json!({"approval":{"id":"a1","status":"cancelled","reason":"run-aborted","presentation":{"kind":"exec","commandText":"ls"},"createdAtMs":1,"expiresAtMs":99_000}});
-    assert_eq!(saved(&d.approval_got("a1", Ok(&snap))), [Outcome::Cancelled]);
+    assert_eq!(saved(&d.approval_got("a1", Lookup::Found(&snap))), [Outcome::Cancelled]);
     assert_eq!(d.receipts[0].outcome.label(), "Cancelled");
 }

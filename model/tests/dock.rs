@@ -1,6 +1,6 @@
 //! The dock state machine: drafts, priority, hydration and reconciliation, expiry and races.
 
-use model::dock::{Dock, Effect, LocalState, Outcome, countdown};
+use model::dock::{Dock, Effect, LocalState, Lookup, Outcome, countdown};
 use model::draft::QuestionDraft;
 use protocol::error::ErrorShape;
 use serde_json::{Value, json};
@@ -111,14 +111,14 @@ fn reconnect_hydrates_from_the_list_and_gets_the_missing_ones() {
     assert!(fx.contains(&Effect::Get("gone".into())));
     assert!(!fx.iter().any(|e| matches!(e, Effect::Get(id) if id == "kept")));
     assert_eq!(d.len(), 3);
-    let fx = d.got("gone", Err(None));
+    let fx = d.got("gone", Lookup::Unknown);
     assert_eq!(receipts(&fx), vec![Outcome::Unavailable]);
     // A transient failure is retried after 1, 2 and 4 s, then reported.
     d.requested(&rec("flaky", 4, 10_000), false);
-    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 1000)]);
-    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 2000)]);
-    assert_eq!(d.got("flaky", Err(Some("boom"))), vec![Effect::GetAfter("flaky".into(), 4000)]);
-    assert!(d.got("flaky", Err(Some("boom"))).is_empty());
+    assert_eq!(d.got("flaky", Lookup::Failed("boom")), vec![Effect::GetAfter("flaky".into(), 1000)]);
+    assert_eq!(d.got("flaky", Lookup::Failed("boom")), vec![Effect::GetAfter("flaky".into(), 2000)]);
+    assert_eq!(d.got("flaky", Lookup::Failed("boom")), vec![Effect::GetAfter("flaky".into(), 4000)]);
+    assert!(d.got("flaky", Lookup::Failed("boom")).is_empty());
     assert!(matches!(d.state("flaky"), Some(LocalState::Failed { message }) if message.contains("boom")));
 }
 
@@ -133,7 +133,7 @@ fn a_lost_acknowledgement_keeps_the_local_answer() {
     // After reconnect it is gone from the list and from the gateway: keep what we sent.
     let fx = d.listed(&[]);
     assert!(fx.contains(&Effect::Get("a".into())));
-    let fx = d.got("a", Err(None));
+    let fx = d.got("a", Lookup::Unknown);
     assert_eq!(receipts(&fx), vec![Outcome::Answered { answers: params.answers.unwrap() }]);
 }
 
@@ -164,7 +164,7 @@ fn errors_are_non_destructive_and_already_terminal_is_reconciled() {
     d.submit("a", &draft).unwrap();
     let done = ErrorShape::question("QUESTION_ALREADY_TERMINAL", "question 'a' is already answered");
     assert_eq!(d.submit_failed("a", Some(&done), true), vec![Effect::Get("a".into())]);
-    let fx = d.got("a", Ok(&json!({"question": {"id":"a","questions":rec("a",1,1)["questions"],"createdAtMs":1,"expiresAtMs":2,"status":"answered","answers":{"answers":{"target":["Production"],"notify":["Slack"]}}}})));
+    let fx = d.got("a", Lookup::Found(&json!({"question": {"id":"a","questions":rec("a",1,1)["questions"],"createdAtMs":1,"expiresAtMs":2,"status":"answered","answers":{"answers":{"target":["Production"],"notify":["Slack"]}}}})));
     assert!(matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { .. }));
 }
 
@@ -183,7 +183,7 @@ fn skip_is_its_own_outcome_and_expiry_never_answers() {
     assert!(fx.contains(&Effect::Get("e".into())));
     assert!(d.is_empty());
     // The gateway says someone answered it just in time: the receipt is corrected.
-    let fx = d.got("e", Ok(&json!({"question": {"id":"e","questions":rec("e",1,1)["questions"],"createdAtMs":1,"expiresAtMs":2,"status":"answered","answers":{"answers":{"target":["Staging"],"notify":["Email"]}}}})));
+    let fx = d.got("e", Lookup::Found(&json!({"question": {"id":"e","questions":rec("e",1,1)["questions"],"createdAtMs":1,"expiresAtMs":2,"status":"answered","answers":{"answers":{"target":["Staging"],"notify":["Email"]}}}})));
     assert!(matches!(&receipts(&fx)[0], Outcome::AnsweredElsewhere { .. }));
     let texts = d.keep_unsent_text("e", "typed".into());
     assert!(texts.is_some());

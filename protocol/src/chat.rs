@@ -28,19 +28,88 @@ pub struct ChatSendParams {
     pub attachments: Vec<Value>,
 }
 
-/// A row of `sessions.list`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A row of `sessions.list`, as OpenClaw 2026.9.6 and the local gateway send it. Fields this UI
+/// does not read are ignored.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionRow {
     pub key: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The name a person gave it (`sessions.patch` `label`).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// The gateway's title from the first message (`includeDerivedTitles`).
+    #[serde(default)]
     pub derived_title: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub updated_at: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub has_active_run: Option<bool>,
+}
+
+impl SessionRow {
+    /// The name to show: its label, else its derived title; empty when it has neither (the
+    /// key is shown then).
+    pub fn title(&self) -> &str {
+        [&self.label, &self.derived_title].into_iter().flatten().map(|t| t.trim()).find(|t| !t.is_empty()).unwrap_or("")
+    }
+}
+
+/// The answer to `sessions.list`; rows that do not read as a row are skipped.
+pub fn read_sessions_list(payload: &Value) -> Vec<SessionRow> {
+    let rows = payload.get("sessions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    rows.iter().filter_map(|r| SessionRow::deserialize(r).ok()).collect()
+}
+
+/// Where a run is, as a `chat` event says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ChatEventState {
+    /// More text (`deltaText`, appended or, with `replace`, instead).
+    Delta,
+    /// Still running, no new text.
+    Status,
+    /// Done; `message` may carry the saved reply.
+    Final,
+    /// Stopped by `chat.abort`.
+    Aborted,
+    /// Failed (`errorMessage`).
+    Error,
+    /// A state this UI does not know (a newer gateway): ignored.
+    #[serde(other)]
+    Other,
+}
+
+impl ChatEventState {
+    /// Whether the run has ended.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, ChatEventState::Final | ChatEventState::Aborted | ChatEventState::Error)
+    }
+}
+
+/// A `chat` event: one step of a run's stream. The saved reply (`message`) stays JSON, like
+/// every transcript message.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatEvent {
+    pub session_key: String,
+    #[serde(default)]
+    pub run_id: Option<String>,
+    pub state: ChatEventState,
+    #[serde(default)]
+    pub delta_text: Option<String>,
+    #[serde(default)]
+    pub replace: bool,
+    #[serde(default)]
+    pub message: Option<Value>,
+    #[serde(default)]
+    pub error_message: Option<String>,
+}
+
+impl ChatEvent {
+    /// Reads a `chat` event's payload; `None` when it is not one (no session or state).
+    pub fn read(payload: &Value) -> Option<ChatEvent> {
+        ChatEvent::deserialize(payload).ok()
+    }
 }
 
 /// The plain text of a transcript message: a string `content`, or the `text` parts of an
@@ -68,5 +137,39 @@ mod session_key_tests {
         assert_eq!(canonical_session_key("main"), "agent:main:main");
         assert_eq!(canonical_session_key("bench-long"), "agent:main:bench-long");
         assert_eq!(canonical_session_key("agent:ops:night"), "agent:ops:night");
+    }
+}
+
+#[cfg(test)]
+mod dto_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn session_rows_read_label_before_derived_title_and_skip_what_is_no_row() {
+        let rows = read_sessions_list(&json!({"sessions": [
+            {"key": "agent:main:main", "label": "Deploys", "derivedTitle": "Check the deploy", "updatedAt": 5, "hasActiveRun": true, "kind": "direct"},
+            {"key": "agent:main:b", "label": "  ", "derivedTitle": "From the first message"},
+            {"key": "agent:main:c"},
+            {"label": "no key"},
+        ]}));
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[0].title(), "Deploys");
+        assert_eq!(rows[0].has_active_run, Some(true));
+        assert_eq!(rows[0].updated_at, Some(5));
+        assert_eq!(rows[1].title(), "From the first message");
+        assert_eq!(rows[2].title(), "");
+        assert!(read_sessions_list(&json!({})).is_empty());
+    }
+
+    #[test]
+    fn chat_events_read_their_state_and_an_unknown_state_is_other() {
+        let e = ChatEvent::read(&json!({"sessionKey": "s", "runId": "r", "state": "delta", "deltaText": "Hi", "seq": 3})).unwrap();
+        assert_eq!((e.state, e.delta_text.as_deref(), e.replace), (ChatEventState::Delta, Some("Hi"), false));
+        let e = ChatEvent::read(&json!({"sessionKey": "s", "runId": "r", "state": "error", "errorMessage": "boom"})).unwrap();
+        assert!(e.state.is_terminal());
+        assert_eq!(e.error_message.as_deref(), Some("boom"));
+        assert_eq!(ChatEvent::read(&json!({"sessionKey": "s", "state": "thinking"})).unwrap().state, ChatEventState::Other);
+        assert!(ChatEvent::read(&json!({"state": "final"})).is_none(), "no session");
     }
 }

@@ -109,6 +109,11 @@ pub fn can_decide_approvals(granted: &[String]) -> bool {
     matches!(access("approval.resolve", granted), Some(Ok(_)))
 }
 
+/// Whether the granted scopes let a person send chat messages (broadly or to own sessions).
+pub fn can_send_messages(granted: &[String]) -> bool {
+    matches!(access("chat.send", granted), Some(Ok(_)))
+}
+
 /// Whether the granted scopes let a person answer questions (broadly or as a guest).
 pub fn can_answer_questions(granted: &[String]) -> bool {
     matches!(access("question.resolve", granted), Some(Ok(_)))
@@ -146,5 +151,13 @@ mod tests {
         assert!(matches!(access("question.request", &guest), Some(Err(_))));
         assert!(can_answer_questions(&guest));
         assert!(!can_answer_questions(&s(&[scope::READ, scope::WRITE])));
+    }
+
+    #[test]
+    fn messages_need_write_admin_or_the_guest_scope() {
+        assert!(can_send_messages(&s(&[scope::WRITE])));
+        assert!(can_send_messages(&s(&[scope::ADMIN])));
+        assert!(can_send_messages(&s(&[scope::SESSIONS_WRITE])));
+        assert!(!can_send_messages(&s(&[scope::READ, scope::QUESTIONS, scope::APPROVALS])));
     }
 }

@@ -10,7 +10,7 @@ use protocol::approval::{Approval, ApprovalKind, ApprovalResolution, Decision, r
 use protocol::error::ErrorShape;
 use serde_json::Value;
 
-use super::{ApprovalState, Dock, Effect, Entry, GET_RETRY_MS, InvalidRecord, Outcome, Receipt};
+use super::{ApprovalState, Dock, Effect, Entry, GET_RETRY_MS, InvalidRecord, Lookup, Outcome, Receipt};
 
 /// How a snapshot (`approval.get`, `approval.history`) says an approval stands.
 #[derive(Debug, Clone, PartialEq)]
@@ -295,11 +295,11 @@ impl Dock {
         }
     }
 
-    /// `approval.get`: `Ok(payload)`, `Err(None)` for APPROVAL_NOT_FOUND, `Err(Some(message))`
+    /// `approval.get`: its payload, unknown for APPROVAL_NOT_FOUND, or a failure
     /// for anything else (retried, then said on the card).
-    pub fn approval_got(&mut self, id: &str, result: Result<&Value, Option<&str>>) -> Vec<Effect> {
+    pub fn approval_got(&mut self, id: &str, result: Lookup<'_>) -> Vec<Effect> {
         match result {
-            Ok(payload) => {
+            Lookup::Found(payload) => {
                 let Some((fresh, status)) = payload.get("approval").and_then(read_snapshot) else { return Vec::new() };
                 match status {
                     SnapshotStatus::Pending => {
@@ -337,7 +337,7 @@ impl Dock {
                     }
                 }
             }
-            Err(None) => {
+            Lookup::Unknown => {
                 if let Some(approval) = self.approval(id).map(|(a, _)| a.clone()) {
                     return self.leave_approval(approval, Outcome::Unavailable);
                 }
@@ -363,7 +363,7 @@ impl Dock {
                 };
                 self.leave_approval(unknown, Outcome::Unavailable)
             }
-            Err(Some(message)) => {
+            Lookup::Failed(message) => {
                 let n = self.get_attempts.entry(id.to_string()).or_insert(0);
                 let attempt = *n;
                 *n += 1;

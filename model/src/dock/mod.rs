@@ -311,6 +311,17 @@ pub struct Dock {
     closed_by_event: BTreeMap<String, u64>,
 }
 
+/// What the gateway answered to a `question.get` or `approval.get`.
+#[derive(Debug, Clone, Copy)]
+pub enum Lookup<'a> {
+    /// Its payload.
+    Found(&'a Value),
+    /// The gateway does not know the id (`QUESTION_NOT_FOUND`, `APPROVAL_NOT_FOUND`).
+    Unknown,
+    /// The call failed for another reason, in these words: it is tried again.
+    Failed(&'a str),
+}
+
 impl Dock {
     pub fn new() -> Self {
         Dock { expanded: true, ..Default::default() }
@@ -648,10 +659,10 @@ impl Dock {
         Some(r.clone())
     }
 
-    /// The result of `question.get` during recovery. `Err(None)` is QUESTION_NOT_FOUND.
-    pub fn got(&mut self, id: &str, result: Result<&Value, Option<&str>>) -> Vec<Effect> {
+    /// The result of `question.get` during recovery.
+    pub fn got(&mut self, id: &str, result: Lookup<'_>) -> Vec<Effect> {
         match result {
-            Ok(payload) => {
+            Lookup::Found(payload) => {
                 let Some(v) = payload.get("question") else { return vec![] };
                 let Ok(fresh) = serde_json::from_value::<QuestionRecord>(v.clone()) else { return vec![] };
                 if fresh.status == QuestionStatus::Pending {
@@ -686,7 +697,7 @@ impl Dock {
                 }
                 vec![]
             }
-            Err(None) => {
+            Lookup::Unknown => {
                 let Some(record) = self.record(id).cloned() else {
                     if self.receipts.iter().any(|r| r.id == id) {
                         return vec![];
@@ -716,7 +727,7 @@ impl Dock {
                 };
                 self.leave(record, outcome, String::new())
             }
-            Err(Some(message)) => {
+            Lookup::Failed(message) => {
                 let n = self.get_attempts.entry(id.to_string()).or_insert(0);
                 let attempt = *n;
                 *n += 1;

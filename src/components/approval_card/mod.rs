@@ -10,10 +10,10 @@ use leptos::prelude::*;
 use model::dock::{ApprovalState, Outcome, Receipt};
 use protocol::approval::{Approval, ApprovalKind, Decision};
 
-use crate::approvals::ApprovalAccess;
 use crate::components::pane::short_name;
-use crate::gateway_client::{GatewayClient, Status};
-use crate::questions::{DockController, DockView};
+use crate::io::gateway_client::{GatewayClient, Status};
+use crate::state::dock::approvals::ApprovalAccess;
+use crate::state::dock::{DockController, DockView};
 
 /// A button's words for a decision, as the incumbent labels them.
 fn decision_label(kind: ApprovalKind, d: Decision) -> &'static str {
@@ -48,7 +48,7 @@ pub fn ApprovalCard(
     let id = StoredValue::new(approval.id.clone());
     let kind = approval.kind;
     // Which conversation asked, when it is not this pane's own.
-    let chat = expect_context::<crate::chat::ChatController>();
+    let chat = expect_context::<crate::state::chat::ChatController>();
     let session = approval.session_key.clone();
     let other_session = {
         let session = session.clone();

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use model::attachment::{AttachmentMeta, bytes_in_words};
 
-use crate::attachments::DraftFiles;
+use crate::state::attachment::AttachmentController;
 
 /// The files attached in a conversation's composer, each with its size, a preview for an
 /// image, and a button that removes it.
@@ -14,7 +14,7 @@ pub fn DraftAttachments(
     #[prop(into)]
     session: Signal<String>,
 ) -> impl IntoView {
-    let files = expect_context::<DraftFiles>();
+    let files = expect_context::<AttachmentController>();
     let state = Memo::new(move |_| files.state(&session.get()));
     // One view of the whole list, drawn again when it changes: it holds a few files, and a
     // keyed list would be more code than it saves.
@@ -74,12 +74,12 @@ thread_local! {
 }
 
 /// An object URL for a file the gateway saved, fetched once per page.
-async fn fetched_url(client: crate::gateway_client::GatewayClient, source: String, session: String) -> Result<String, String> {
+async fn fetched_url(client: crate::io::gateway_client::GatewayClient, source: String, session: String) -> Result<String, String> {
     if let Some(url) = FETCHED.with(|f| f.borrow().iter().find(|(s, _)| *s == source).map(|(_, u)| u.clone())) {
         return Ok(url);
     }
     let blob = client.media(&source, &session).await?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| crate::browser::js_error_text(&e))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| crate::io::browser::js_error_text(&e))?;
     FETCHED.with(|f| f.borrow_mut().push((source, url.clone())));
     Ok(url)
 }
@@ -107,7 +107,7 @@ pub fn SavedFiles(
     /// The conversation of the message (the gateway checks the file belongs to it).
     session: String,
 ) -> impl IntoView {
-    let client = expect_context::<crate::gateway_client::GatewayClient>();
+    let client = expect_context::<crate::io::gateway_client::GatewayClient>();
     (!media.is_empty()).then(|| {
         view! {
             <ul class="attachments attachments--saved" aria-label="Attached files" data-testid="saved-attachments">

@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use model::attention::NotifyChoice;
 
-use crate::attention::Attention;
+use crate::state::attention::Attention;
 
 /// Notification and tab-title preferences for this gateway. Reads [`Attention`] from context
 /// (and shows nothing without it, as in a status bar on its own).

@@ -5,13 +5,14 @@
 
 use leptos::prelude::*;
 
-use crate::attachments::DraftFiles;
-use crate::chat::ChatController;
 use crate::components::attachment_list::DraftAttachments;
 use crate::components::credential_notice::CredentialNotice;
-use crate::gateway_client::{GatewayClient, Status};
-use crate::outbox::OutboxController;
-use crate::questions::{DockController, DockView};
+use crate::io::gateway_client::{GatewayClient, Status};
+use crate::state::attachment::AttachmentController;
+use crate::state::chat::{ChatController, RunState};
+use crate::state::composer::ComposerController;
+use crate::state::dock::{DockController, DockView};
+use crate::state::outbox::OutboxController;
 
 /// The message composer for the current session.
 #[component]
@@ -20,7 +21,7 @@ pub fn Composer() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let outbox = expect_context::<OutboxController>();
     let client = expect_context::<GatewayClient>();
-    let files = expect_context::<DraftFiles>();
+    let files = expect_context::<AttachmentController>();
     // A conversation's files are read when a composer first shows it.
     Effect::new(move |_| {
         let s = chat.session.get();
@@ -28,7 +29,6 @@ pub fn Composer() -> impl IntoView {
             files.load(&s);
         }
     });
-    let has_files = move || !files.state(&chat.session.get_untracked()).files.is_empty();
     let attach = move |list: Option<web_sys::FileList>| {
         let Some(list) = list else { return };
         let picked: Vec<web_sys::File> = (0..list.length()).filter_map(|i| list.get(i)).collect();
@@ -36,76 +36,20 @@ pub fn Composer() -> impl IntoView {
             files.add(&chat.session.get_untracked(), picked);
         }
     };
-    // A second Send while files are being queued waits for the first.
-    let queueing = RwSignal::new(false);
+    let composer = ComposerController::new(chat, outbox, files, ctl, client);
     // Only this pane's dock can take this pane's composer: a question in another pane leaves
     // this one free (openclaw#118787).
     let view = expect_context::<DockView>();
     let blocked = Memo::new(move |_| ctl.dock.with(|d| d.expanded) && view.current_is_blocking() && ctl.deep_link.get().is_none());
     let question_waiting = Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && view.blocking_waits());
-    let can_write = move || {
-        client.hello.with(|_| {
-            let s = client.scopes();
-            s.iter().any(|x| x == "operator.write" || x == "operator.admin" || x == "operator.sessions.write")
-        })
-    };
-    // A reply while a blocking question waits can answer it: one that looks like a credential
-    // is held like a typed answer in the dock (the text it was held for, and whether Send
-    // anyway was pressed once).
-    let held = RwSignal::new(None::<(model::credential::CredentialMatch, String, bool)>);
-    let replies_to_question = move || ctl.dock.with_untracked(|d| d.entries.iter().any(model::dock::Entry::is_blocking_question));
     let approval_waiting = Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && view.approval_waits());
-    let enqueue = move |text: String| {
-        let session = chat.session.get_untracked();
-        chat.set_draft(String::new());
-        ctl.typing_in_composer.set(false);
-        held.set(None);
-        if !files.busy() && files.state(&session).files.is_empty() {
-            outbox.enqueue(&session, text.trim_end_matches('\n'), None, None, None);
-            return;
-        }
-        queueing.set(true);
-        leptos::task::spawn_local(async move {
-            // A file attached a moment ago goes with this message: wait until it is kept.
-            files.settled().await;
-            let attached = files.take(&session);
-            if attached.is_empty() {
-                outbox.enqueue(&session, text.trim_end_matches('\n'), None, None, None);
-                queueing.set(false);
-                return;
-            }
-            match files.collect(&session, &attached).await {
-                Ok(found) => {
-                    outbox.enqueue_with_files(&session, text.trim_end_matches('\n'), found).await;
-                    files.sent(&session, &attached);
-                }
-                Err(why) => {
-                    // Nothing was queued: the words and the files are the draft again.
-                    chat.restore_text(&session, &text);
-                    files.put_back(&session, attached, format!("Not sent: {why}"));
-                }
-            }
-            queueing.set(false);
-        });
-    };
-    let send = move || {
-        let text = chat.draft.get_untracked();
-        if queueing.get_untracked() || (text.trim().is_empty() && !has_files()) {
-            return;
-        }
-        if replies_to_question() {
-            if let Some(found) = model::credential::detect(&text) {
-                held.set(Some((found, text, false)));
-                return;
-            }
-        }
-        enqueue(text);
-    };
+    let held = composer.held;
+    let send = move || composer.send();
     let credential_typed = move || chat.draft.with(|t| model::credential::detect(t).is_some());
-    let running = move || chat.run_active.get() || chat.streams.with(|s| s.values().any(|r| r.state == "streaming"));
+    let running = move || chat.run_active.get() || chat.streams.with(|s| s.values().any(|r| r.state == RunState::Streaming));
     // Something else can take the composer's place (here: a read-only connection); the dock
     // above stays available either way.
-    let read_only = move || client.status.get() == Status::Connected && !can_write();
+    let read_only = move || client.status.get() == Status::Connected && !composer.can_write();
     view! {
         <Show when=move || !blocked.get() && read_only()>
             <p class="composer-replacement" role="note" data-testid="composer-replacement">
@@ -132,20 +76,14 @@ pub fn Composer() -> impl IntoView {
                         "A question is waiting. A plain reply can answer it: a number, an option label or your own words (commas for several choices)."
                     </p>
                 </Show>
-                {move || held.get().map(|(found, text, confirming)| {
-                    let text = StoredValue::new(text);
-                    view! {
-                        <CredentialNotice
-                            found=found
-                            confirming=confirming
-                            on_edit=move |_| held.set(None)
-                            on_send_anyway=move |_| held.update(|h| if let Some(h) = h { h.2 = true })
-                            on_confirm=move |_| {
-                                // Exactly the text that was held; anything typed since is checked again.
-                                if chat.draft.get_untracked() == text.get_value() { enqueue(text.get_value()) } else { held.set(None) }
-                            }
-                        />
-                    }
+                {move || held.get().map(|hold| view! {
+                    <CredentialNotice
+                        found=hold.found
+                        confirming=hold.confirming
+                        on_edit=move |_| held.set(None)
+                        on_send_anyway=move |_| held.update(|h| if let Some(h) = h { h.confirming = true })
+                        on_confirm=move |_| composer.send_held()
+                    />
                 })}
                 <div class="composer__row">
                     <label class="composer__label">

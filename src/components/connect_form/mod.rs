@@ -2,7 +2,7 @@
 
 use leptos::prelude::*;
 
-use crate::gateway_client::{GatewayClient, Status};
+use crate::io::gateway_client::{GatewayClient, Status};
 
 /// Asks for the gateway token (when it was rejected or is missing) and lets the person
 /// point the UI at another gateway. The token goes to `sessionStorage` only.
@@ -23,7 +23,7 @@ pub fn ConnectForm(
     let submit = move |ev: leptos::ev::SubmitEvent| {
         ev.prevent_default();
         let new_url = url.get_untracked().trim().to_string();
-        if let Err(e) = model::fragment::check_gateway_url(&new_url) {
+        if let Err(e) = model::url::check_gateway_url(&new_url) {
             problem.set(Some(e));
             return;
         }
@@ -33,7 +33,7 @@ pub fn ConnectForm(
         }
         let t = token.get_untracked();
         if !t.trim().is_empty() {
-            crate::identity::set_session_token(&new_url, Some(t.trim()));
+            crate::io::identity::set_session_token(&new_url, Some(t.trim()));
         }
         token.set(String::new());
         client.set_url(new_url);

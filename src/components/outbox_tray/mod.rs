@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use model::outbox::{SendState, describe};
 
-use crate::outbox::{OutboxController, stale_ms};
+use crate::state::outbox::{OutboxController, stale_ms};
 
 /// The unsent-messages tray.
 #[component]
@@ -30,7 +30,7 @@ pub fn OutboxTray() -> impl IntoView {
                         {
                             let id = StoredValue::new(row.id.clone());
                             let current = Memo::new(move |_| outbox.rows.with(|rows| rows.iter().find(|r| r.id == id.get_value()).cloned()));
-                            let status = move || current.with(|r| r.as_ref().map(|r| outbox.rows.with_untracked(|rows| describe(r, rows, crate::browser::now_ms(), stale_ms()))).unwrap_or_default());
+                            let status = move || current.with(|r| r.as_ref().map(|r| outbox.rows.with_untracked(|rows| describe(r, rows, crate::io::browser::now_ms(), stale_ms()))).unwrap_or_default());
                             let can = move |f: fn(&model::outbox::OutboxRow) -> bool| current.with(|r| r.as_ref().is_some_and(f));
                             let editing = RwSignal::new(false);
                             let refused = RwSignal::new(false);

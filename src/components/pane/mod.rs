@@ -7,9 +7,9 @@ use crate::components::composer::Composer;
 use crate::components::question_dock::QuestionDock;
 use crate::components::session_picker::SessionPicker;
 use crate::components::transcript::Transcript;
-use crate::gateway_client::{GatewayClient, Status};
-use crate::panes::{MAX_PANES, Panes};
-use crate::questions::{DockController, DockView};
+use crate::io::gateway_client::{GatewayClient, Status};
+use crate::state::dock::{DockController, DockView};
+use crate::state::panes::{MAX_PANES, Panes};
 
 /// A conversation's key as a person reads it (the part after `agent:<id>:`).
 pub fn short_name(session: &str) -> String {

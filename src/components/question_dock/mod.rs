@@ -13,7 +13,7 @@ use wasm_bindgen::JsCast;
 use crate::components::approval_card::ApprovalCard;
 use crate::components::credential_notice::CredentialNotice;
 use crate::components::option_group::{OptionGroup, OptionItem};
-use crate::questions::{DockController, DockView, QuestionAccess};
+use crate::state::dock::{DockController, DockView, QuestionAccess};
 
 /// The dock of one pane (its `DockView` context). Renders nothing while no request is pending.
 #[component]

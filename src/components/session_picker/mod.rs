@@ -1,9 +1,8 @@
 //! Choosing the conversation. The choice lives in the URL (`?session=`).
 
 use leptos::prelude::*;
-use serde_json::Value;
 
-use crate::chat::ChatController;
+use crate::state::chat::ChatController;
 
 /// A labelled select of the gateway's sessions (plus the current one if it is new).
 #[component]
@@ -11,21 +10,8 @@ pub fn SessionPicker() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let options = Memo::new(move |_| {
         let current = chat.session.get();
-        let mut list: Vec<(String, String)> = chat
-            .sessions
-            .get()
-            .iter()
-            .filter_map(|s: &Value| {
-                let key = s.get("key")?.as_str()?.to_string();
-                let title = s
-                    .get("label")
-                    .and_then(Value::as_str)
-                    .or_else(|| s.get("derivedTitle").and_then(Value::as_str))
-                    .unwrap_or("")
-                    .to_string();
-                Some((key, title))
-            })
-            .collect();
+        let mut list: Vec<(String, String)> =
+            chat.sessions.with(|rows| rows.iter().map(|r| (r.key.clone(), r.title().to_string())).collect());
         if !current.is_empty() && !list.iter().any(|(k, _)| *k == current) {
             list.insert(0, (current, String::new()));
         }

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 
-use crate::browser;
 use crate::components::attention_control::AttentionControl;
-use crate::gateway_client::{GatewayClient, Status};
+use crate::io::browser;
+use crate::io::gateway_client::{GatewayClient, Status};
 
 /// Always-visible connection status. Reads the [`GatewayClient`] from context.
 ///

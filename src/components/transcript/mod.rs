@@ -10,12 +10,12 @@ use std::collections::BTreeMap;
 
 use model::parts::{ImageSource, Part, ToolResult};
 
-use crate::chat::{ChatController, RunStream, TranscriptRow};
 use crate::components::markdown::Markdown;
 use crate::components::question_receipt::QuestionReceipt;
-use crate::gateway_client::{GatewayClient, Status};
-use crate::outbox::{OutboxController, stale_ms};
-use crate::questions::DockController;
+use crate::io::gateway_client::{GatewayClient, Status};
+use crate::state::chat::{ChatController, RunState, RunStream, TranscriptRow};
+use crate::state::dock::DockController;
+use crate::state::outbox::{OutboxController, stale_ms};
 
 /// Whether this browser's summary `r` is of one of the `ask_user` calls `asked` (first
 /// question's wording, call time) in `session`: the same wording, the same conversation, and
@@ -176,7 +176,7 @@ pub fn Transcript() -> impl IntoView {
             </For>
             <For
                 each=move || { chat.streams.get().into_iter().collect::<Vec<(String, RunStream)>>() }
-                key=|(run, s)| format!("{run}\u{1f}{}\u{1f}{}", s.state, s.text.len())
+                key=|(run, s)| format!("{run}\u{1f}{}\u{1f}{}", s.state.name(), s.text.len())
                 children=|(run, stream)| view! { <li><Stream run=run stream=stream/></li> }.into_any()
             />
             <UnsentEchoes/>
@@ -207,8 +207,8 @@ fn Message(row: TranscriptRow) -> impl IntoView {
 /// An async question in the transcript, with where its answer is.
 #[component]
 fn AsyncCard(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> impl IntoView {
-    use crate::async_questions::{AsyncController, AsyncStatus};
-    let ctl = expect_context::<AsyncController>();
+    use crate::state::async_q::{AsyncQController, AsyncStatus};
+    let ctl = expect_context::<AsyncQController>();
     let outbox = expect_context::<OutboxController>();
     let q = StoredValue::new(question.clone());
     let item = StoredValue::new(question.item_id.clone());
@@ -492,16 +492,20 @@ fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
 
 #[component]
 fn Stream(run: String, stream: RunStream) -> impl IntoView {
-    let label = match stream.state.as_str() {
-        "aborted" => "Stopped",
-        "error" => "Run failed",
-        _ => "Writing…",
+    let label = match stream.state {
+        RunState::Aborted => "Stopped",
+        RunState::Failed { .. } => "Run failed",
+        RunState::Streaming => "Writing…",
+    };
+    let failure = match &stream.state {
+        RunState::Failed { reason } => Some(reason.clone()),
+        _ => None,
     };
     view! {
-        <article class="msg msg--assistant msg--live" data-testid="stream" data-run=run data-state=stream.state.clone()>
+        <article class="msg msg--assistant msg--live" data-testid="stream" data-run=run data-state=stream.state.name()>
             <header class="msg__who">"Agent"<span class="msg__note">{label}</span></header>
             <Markdown text=stream.text/>
-            {stream.error.map(|e| view! { <p class="msg__error" role="alert">{e}</p> })}
+            {failure.map(|e| view! { <p class="msg__error" role="alert">{e}</p> })}
         </article>
     }
 }
@@ -537,7 +541,7 @@ pub fn OutboxEcho(row: OutboxRow) -> impl IntoView {
         if !connected && r.state == SendState::Queued {
             return "Waiting for reconnect".to_string();
         }
-        outbox.rows.with(|rows| describe(&r, rows, crate::browser::now_ms(), stale_ms()))
+        outbox.rows.with(|rows| describe(&r, rows, crate::io::browser::now_ms(), stale_ms()))
     };
     let state_name = move || match row.with_value(|r| r.state.clone()) {
         SendState::Queued => "queued",
@@ -552,7 +556,7 @@ pub fn OutboxEcho(row: OutboxRow) -> impl IntoView {
             <header class="msg__who">"You"</header>
             <p class="msg__text">{row.with_value(|r| r.text.clone())}</p>
             <crate::components::attachment_list::FileChips files=row.with_value(|r| r.attachments.clone())/>
-            {move || outbox.not_kept.with(|k| k.iter().find(|(r, _)| *r == id.get_value()).map(|(_, t)| t.clone())).map(|t| view! { <p class="msg__status msg__status--warn" role="status" data-testid="outbox-not-kept">{t}</p> })}
+            {move || outbox.not_kept.with(|k| k.iter().find(|n| n.row_id == id.get_value()).map(|n| n.words.clone())).map(|t| view! { <p class="msg__status msg__status--warn" role="status" data-testid="outbox-not-kept">{t}</p> })}
             <p class="msg__status" data-testid="outbox-status">{status}</p>
             <div class="msg__actions">
                 <Show when=move || row.with_value(OutboxRow::can_retry) && row.with_value(|r| r.state != SendState::Queued || r.retry_requested_ms.is_none())>

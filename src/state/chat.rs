@@ -8,11 +8,12 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use serde_json::{Value, json};
 
-use model::route::ChatRoute;
+use model::url::ChatRoute;
+use protocol::chat::{ChatEvent, ChatEventState, SessionRow};
 
-use crate::browser;
-use crate::gateway_client::{GatewayClient, Status};
-use crate::storage::LocalDb;
+use crate::io::browser;
+use crate::io::gateway_client::{GatewayClient, Status};
+use crate::io::storage::LocalDb;
 
 /// One saved transcript row, reduced to what the page shows.
 #[derive(Debug, Clone, PartialEq)]
@@ -80,9 +81,30 @@ impl TranscriptRow {
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunStream {
     pub text: String,
-    /// `streaming`, `aborted` or `error`.
-    pub state: String,
-    pub error: Option<String>,
+    pub state: RunState,
+}
+
+/// Where a streaming run is (a finished one is replaced by its saved row).
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunState {
+    Streaming,
+    /// Stopped (`aborted`): what it wrote so far stays.
+    Aborted,
+    /// The run failed, with the gateway's words.
+    Failed {
+        reason: String,
+    },
+}
+
+impl RunState {
+    /// The name the page carries in `data-state`, as the gateway's `chat` event names it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            RunState::Streaming => "streaming",
+            RunState::Aborted => "aborted",
+            RunState::Failed { .. } => "error",
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -91,7 +113,7 @@ pub struct ChatController {
     /// and does nothing until a pane opens with it again.
     pub open: RwSignal<bool>,
     pub session: RwSignal<String>,
-    pub sessions: RwSignal<Vec<Value>>,
+    pub sessions: RwSignal<Vec<SessionRow>>,
     pub messages: RwSignal<Vec<TranscriptRow>>,
     pub has_more: RwSignal<bool>,
     pub loading: RwSignal<bool>,
@@ -126,11 +148,9 @@ const LIVE_PREFIX: &str = "live:";
 
 /// The conversation the address names: `?session=`, else an incumbent-style `/chat/…` link.
 pub fn route_from_url() -> Option<ChatRoute> {
-    let search = browser::location()?.search().ok()?;
-    let params = web_sys::UrlSearchParams::new_with_str(&search).ok()?;
     // Canonical, so live events (which name the canonical key) match a hand-typed `?session=x`.
-    let from_query = params.get("session").filter(|s| !s.is_empty()).map(|s| ChatRoute::Key(protocol::chat::canonical_session_key(&s)));
-    from_query.or_else(|| model::route::parse_chat_path(&browser::app_path()))
+    let from_query = browser::page_query().session.map(|s| ChatRoute::Key(protocol::chat::canonical_session_key(&s)));
+    from_query.or_else(|| model::url::parse_chat_path(&browser::app_path()))
 }
 
 impl ChatController {
@@ -225,11 +245,9 @@ impl ChatController {
     /// Opens the session a short `/chat/…` link names, or says that it names none.
     fn resolve_short_link(&self) {
         let Some((agent, prefix)) = self.short_link.get_value() else { return };
-        let keys: Vec<String> = self
-            .sessions
-            .with_untracked(|rows| rows.iter().filter_map(|r| r.get("key").and_then(Value::as_str).map(str::to_string)).collect());
+        let keys: Vec<String> = self.sessions.with_untracked(|rows| rows.iter().map(|r| r.key.clone()).collect());
         self.short_link.set_value(None);
-        match model::route::resolve_short_id(&agent, &prefix, keys.iter().map(String::as_str)) {
+        match model::url::resolve_short_id(&agent, &prefix, keys.iter().map(String::as_str)) {
             Some(key) => self.session.set(key.to_string()),
             None => {
                 self.link_error.set(Some(format!(
@@ -243,7 +261,7 @@ impl ChatController {
 
     async fn load_sessions(self) {
         if let Ok(v) = self.client.request("sessions.list", json!({"limit": 100})).await {
-            self.sessions.set(v.get("sessions").and_then(Value::as_array).cloned().unwrap_or_default());
+            self.sessions.set(protocol::chat::read_sessions_list(&v));
         }
     }
 
@@ -360,7 +378,7 @@ impl ChatController {
         let store = self.db.store();
         if self.session.get_untracked().is_empty() && self.short_link.with_value(Option::is_none) {
             let index: Option<model::offline::SavedIndex> =
-                store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await.ok().flatten().and_then(|v| crate::json::decode(&v));
+                store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await.ok().flatten().and_then(|v| crate::io::json::decode(&v));
             if let Some(latest) = index.as_ref().and_then(|i| i.latest()).filter(|_| self.session.get_untracked().is_empty()) {
                 // Setting the session runs this again for it.
                 self.session.set(latest.to_string());
@@ -372,7 +390,7 @@ impl ChatController {
             return;
         }
         let saved = match store.get(TRANSCRIPTS, &session).await {
-            Ok(v) => v.and_then(|v| crate::json::decode::<model::offline::SavedConversation>(&v)),
+            Ok(v) => v.and_then(|v| crate::io::json::decode::<model::offline::SavedConversation>(&v)),
             Err(e) => {
                 self.saved_copy_error.set(Some(format!(
                     "The saved copy of this conversation could not be read ({e}), so none is shown while the gateway is away."
@@ -427,13 +445,13 @@ impl ChatController {
         // the copy, never the outbox or the drafts, which keep using storage as before.
         let store = self.db.store();
         let result = async {
-            store.put(TRANSCRIPTS, &session, &crate::json::encode(&saved)).await?;
+            store.put(TRANSCRIPTS, &session, &crate::io::json::encode(&saved)).await?;
             let mut index: model::offline::SavedIndex =
-                store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await?.and_then(|v| crate::json::decode(&v)).unwrap_or_default();
+                store.get(TRANSCRIPTS, SAVED_INDEX_KEY).await?.and_then(|v| crate::io::json::decode(&v)).unwrap_or_default();
             for old in index.touch(&session, browser::now_ms()) {
                 store.delete(TRANSCRIPTS, &old).await?;
             }
-            store.put(TRANSCRIPTS, SAVED_INDEX_KEY, &crate::json::encode(&index)).await
+            store.put(TRANSCRIPTS, SAVED_INDEX_KEY, &crate::io::json::encode(&index)).await
         }
         .await;
         match result {
@@ -445,19 +463,19 @@ impl ChatController {
     }
 
     fn on_chat(&self, p: &Value) {
-        let session = p.get("sessionKey").and_then(Value::as_str).unwrap_or_default();
+        let Some(event) = ChatEvent::read(p) else { return };
+        let session = event.session_key.as_str();
         if session != self.session.get_untracked() {
             return;
         }
-        let Some(run) = p.get("runId").and_then(Value::as_str).map(str::to_string) else { return };
-        let state = p.get("state").and_then(Value::as_str).unwrap_or_default();
-        match state {
-            "delta" => {
+        let Some(run) = event.run_id.clone() else { return };
+        match event.state {
+            ChatEventState::Delta => {
                 self.run_active.set(true);
-                let text = p.get("deltaText").and_then(Value::as_str).unwrap_or_default().to_string();
-                let replace = p.get("replace").and_then(Value::as_bool) == Some(true);
+                let text = event.delta_text.unwrap_or_default();
+                let replace = event.replace;
                 self.streams.update(|s| {
-                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: "streaming".into(), error: None });
+                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: RunState::Streaming });
                     if replace {
                         e.text = text;
                     } else {
@@ -465,11 +483,11 @@ impl ChatController {
                     }
                 });
             }
-            "status" => self.run_active.set(true),
-            "final" => {
+            ChatEventState::Status => self.run_active.set(true),
+            ChatEventState::Final => {
                 self.run_active.set(false);
                 // The saved row (session.message, or `message` here) replaces the stream.
-                if let Some(m) = p.get("message").filter(|m| m.is_object()) {
+                if let Some(m) = event.message.as_ref().filter(|m| m.is_object()) {
                     let mut wrapped = json!({"sessionKey": session, "message": m});
                     wrapped["message"]["__openclaw"]["runId"] = json!(run);
                     // Without its saved id the row is provisional: its `session.message` (or
@@ -483,24 +501,23 @@ impl ChatController {
                     s.remove(&run);
                 });
             }
-            "aborted" => {
+            ChatEventState::Aborted => {
                 self.run_active.set(false);
                 self.streams.update(|s| {
                     if let Some(e) = s.get_mut(&run) {
-                        e.state = "aborted".into();
+                        e.state = RunState::Aborted;
                     }
                 });
             }
-            "error" => {
+            ChatEventState::Error => {
                 self.run_active.set(false);
-                let msg = p.get("errorMessage").and_then(Value::as_str).unwrap_or("the run failed").to_string();
+                let msg = event.error_message.unwrap_or_else(|| "the run failed".to_string());
                 self.streams.update(|s| {
-                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: "error".into(), error: None });
-                    e.state = "error".into();
-                    e.error = Some(msg);
+                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: RunState::Streaming });
+                    e.state = RunState::Failed { reason: msg };
                 });
             }
-            _ => {}
+            ChatEventState::Other => {}
         }
     }
 
@@ -517,8 +534,13 @@ impl ChatController {
 
     async fn load_draft(self) {
         let session = self.session.get_untracked();
-        let saved =
-            self.db.get_all(COMPOSER).await.into_iter().find(|(k, _)| *k == session).and_then(|(_, v)| crate::json::decode::<String>(&v));
+        let saved = self
+            .db
+            .get_all(COMPOSER)
+            .await
+            .into_iter()
+            .find(|(k, _)| *k == session)
+            .and_then(|(_, v)| crate::io::json::decode::<String>(&v));
         if self.session.get_untracked() == session && self.draft.get_untracked().is_empty() {
             self.draft.set(saved.unwrap_or_default());
         }
@@ -543,7 +565,7 @@ impl ChatController {
                     if text.is_empty() || model::credential::detect(&text).is_some() {
                         this.db.delete(COMPOSER, &session).await;
                     } else {
-                        this.db.put(COMPOSER, &session, &crate::json::encode(&text)).await;
+                        this.db.put(COMPOSER, &session, &crate::io::json::encode(&text)).await;
                     }
                 });
             },
@@ -583,10 +605,10 @@ impl ChatController {
                     .await
                     .into_iter()
                     .find(|(k, _)| *k == session)
-                    .and_then(|(_, v)| crate::json::decode::<String>(&v))
+                    .and_then(|(_, v)| crate::io::json::decode::<String>(&v))
                     .unwrap_or_default();
                 let merged = if current.is_empty() { text } else { format!("{current}\n{text}") };
-                db.put(COMPOSER, &session, &crate::json::encode(&merged)).await;
+                db.put(COMPOSER, &session, &crate::io::json::encode(&merged)).await;
             });
             return;
         }

@@ -43,7 +43,7 @@ impl StoredFile {
     /// As stored, and as sent to other tabs: `{meta: "<AttachmentMeta JSON>", blob: Blob}`.
     pub fn to_js(&self) -> JsValue {
         let record = js_sys::Object::new();
-        let _ = js_sys::Reflect::set(&record, &"meta".into(), &crate::json::encode(&self.meta).into());
+        let _ = js_sys::Reflect::set(&record, &"meta".into(), &crate::io::json::encode(&self.meta).into());
         let _ = js_sys::Reflect::set(&record, &"blob".into(), &self.blob);
         record.into()
     }
@@ -52,7 +52,7 @@ impl StoredFile {
     pub fn from_js(record: &JsValue) -> Option<StoredFile> {
         let meta = js_sys::Reflect::get(record, &"meta".into()).ok()?.as_string()?;
         let blob = js_sys::Reflect::get(record, &"blob".into()).ok()?.dyn_into::<web_sys::Blob>().ok()?;
-        Some(StoredFile { meta: crate::json::decode(&meta)?, blob })
+        Some(StoredFile { meta: crate::io::json::decode(&meta)?, blob })
     }
 }
 
@@ -223,7 +223,7 @@ impl IdbStore {
             .with_on_upgrade_needed(|_, db| upgrade(&db))
             // Another tab holding an old version blocks the upgrade: say so instead of hanging.
             .with_on_blocked(|_| {
-                crate::browser::log_warn("IndexedDB upgrade blocked by another tab");
+                crate::io::browser::log_warn("IndexedDB upgrade blocked by another tab");
                 Ok(())
             })
             .await
@@ -423,7 +423,7 @@ impl LocalDb {
                             }
                         });
                     }
-                    Err(e) => crate::browser::log_warn(&format!("cannot watch the database for closing: {}", idb_error(e))),
+                    Err(e) => crate::io::browser::log_warn(&format!("cannot watch the database for closing: {}", idb_error(e))),
                 }
                 self.store.set_value(Rc::new(idb));
                 self.health.set(StorageHealth::Ok);

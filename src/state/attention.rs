@@ -12,9 +12,9 @@ use serde_json::Value;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use crate::browser;
-use crate::gateway_client::GatewayClient;
-use crate::questions::DockController;
+use crate::io::browser;
+use crate::io::gateway_client::GatewayClient;
+use crate::state::dock::DockController;
 
 const SETTINGS_KEY: &str = "ocui.attention.v1";
 const SHOWN_KEY: &str = "ocui.notified.v1";
@@ -40,7 +40,7 @@ fn settings_key(gateway: &str) -> String {
 }
 
 fn load_settings(gateway: &str) -> AttentionSettings {
-    browser::local_get(&settings_key(gateway)).and_then(|s| crate::json::decode(&s)).unwrap_or_default()
+    browser::local_get(&settings_key(gateway)).and_then(|s| crate::io::json::decode(&s)).unwrap_or_default()
 }
 
 /// Hidden, or shown but not focused (another window in front): the person is elsewhere.
@@ -147,7 +147,7 @@ impl Attention {
 
     fn save(&self) {
         let gateway = self.client.url.get_untracked();
-        self.settings.with_untracked(|s| browser::local_set(&settings_key(&gateway), &crate::json::encode(s)));
+        self.settings.with_untracked(|s| browser::local_set(&settings_key(&gateway), &crate::io::json::encode(s)));
     }
 
     /// The person asked for notifications: the browser's prompt comes now, on their click, and
@@ -184,7 +184,8 @@ impl Attention {
 
 fn shown_record() -> serde_json::Map<String, Value> {
     let now = browser::now_ms();
-    let mut shown: serde_json::Map<String, Value> = browser::local_get(SHOWN_KEY).and_then(|s| crate::json::decode(&s)).unwrap_or_default();
+    let mut shown: serde_json::Map<String, Value> =
+        browser::local_get(SHOWN_KEY).and_then(|s| crate::io::json::decode(&s)).unwrap_or_default();
     shown.retain(|_, at| at.as_f64().is_some_and(|t| now - t < SHOWN_TTL_MS));
     shown
 }
@@ -197,13 +198,13 @@ fn show_once(gateway: &str, notice: Notice, dock: DockController) {
     if shown_record().contains_key(&key) {
         return;
     }
-    crate::coordination::claim(&format!("ocui-notify:{key}"), 60_000, move || {
+    crate::io::tabs::claim(&format!("ocui-notify:{key}"), 60_000, move || {
         let mut shown = shown_record();
         if shown.contains_key(&key) {
             return;
         }
         shown.insert(key, Value::from(browser::now_ms()));
-        browser::local_set(SHOWN_KEY, &crate::json::encode(&shown));
+        browser::local_set(SHOWN_KEY, &crate::io::json::encode(&shown));
         show(notice, dock);
     });
 }
@@ -250,7 +251,7 @@ fn set_badge(doc: &web_sys::Document, text: Option<&str>) {
                  <circle cx='23' cy='9' r='9' fill='#dc2626'/><text x='23' y='13' font-family='sans-serif' font-size='{}' font-weight='700' text-anchor='middle' fill='#fff'>{t}</text></svg>",
                 if t.len() > 1 { 10 } else { 12 }
             );
-            format!("data:image/svg+xml,{}", String::from(js_sys::encode_uri_component(&svg)))
+            format!("data:image/svg+xml,{}", model::url::encode_component(&svg))
         }
     };
     let _ = link.set_attribute("href", &href);

@@ -6,14 +6,16 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
-use model::dock::{Dock, Effect as DockEffect, LocalState, Receipt};
+use model::dock::{Dock, Effect as DockEffect, LocalState, Lookup, Receipt};
 use model::draft::QuestionDraft;
 use protocol::question::QuestionRecord;
 use serde_json::{Value, json};
 
-use crate::browser;
-use crate::gateway_client::{GatewayClient, RequestError, Status};
-use crate::storage::LocalDb;
+use crate::io::browser;
+use crate::io::gateway_client::{GatewayClient, RequestError, Status};
+use crate::io::storage::LocalDb;
+
+pub mod approvals;
 
 /// What the person may do with questions on this connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +37,24 @@ pub struct HeldAnswer {
     pub confirming: bool,
 }
 
+/// What the dock asks of whoever answers async questions (`state::async_q`): they are answered
+/// by chat, not by `question.resolve`, so the dock hands Submit and Skip on. The handler is set
+/// from outside, which keeps this module free of that one.
+pub enum AsyncAction {
+    /// Submit the async entry with this dock key.
+    Submit(String),
+    /// Dismiss the async entry with this dock key.
+    Dismiss(String),
+}
+
+/// One revision of one request's draft: what Send anyway confirmed, so an edit after it is
+/// checked again.
+#[derive(Debug, Clone, PartialEq)]
+struct DraftRevision {
+    request_id: String,
+    revision: u64,
+}
+
 #[derive(Clone, Copy)]
 pub struct DockController {
     pub dock: RwSignal<Dock>,
@@ -52,13 +72,13 @@ pub struct DockController {
     pub typing_in_composer: RwSignal<bool>,
     /// The answer held because it looks like a credential, if any.
     pub held: RwSignal<Option<HeldAnswer>>,
-    /// The request and draft revision the person confirmed with Send anyway.
-    send_anyway: StoredValue<Option<(String, u64)>>,
+    /// The draft the person confirmed with Send anyway.
+    send_anyway: StoredValue<Option<DraftRevision>>,
     pub(crate) client: GatewayClient,
     pub(crate) db: LocalDb,
     /// Where Submit and Skip of async questions go (they are answered by chat, not by
     /// `question.resolve`).
-    async_handler: StoredValue<Option<std::rc::Rc<dyn Fn(crate::async_questions::AsyncAction)>>, LocalStorage>,
+    async_handler: StoredValue<Option<std::rc::Rc<dyn Fn(AsyncAction)>>, LocalStorage>,
     /// The controller's reactive owner: drafts live as long as the app, not as long as the
     /// component that first touched them (a collapsed panel must not take drafts with it).
     owner: StoredValue<Owner, LocalStorage>,
@@ -115,10 +135,10 @@ impl DockController {
     }
 
     async fn load(self) {
-        let receipts: Vec<Receipt> = self.db.get_all(RECEIPTS).await.iter().filter_map(|(_, v)| crate::json::decode(v)).collect();
+        let receipts: Vec<Receipt> = self.db.get_all(RECEIPTS).await.iter().filter_map(|(_, v)| crate::io::json::decode(v)).collect();
         self.dock.update(|d| d.restore_receipts(receipts));
         for (_, v) in self.db.get_all(DRAFTS).await {
-            let Some(saved) = crate::json::decode::<QuestionDraft>(&v) else { continue };
+            let Some(saved) = crate::io::json::decode::<QuestionDraft>(&v) else { continue };
             // A draft typed before the stored copy loaded wins if it is newer.
             let existing = self.drafts.with_untracked(|m| m.get(&saved.request_id).copied());
             match existing {
@@ -150,7 +170,7 @@ impl DockController {
             }
             written.set_value(d.revision);
             // A credential-shaped typed answer stays in memory only (the dock says so).
-            let json = crate::json::encode(&d.for_storage());
+            let json = crate::io::json::encode(&d.for_storage());
             let id = d.request_id.clone();
             let db = this.db;
             spawn_local(async move {
@@ -230,7 +250,7 @@ impl DockController {
             }
             Err(e) => browser::log_warn(&format!("question.list failed: {e}")),
         }
-        if let Some(link) = deep_link_from_path().filter(|l| l.kind == model::route::RequestKind::Question) {
+        if let Some(link) = deep_link_from_path().filter(|l| l.kind == model::url::RequestKind::Question) {
             let known = self.dock.with_untracked(|d| d.entry(&link.id).is_some() || d.receipts.iter().any(|r| r.id == link.id));
             if !known {
                 self.fetch(link.id).await;
@@ -242,13 +262,13 @@ impl DockController {
     async fn fetch(self, id: String) {
         let result = self.client.request("question.get", json!({ "id": id })).await;
         let fx = match &result {
-            Ok(v) => self.dock.try_update(|d| d.got(&id, Ok(v))).unwrap_or_default(),
+            Ok(v) => self.dock.try_update(|d| d.got(&id, Lookup::Found(v))).unwrap_or_default(),
             Err(RequestError::Gateway(e)) if e.detail_reason() == Some(protocol::error::reason::QUESTION_NOT_FOUND) => {
-                self.dock.try_update(|d| d.got(&id, Err(None))).unwrap_or_default()
+                self.dock.try_update(|d| d.got(&id, Lookup::Unknown)).unwrap_or_default()
             }
             Err(e) => {
                 let msg = e.to_string();
-                self.dock.try_update(|d| d.got(&id, Err(Some(&msg)))).unwrap_or_default()
+                self.dock.try_update(|d| d.got(&id, Lookup::Failed(&msg))).unwrap_or_default()
             }
         };
         self.run(fx);
@@ -302,7 +322,7 @@ impl DockController {
 
     fn save_receipt(&self, r: Receipt) {
         let db = self.db;
-        let json = crate::json::encode(&r);
+        let json = crate::io::json::encode(&r);
         spawn_local(async move {
             db.put(RECEIPTS, &r.id, &json).await;
         });
@@ -369,11 +389,11 @@ impl DockController {
         browser::local_set("ocui.dock.expanded", if expanded { "true" } else { "false" });
     }
 
-    pub fn set_async_handler(&self, f: impl Fn(crate::async_questions::AsyncAction) + 'static) {
+    pub fn set_async_handler(&self, f: impl Fn(AsyncAction) + 'static) {
         self.async_handler.set_value(Some(std::rc::Rc::new(f)));
     }
 
-    fn to_async(&self, action: crate::async_questions::AsyncAction) -> bool {
+    fn to_async(&self, action: AsyncAction) -> bool {
         match self.async_handler.get_value() {
             Some(h) => {
                 h(action);
@@ -394,7 +414,7 @@ impl DockController {
     pub fn submit(&self, id: &str) {
         let draft = self.draft(id).get_untracked();
         if let Some(found) = draft.credential() {
-            if self.send_anyway.get_value() != Some((id.to_string(), draft.revision)) {
+            if self.send_anyway.get_value() != Some(DraftRevision { request_id: id.to_string(), revision: draft.revision }) {
                 self.announce.set(format!("Not sent: the answer looks like {}.", found.kind.describe()));
                 self.held.set(Some(HeldAnswer { request_id: id.to_string(), found, revision: draft.revision, confirming: false }));
                 return;
@@ -404,7 +424,7 @@ impl DockController {
             self.held.set(None);
         }
         if id.starts_with(model::dock::ASYNC_PREFIX) {
-            self.to_async(crate::async_questions::AsyncAction::Submit(id.to_string()));
+            self.to_async(AsyncAction::Submit(id.to_string()));
             return;
         }
         let started = self.dock.try_update(|d| d.submit(id, &draft));
@@ -438,7 +458,7 @@ impl DockController {
     /// hold is checked again).
     pub fn confirm_send_anyway(&self, id: &str) {
         let Some(h) = self.held.get_untracked().filter(|h| h.request_id == id && h.confirming) else { return };
-        self.send_anyway.set_value(Some((id.to_string(), h.revision)));
+        self.send_anyway.set_value(Some(DraftRevision { request_id: id.to_string(), revision: h.revision }));
         self.submit(id);
     }
 
@@ -452,7 +472,7 @@ impl DockController {
     /// Skip: decline the whole prompt (for async questions: dismiss, locally).
     pub fn skip(&self, id: &str) {
         if id.starts_with(model::dock::ASYNC_PREFIX) {
-            self.to_async(crate::async_questions::AsyncAction::Dismiss(id.to_string()));
+            self.to_async(AsyncAction::Dismiss(id.to_string()));
             return;
         }
         if let Some(Some(params)) = self.dock.try_update(|d| d.skip(id)) {
@@ -476,8 +496,8 @@ impl DockController {
 }
 
 /// `/ask/<id>` or `/approve/<id>` in the address bar.
-pub(crate) fn deep_link_from_path() -> Option<model::route::RequestLink> {
-    model::route::parse_request_link(&browser::app_path())
+pub(crate) fn deep_link_from_path() -> Option<model::url::RequestLink> {
+    model::url::parse_request_link(&browser::app_path())
 }
 
 /// One pane's view of the dock (`model::panes`): the requests of its conversation, and the

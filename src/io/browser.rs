@@ -60,7 +60,21 @@ pub fn base_path() -> String {
 /// The page's path inside the app, without the base path (`/ask/<id>`, never `/ui/ask/<id>`).
 pub fn app_path() -> String {
     let path = location().and_then(|l| l.pathname().ok()).unwrap_or_default();
-    model::fragment::app_path(&path, &base_path()).to_string()
+    model::url::app_path(&path, &base_path()).to_string()
+}
+
+/// The conversations the address's query names (`?session=A&pane=B`).
+pub fn page_query() -> model::url::PageQuery {
+    model::url::parse_page_query(&location().and_then(|l| l.search().ok()).unwrap_or_default())
+}
+
+/// Puts `query` (from `model::url::page_query`) in the address bar, keeping the path and the
+/// fragment, without a history entry.
+pub fn set_page_query(query: &str) {
+    let Some(loc) = location() else {
+        return;
+    };
+    replace_url(&format!("{}{query}{}", loc.pathname().unwrap_or_default(), loc.hash().unwrap_or_default()));
 }
 
 /// `http://host:port` of the page.

@@ -15,12 +15,12 @@ use protocol::question::{QuestionRecord, QuestionStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::chat::ChatController;
-use crate::coordination::Channel;
-use crate::outbox::OutboxController;
-use crate::panes::Panes;
-use crate::questions::DockController;
-use crate::storage::LocalDb;
+use crate::io::storage::LocalDb;
+use crate::io::tabs::Channel;
+use crate::state::chat::ChatController;
+use crate::state::dock::{AsyncAction, DockController};
+use crate::state::outbox::OutboxController;
+use crate::state::panes::Panes;
 
 const ASYNC: &str = "async";
 
@@ -54,7 +54,7 @@ pub enum AsyncStatus {
 }
 
 #[derive(Clone, Copy)]
-pub struct AsyncController {
+pub struct AsyncQController {
     /// The async questions in every open pane's transcript, each with the pane controller
     /// (`Panes::chats` index) whose conversation it is in; once each.
     pub questions: Memo<Vec<(usize, AsyncQuestion)>>,
@@ -70,8 +70,8 @@ pub struct AsyncController {
     channel: StoredValue<Channel, LocalStorage>,
 }
 
-impl AsyncController {
-    pub fn new(panes: Panes, outbox: OutboxController, dock: DockController, db: LocalDb) -> AsyncController {
+impl AsyncQController {
+    pub fn new(panes: Panes, outbox: OutboxController, dock: DockController, db: LocalDb) -> AsyncQController {
         let questions = Memo::new(move |_| {
             let mut found: Vec<(usize, AsyncQuestion)> = Vec::new();
             for (i, chat) in panes.chats.get_value().into_iter().enumerate() {
@@ -88,7 +88,7 @@ impl AsyncController {
         let local = RwSignal::new(BTreeMap::<String, LocalAsync>::new());
         let reload = RwSignal::new(0u64);
         let channel = Channel::open("ocui-async", move |_| reload.update(|n| *n += 1));
-        let c = AsyncController {
+        let c = AsyncQController {
             questions,
             local,
             undo: RwSignal::new(None),
@@ -104,7 +104,7 @@ impl AsyncController {
             if db.opened.get() > 0 {
                 spawn_local(async move {
                     let stored: BTreeMap<String, LocalAsync> =
-                        db.get_all(ASYNC).await.into_iter().filter_map(|(k, v)| Some((k, crate::json::decode(&v)?))).collect();
+                        db.get_all(ASYNC).await.into_iter().filter_map(|(k, v)| Some((k, crate::io::json::decode(&v)?))).collect();
                     local.set(stored);
                 });
             }
@@ -253,7 +253,7 @@ impl AsyncController {
         let item = item.to_string();
         let this = *self;
         spawn_local(async move {
-            db.put(ASYNC, &item, &crate::json::encode(&value)).await;
+            db.put(ASYNC, &item, &crate::io::json::encode(&value)).await;
             this.channel.with_value(|c| c.post(&json!({"type": "changed"})));
         });
     }
@@ -299,10 +299,4 @@ impl AsyncController {
         self.save_local(item);
         self.open_when_back.set(Some(format!("{ASYNC_PREFIX}{item}")));
     }
-}
-
-/// What the dock asks of async questions.
-pub enum AsyncAction {
-    Submit(String),
-    Dismiss(String),
 }

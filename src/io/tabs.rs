@@ -30,7 +30,7 @@ pub fn lead(name: &str, on_leader: impl FnOnce() + 'static) {
         Promise::new(&mut |_resolve, _reject| {})
     });
     if request.call2(&locks, &JsValue::from_str(name), &callback).is_err() {
-        crate::browser::log_warn("Web Locks request failed; this tab drains the outbox on its own");
+        crate::io::browser::log_warn("Web Locks request failed; this tab drains the outbox on its own");
     }
 }
 
@@ -61,7 +61,7 @@ pub fn claim(name: &str, hold_ms: u32, on_won: impl FnOnce() + 'static) {
         .into()
     });
     if request.call3(&locks, &JsValue::from_str(name), &options, &callback).is_err() {
-        crate::browser::log_warn("Web Locks request failed");
+        crate::io::browser::log_warn("Web Locks request failed");
     }
 }
 
@@ -75,7 +75,7 @@ pub struct Channel {
 impl Channel {
     pub fn open(name: &str, on_message: impl Fn(serde_json::Value) + 'static) -> Channel {
         Self::open_raw(name, move |data| {
-            if let Some(v) = data.as_string().and_then(|s| crate::json::decode(&s)) {
+            if let Some(v) = data.as_string().and_then(|s| crate::io::json::decode(&s)) {
                 on_message(v);
             }
         })

@@ -5,22 +5,22 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::prelude::*;
 
-use crate::gateway_client::{GatewayClient, Status};
+use crate::io::gateway_client::{GatewayClient, Status};
 
 /// Whether a newer build of this page is stored and waits for a reload.
 #[derive(Clone, Copy)]
-pub struct ShellUpdate {
+pub struct ServiceWorker {
     pub ready: RwSignal<bool>,
 }
 
-impl ShellUpdate {
-    pub fn new(client: GatewayClient) -> ShellUpdate {
+impl ServiceWorker {
+    pub fn new(client: GatewayClient) -> ServiceWorker {
         let ready = RwSignal::new(false);
         let Some(container) = web_sys::window().map(|w| w.navigator().service_worker()).filter(|c| !JsValue::from(c).is_undefined()) else {
-            return ShellUpdate { ready };
+            return ServiceWorker { ready };
         };
         // Registration waits for the page to have loaded: nothing on the way to the first paint.
-        let base = crate::browser::base_path();
+        let base = crate::io::browser::base_path();
         let register = Closure::once_into_js(move || {
             let options = web_sys::RegistrationOptions::new();
             options.set_scope(&format!("{base}/"));
@@ -28,9 +28,9 @@ impl ShellUpdate {
             let promise = container.register_with_options(&format!("{base}/sw.js"), &options);
             wasm_bindgen_futures::spawn_local(async move {
                 if let Err(e) = wasm_bindgen_futures::JsFuture::from(promise).await {
-                    crate::browser::log_warn(&format!(
+                    crate::io::browser::log_warn(&format!(
                         "the page will not open offline: its service worker could not be registered ({})",
-                        crate::browser::js_error_text(&e)
+                        crate::io::browser::js_error_text(&e)
                     ));
                 }
             });
@@ -63,7 +63,7 @@ impl ShellUpdate {
                 .and_then(|w| w.document())
                 .and_then(|d| d.query_selector("link[rel=preload][href*='.wasm']").ok().flatten())
                 .and_then(|l| l.get_attribute("href"))
-                .and_then(|href| web_sys::Url::new_with_base(&href, &crate::browser::location()?.href().ok()?).ok())
+                .and_then(|href| web_sys::Url::new_with_base(&href, &crate::io::browser::location()?.href().ok()?).ok())
                 .map(|u| u.href());
             if let (Some(running), Some(worker)) = (running, web_sys::window().and_then(|w| w.navigator().service_worker().controller())) {
                 let message = js_sys::Object::new();
@@ -72,6 +72,6 @@ impl ShellUpdate {
                 let _ = worker.post_message(&message);
             }
         });
-        ShellUpdate { ready }
+        ServiceWorker { ready }
     }
 }

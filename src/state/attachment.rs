@@ -12,9 +12,9 @@ use leptos::task::spawn_local;
 use model::attachment::{AttachmentLimits, AttachmentMeta, bytes_in_words, draft_owner};
 use serde_json::{Value, json};
 
-use crate::coordination::{Channel, uuid};
-use crate::gateway_client::GatewayClient;
-use crate::storage::{FILES, LocalDb, StoredFile, Write, is_quota_error};
+use crate::io::gateway_client::GatewayClient;
+use crate::io::storage::{FILES, LocalDb, StoredFile, Write, is_quota_error};
+use crate::io::tabs::{Channel, uuid};
 
 /// A conversation's attached files, and what the last attempt to attach could not do.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -28,7 +28,7 @@ pub struct DraftFilesState {
 }
 
 #[derive(Clone, Copy)]
-pub struct DraftFiles {
+pub struct AttachmentController {
     /// Per conversation (session key) that showed a composer.
     pub drafts: RwSignal<Vec<(String, DraftFilesState)>>,
     /// The bytes of files this tab attached, by key: until storage has them, and for good when
@@ -47,15 +47,15 @@ pub struct DraftFiles {
     channel: StoredValue<Channel, LocalStorage>,
 }
 
-impl DraftFiles {
-    pub fn new(client: GatewayClient, db: LocalDb) -> DraftFiles {
+impl AttachmentController {
+    pub fn new(client: GatewayClient, db: LocalDb) -> AttachmentController {
         let changed = RwSignal::new(None::<String>);
         let channel = Channel::open("ocui-files", move |msg| {
             if let Some(s) = msg.get("session").and_then(Value::as_str) {
                 changed.set(Some(s.to_string()));
             }
         });
-        let this = DraftFiles {
+        let this = AttachmentController {
             drafts: RwSignal::new(Vec::new()),
             memory: StoredValue::new_local(Vec::new()),
             pending: StoredValue::new(0),
@@ -179,7 +179,7 @@ impl DraftFiles {
     /// Waits until every file attached so far is stored (or known not to be).
     pub async fn settled(&self) {
         while self.pending.get_value() > 0 {
-            crate::browser::sleep_ms(20).await;
+            crate::io::browser::sleep_ms(20).await;
         }
     }
 
@@ -228,7 +228,7 @@ impl DraftFiles {
 
     fn db_failure(&self) -> String {
         match self.db.health.get_untracked() {
-            crate::storage::StorageHealth::Degraded(e) => e,
+            crate::io::storage::StorageHealth::Degraded(e) => e,
             _ => "storage is not open yet".into(),
         }
     }
@@ -251,7 +251,7 @@ impl DraftFiles {
 
     /// Takes a conversation's files out of its draft for queueing: the list empties at once,
     /// so a second press of Send cannot queue them twice. Their bytes follow with
-    /// [`DraftFiles::collect`]; [`DraftFiles::sent`] or [`DraftFiles::put_back`] ends it.
+    /// [`AttachmentController::collect`]; [`AttachmentController::sent`] or [`AttachmentController::put_back`] ends it.
     pub fn take(&self, session: &str) -> Vec<AttachmentMeta> {
         let mut taken = Vec::new();
         self.update(session, &mut |s| taken = std::mem::take(&mut s.files));

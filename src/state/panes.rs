@@ -7,12 +7,12 @@
 //! drafts, the outbox) stays one per page, whatever the number of panes.
 
 use leptos::prelude::*;
-use model::route::ChatRoute;
+use model::url::ChatRoute;
 
-use crate::browser;
-use crate::chat::{ChatController, route_from_url};
-use crate::gateway_client::GatewayClient;
-use crate::storage::LocalDb;
+use crate::io::browser;
+use crate::io::gateway_client::GatewayClient;
+use crate::io::storage::LocalDb;
+use crate::state::chat::{ChatController, route_from_url};
 
 /// The most panes a page holds.
 pub const MAX_PANES: usize = 3;
@@ -30,19 +30,7 @@ pub struct Panes {
 
 /// The extra panes the address names (`pane=` after `session=`).
 fn extra_panes_from_url() -> Vec<String> {
-    let Some(search) = browser::location().and_then(|l| l.search().ok()) else {
-        return Vec::new();
-    };
-    let Ok(params) = web_sys::UrlSearchParams::new_with_str(&search) else {
-        return Vec::new();
-    };
-    let all = params.get_all("pane");
-    (0..all.length())
-        .filter_map(|i| all.get(i).as_string())
-        .filter(|s| !s.is_empty())
-        .map(|s| protocol::chat::canonical_session_key(&s))
-        .take(MAX_PANES - 1)
-        .collect()
+    browser::page_query().panes.iter().map(|s| protocol::chat::canonical_session_key(s)).take(MAX_PANES - 1).collect()
 }
 
 impl Panes {
@@ -59,19 +47,10 @@ impl Panes {
         // The address follows the layout, so a reload or a shared link restores it.
         Effect::new(move |_| {
             let sessions: Vec<String> = p.open.get().iter().map(|&i| p.chat(i).session.get()).collect();
-            let Some(first) = sessions.first().filter(|s| !s.is_empty()) else {
-                return;
-            };
-            let Some(loc) = browser::location() else {
-                return;
-            };
-            let enc = |s: &str| js_sys::encode_uri_component(s).as_string().unwrap_or_default();
-            let mut query = format!("?session={}", enc(first));
-            for s in sessions.iter().skip(1).filter(|s| !s.is_empty()) {
-                query.push_str(&format!("&pane={}", enc(s)));
+            let query = model::url::page_query(&sessions);
+            if !query.is_empty() {
+                browser::set_page_query(&query);
             }
-            let path = loc.pathname().unwrap_or_default();
-            browser::replace_url(&format!("{path}{query}{}", loc.hash().unwrap_or_default()));
         });
         // Two panes on one conversation share its composer draft: typing in one shows in the
         // other at once.

@@ -25,8 +25,8 @@ use protocol::error::ErrorShape;
 use protocol::frame::{Frame, RequestFrame};
 use serde_json::Value;
 
-use crate::browser;
-use crate::identity::{self, DeviceIdentity};
+use crate::io::browser;
+use crate::io::identity::{self, DeviceIdentity};
 
 /// The scopes a gateway granted last, per gateway URL (not secret: they are shown on screen).
 const LAST_SCOPES_KEY: &str = "ocui.lastScopes.v1:";
@@ -220,13 +220,11 @@ impl GatewayClient {
     /// token this gateway issued, else the shared token. Errors are in words.
     pub async fn media(&self, source: &str, session_key: &str) -> Result<web_sys::Blob, String> {
         let url = self.url.get_untracked();
-        let base = model::fragment::http_base(&url).ok_or("the gateway address is not ws:// or wss://")?;
-        let query = web_sys::UrlSearchParams::new().map_err(|e| browser::js_error_text(&e))?;
-        query.append("source", source);
-        query.append("sessionKey", session_key);
+        let base = model::url::http_base(&url).ok_or("the gateway address is not ws:// or wss://")?;
+        let query = format!("source={}&sessionKey={}", model::url::encode_component(source), model::url::encode_component(session_key));
         let device = self.device_id().and_then(|d| identity::device_token(&d, &url));
         let token = device.or_else(|| identity::session_token(&url)).unwrap_or_default();
-        let response = gloo_net::http::Request::get(&format!("{base}/__openclaw__/assistant-media?{}", String::from(query.to_string())))
+        let response = gloo_net::http::Request::get(&format!("{base}/__openclaw__/assistant-media?{query}"))
             .header("Authorization", &format!("Bearer {token}"))
             .send()
             .await
@@ -313,7 +311,7 @@ impl GatewayClient {
         i.connect_id = None;
         i.seq = SeqTracker::default();
         let generation = i.generation;
-        if let Err(e) = model::fragment::check_gateway_url(&i.url) {
+        if let Err(e) = model::url::check_gateway_url(&i.url) {
             drop(i);
             self.status.set(Status::Failed { message: e, reload: false });
             return;

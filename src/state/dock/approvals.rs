@@ -7,12 +7,13 @@
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use model::dock::Lookup;
 use protocol::approval::{ApprovalEvent, ApprovalKind, Decision};
 use serde_json::{Value, json};
 
-use crate::browser;
-use crate::gateway_client::{RequestError, Status};
-use crate::questions::DockController;
+use crate::io::browser;
+use crate::io::gateway_client::{RequestError, Status};
+use crate::state::dock::DockController;
 
 /// How many finished approvals `approval.history` brings back per connect.
 const HISTORY_ROWS: u32 = 50;
@@ -82,7 +83,7 @@ impl DockController {
             }
             Err(e) => browser::log_warn(&format!("approval.history failed: {e}")),
         }
-        if let Some(link) = crate::questions::deep_link_from_path().filter(|l| l.kind == model::route::RequestKind::Approval) {
+        if let Some(link) = crate::state::dock::deep_link_from_path().filter(|l| l.kind == model::url::RequestKind::Approval) {
             let known = self.dock.with_untracked(|d| d.entry(&link.id).is_some() || d.receipts.iter().any(|r| r.id == link.id));
             if !known {
                 self.fetch_approval(link.id).await;
@@ -94,13 +95,13 @@ impl DockController {
     pub(crate) async fn fetch_approval(self, id: String) {
         let result = self.client.request("approval.get", json!({ "id": id })).await;
         let fx = match &result {
-            Ok(v) => self.dock.try_update(|d| d.approval_got(&id, Ok(v))).unwrap_or_default(),
+            Ok(v) => self.dock.try_update(|d| d.approval_got(&id, Lookup::Found(v))).unwrap_or_default(),
             Err(RequestError::Gateway(e)) if e.detail_reason() == Some("APPROVAL_NOT_FOUND") => {
-                self.dock.try_update(|d| d.approval_got(&id, Err(None))).unwrap_or_default()
+                self.dock.try_update(|d| d.approval_got(&id, Lookup::Unknown)).unwrap_or_default()
             }
             Err(e) => {
                 let msg = e.to_string();
-                self.dock.try_update(|d| d.approval_got(&id, Err(Some(&msg)))).unwrap_or_default()
+                self.dock.try_update(|d| d.approval_got(&id, Lookup::Failed(&msg))).unwrap_or_default()
             }
         };
         self.run(fx);

@@ -1,0 +1,116 @@
+//! A pane's composer: what Send does. Every message goes through the outbox; files attached a
+//! moment ago wait to be kept and go with it; a reply that can answer a waiting question and
+//! looks like a credential is held first (`model::credential`), as a typed answer in the dock is.
+
+use leptos::prelude::*;
+use model::credential::CredentialMatch;
+
+use crate::io::gateway_client::GatewayClient;
+use crate::state::attachment::AttachmentController;
+use crate::state::chat::ChatController;
+use crate::state::dock::DockController;
+use crate::state::outbox::OutboxController;
+
+/// A reply held back because it looks like a credential.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CredentialHold {
+    pub found: CredentialMatch,
+    /// Exactly the text that was held: Send anyway sends it, and nothing typed since.
+    pub text: String,
+    /// Send anyway was pressed once; the second, deliberate press sends.
+    pub confirming: bool,
+}
+
+/// One pane's composer.
+#[derive(Clone, Copy)]
+pub struct ComposerController {
+    /// The reply held back, if any.
+    pub held: RwSignal<Option<CredentialHold>>,
+    /// Files are being queued with a message: a second Send waits for it.
+    pub queueing: RwSignal<bool>,
+    chat: ChatController,
+    outbox: OutboxController,
+    files: AttachmentController,
+    dock: DockController,
+    client: GatewayClient,
+}
+
+impl ComposerController {
+    pub fn new(
+        chat: ChatController,
+        outbox: OutboxController,
+        files: AttachmentController,
+        dock: DockController,
+        client: GatewayClient,
+    ) -> Self {
+        ComposerController { held: RwSignal::new(None), queueing: RwSignal::new(false), chat, outbox, files, dock, client }
+    }
+
+    /// Whether this connection may send messages (tracked: the view follows the scopes).
+    pub fn can_write(&self) -> bool {
+        self.client.hello.with(|_| protocol::methods::can_send_messages(&self.client.scopes()))
+    }
+
+    /// Send as pressed: nothing while files are being queued or when there is nothing to send;
+    /// a reply that could answer a waiting question and looks like a credential is held.
+    pub fn send(&self) {
+        let text = self.chat.draft.get_untracked();
+        let has_files = !self.files.state(&self.chat.session.get_untracked()).files.is_empty();
+        if self.queueing.get_untracked() || (text.trim().is_empty() && !has_files) {
+            return;
+        }
+        let replies_to_question = self.dock.dock.with_untracked(|d| d.entries.iter().any(model::dock::Entry::is_blocking_question));
+        if replies_to_question && let Some(found) = model::credential::detect(&text) {
+            self.held.set(Some(CredentialHold { found, text, confirming: false }));
+            return;
+        }
+        self.enqueue(text);
+    }
+
+    /// Send anyway, pressed the second time: exactly the held text goes, if the draft still is
+    /// that text; anything typed since is checked again.
+    pub fn send_held(&self) {
+        let Some(hold) = self.held.get_untracked() else { return };
+        if self.chat.draft.get_untracked() == hold.text {
+            self.enqueue(hold.text);
+        } else {
+            self.held.set(None);
+        }
+    }
+
+    /// Queues `text` (with the draft's files) in the outbox and empties the composer. If the
+    /// files cannot be collected, nothing is queued and the words and files are the draft again.
+    fn enqueue(&self, text: String) {
+        let ComposerController { chat, outbox, files, dock, queueing, held, .. } = *self;
+        let session = chat.session.get_untracked();
+        chat.set_draft(String::new());
+        dock.typing_in_composer.set(false);
+        held.set(None);
+        let text = text.trim_end_matches('\n').to_string();
+        if !files.busy() && files.state(&session).files.is_empty() {
+            outbox.enqueue(&session, &text, None, None, None);
+            return;
+        }
+        queueing.set(true);
+        leptos::task::spawn_local(async move {
+            // A file attached a moment ago goes with this message: wait until it is kept.
+            files.settled().await;
+            let attached = files.take(&session);
+            if attached.is_empty() {
+                outbox.enqueue(&session, &text, None, None, None);
+            } else {
+                match files.collect(&session, &attached).await {
+                    Ok(found) => {
+                        outbox.enqueue_with_files(&session, &text, found).await;
+                        files.sent(&session, &attached);
+                    }
+                    Err(why) => {
+                        chat.restore_text(&session, &text);
+                        files.put_back(&session, attached, format!("Not sent: {why}"));
+                    }
+                }
+            }
+            queueing.set(false);
+        });
+    }
+}

@@ -46,7 +46,7 @@ run: build gateway
 ## against the local gateway and the real OpenClaw gateway.
 ## Each tier is timed (scripts/tier.sh); the times are printed at the end.
 test:
-	@rm -f target/test-times.txt target/test-e2e.log
+	@rm -f target/test-times.txt target/test-e2e-times.txt
 	@T=scripts/tier.sh; \
 	$$T setup $(MAKE) --no-print-directory setup && \
 	$$T fmt-check $(MAKE) --no-print-directory fmt-check && \
@@ -57,9 +57,11 @@ test:
 	$$T e2e $(MAKE) --no-print-directory test-e2e; \
 	rc=$$?; bash scripts/test-times.sh; [ $$rc = 0 ] && bash scripts/check-leftovers.sh
 
-## One formatter (rustfmt.toml): `cargo fmt --all` fixes what this refuses.
+## One formatter (rustfmt.toml): `cargo fmt --all` fixes what this refuses. Then the app's
+## layers (scripts/check-layers.sh): io below state below components, and no loop.
 fmt-check:
 	cargo fmt --all -- --check
+	@bash scripts/check-layers.sh
 
 test-native:
 	cargo test -p protocol -p model -p gateway
@@ -67,8 +69,10 @@ test-native:
 test-wasm:
 	cargo test --target wasm32-unknown-unknown -p control-ui
 
+## Every e2e binary, E2E_JOBS (3) at a time with E2E_THREADS (2) tests each (scripts/e2e.sh);
+## `scripts/e2e.sh chat dock` runs only those.
 test-e2e:
-	cargo test -p e2e --no-fail-fast -- --test-threads=2
+	bash scripts/e2e.sh
 
 ## Reliability load (not part of make test, about 2 minutes): 200 signed clients for 60 s raise and
 ## answer questions and send chat messages against the optimised gateway binary over loopback.

@@ -25,7 +25,11 @@ pub struct RealGateway {
     pub port: u16,
     /// `gateway.controlUi.basePath` ("" at the root).
     pub base_path: String,
+    /// This gateway's own directory: its state, config, logs and pid file, with `node/` and
+    /// `app/` linked to the shared install. Every gateway has its own, so tests that each start
+    /// one can run at the same time, and none sees another's conversations.
     dir: PathBuf,
+    _own_dir: tempfile::TempDir,
     _ui_copy: tempfile::TempDir,
 }
 
@@ -68,20 +72,30 @@ impl RealGateway {
     /// Starts the real gateway serving a copy of `dist` under `base_path` ("" for the root,
     /// or e.g. "/ui", for a build made with `--public-url /ui/`).
     pub fn start_serving(dist: &Path, base_path: &str) -> RealGateway {
-        let dir = install_dir();
-        std::fs::create_dir_all(&dir).unwrap();
+        let install = install_dir();
+        std::fs::create_dir_all(&install).unwrap();
         let port = crate::free_port();
-        let out = run(&dir, port, &["install"], None);
+        // One install for every test at a time (it is skipped when present).
+        let out = {
+            static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            let _one = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
+            run(&install, port, &["install"], None)
+        };
         assert!(
             out.status.success(),
             "real gateway install failed:\n{}\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
+        let own_dir = tempfile::Builder::new().prefix("ocui-real-gateway-").tempdir().unwrap();
+        for shared in ["node", "app"] {
+            std::os::unix::fs::symlink(install.join(shared), own_dir.path().join(shared)).unwrap();
+        }
+        let dir = own_dir.path().to_path_buf();
         let ui_copy = tempfile::tempdir().unwrap();
         copy_dir(dist, ui_copy.path());
         let out = run(&dir, port, &["start"], Some((ui_copy.path(), base_path)));
-        let gw = RealGateway { port, base_path: base_path.to_string(), dir, _ui_copy: ui_copy };
+        let gw = RealGateway { port, base_path: base_path.to_string(), dir, _own_dir: own_dir, _ui_copy: ui_copy };
         assert!(
             out.status.success(),
             "real gateway did not start:\n{}\n{}",

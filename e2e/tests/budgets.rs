@@ -10,37 +10,9 @@ use e2e::LocalGateway;
 use e2e::browser::Browser;
 use serde_json::json;
 
-/// Gzip -9 bytes of every wasm, JS and CSS file in the build together. The stack issue set the
-/// ceiling at 450 KB for the Trunk build on library crates; the build measured 369.5 KB on
-/// 2026-12-01, 392.5 KB once question alerts and the credential guard came in, and 395.6 KB
-/// (wasm 382.0, JS 10.9, CSS 2.7) with the incumbent's `/chat/…` links. The transcript issue's
-/// saved copies, service worker and content-part views brought it to 431.8 KB, Edit in the
-/// outbox plus following the newest message to 436.7 KB, and the review fixes to 441.2 KB.
-///
-/// The transcript issue then asked for agent markdown through `pulldown-cmark`. That crate adds
-/// 73.6 KB gzip (measured 441.1 → 514.7 KB): its parser, and its HTML-entity and Unicode
-/// case-folding tables, which it has no feature to leave out. Our own code could not give that
-/// back by design: the profile is a flat spread of Leptos view and signal generics, whose
-/// largest single item is 47 KB raw. So the 450 KB ceiling moved once, for markdown, to what
-/// that build measured, and this ratchet sits just above it: lower it as the bundle shrinks,
-/// and raise it only with a reason in the commit that does. (The incumbent ships 1.6 MB.)
-///
-/// Panes (the outbox issue: conversations side by side, each with its own picker, transcript,
-/// dock and composer, a switcher below 900 px) added 17.2 KB: 515.4 → 532.6 KB, most of it
-/// Leptos view and signal code of the pane and switcher components.
-///
-/// Attachments (the same issue: files by pick, paste and drop, Blobs in IndexedDB with their
-/// outbox row, limits in words, the full-disk path, saved files fetched from the gateway's media
-/// route) added 39.2 KB: 530.3 → 569.5 KB, both builds measured on one machine on 2026-12-02. The
-/// first working version cost 63.8 KB; one list per conversation instead of new map types, no
-/// resource machinery, the draft list drawn as one view, and the browser's FileReader doing the
-/// base64 (no encoder in the bundle, no copy of the bytes in wasm memory) took 24.6 KB back.
-/// The review's fixes then added 5.4 KB (files listed the moment they are attached, their Blobs
-/// handed to whichever tab sends when storage is full, a frame-size check before sending, a
-/// discard that moves files back in one transaction): 574.9 KB in all, 44.6 KB for attachments.
-///
-/// Approvals (exec, plugin and system-agent approvals in the dock: three lists, events, history,
-/// deep links, the card and its summaries) added 34.1 KB: 574.9 → 609.0 KB on 2026-12-02.
+/// Gzip -9 bytes of every wasm, JS and CSS file in the build together. A ratchet: it sits just
+/// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
+/// in the commit that does. The size history is in `docs/performance.md` and the commit log.
 const TOTAL_GZIP_BUDGET_BYTES: u64 = 610_000;
 
 fn gzip_size(file: &Path) -> u64 {

@@ -270,13 +270,15 @@ async fn a_bare_session_in_the_url_shows_runs_started_elsewhere_live() {
     let gw = LocalGateway::start().await;
     let url = format!("{}/?session=bare-live#token={}", gw.base(), gw.ui_url().split("#token=").nth(1).unwrap());
     let b = Browser::open_connected(&url).await;
+    // The page records every live stream text it shows: the run streams for about five seconds,
+    // and a loaded machine must not make the test miss it (the saved reply replaces the stream).
+    b.js("window.__streams = []; new MutationObserver(() => document.querySelectorAll('[data-testid=stream] .msg__text').forEach(e => window.__streams.push(e.textContent))).observe(document.body, {subtree: true, childList: true, characterData: true});").await;
     let mut agent = gw.agent().await;
     agent
         .request("chat.send", json!({"sessionKey": "bare-live", "message": "slow please", "idempotencyKey": "elsewhere-1"}))
         .await
         .unwrap();
-    // The live stream shows while the run is still going (it takes about five seconds).
-    b.wait_text("[data-testid=stream] .msg__text", T, |t| t.contains("Working on step 1")).await;
+    b.wait_js("return window.__streams.some(t => t.includes('Working on step 1'));", |v| v == &json!(true)).await;
     assert!(b.current_url().await.contains("session=agent%3Amain%3Abare-live"), "the URL names the canonical session");
 }
 

@@ -26,7 +26,7 @@ async fn a_panic_logs_its_message_and_location_and_shows_the_reload_banner() {
     };
     js_sys::Reflect::set(&console, &"error".into(), spy.as_ref()).unwrap();
 
-    control_ui::crash::install();
+    control_ui::io::crash::install();
     // The panic runs in its own task, as one in an event handler would: it cannot take the
     // test down with it, and the trap escapes to the window like any uncaught error.
     let boom = Closure::once_into_js(|| -> () { panic!("deliberate panic for the crash test") });
@@ -38,7 +38,7 @@ async fn a_panic_logs_its_message_and_location_and_shows_the_reload_banner() {
     let panic_line = messages.iter().find(|m| m.contains("deliberate panic for the crash test"));
     let panic_line = panic_line.unwrap_or_else(|| panic!("the panic message reached the console: {messages:?}"));
     assert!(panic_line.contains("tests/panic_hook.rs:"), "the console names where it panicked: {panic_line}");
-    let banner = window.document().unwrap().get_element_by_id(control_ui::crash::BANNER_ID).expect("the panic put up the banner");
+    let banner = window.document().unwrap().get_element_by_id(control_ui::io::crash::BANNER_ID).expect("the panic put up the banner");
     assert_eq!(banner.get_attribute("role").as_deref(), Some("alert"));
     assert!(banner.text_content().unwrap().contains("reload the page"));
     drop(spy);

@@ -3,7 +3,7 @@
 //! memory, and reopens the database by itself.
 #![cfg(target_arch = "wasm32")]
 
-use control_ui::storage::{DB_NAME, LocalDb, StorageHealth};
+use control_ui::io::storage::{DB_NAME, LocalDb, StorageHealth};
 use leptos::prelude::*;
 use wasm_bindgen_test::*;
 

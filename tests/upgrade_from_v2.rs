@@ -5,7 +5,7 @@
 //! code wrote them, then today's storage and controllers read and use them.
 #![cfg(target_arch = "wasm32")]
 
-use control_ui::storage::{DB_NAME, DB_VERSION, IdbStore, KvStore, LocalDb, STORES, StorageHealth};
+use control_ui::io::storage::{DB_NAME, DB_VERSION, IdbStore, KvStore, LocalDb, STORES, StorageHealth};
 use leptos::prelude::*;
 use model::draft::QuestionDraft;
 use model::outbox::{OutboxRow, SendState};
@@ -103,12 +103,12 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     // device, and its token is found: the gateway keeps recognising this browser.
     let f = fixture();
     let stored_identity: Value = serde_json::from_str(f["localStorage"]["ocui.device.v1"].as_str().unwrap()).unwrap();
-    let identity = control_ui::identity::load_or_create().await.unwrap();
+    let identity = control_ui::io::identity::load_or_create().await.unwrap();
     assert_eq!(identity.device_id(), stored_identity["deviceId"].as_str().unwrap(), "the same device, not a new one");
     let gateway = format!("ws://127.0.0.1:{}", f["gatewayPort"]);
     let token_key = f["localStorage"].as_object().unwrap().keys().find(|k| k.starts_with("ocui.deviceToken.v1:")).unwrap().clone();
     assert_eq!(
-        control_ui::identity::device_token(&identity.device_id(), &gateway).as_deref(),
+        control_ui::io::identity::device_token(&identity.device_id(), &gateway).as_deref(),
         f["localStorage"][&token_key].as_str(),
         "the device token is still found"
     );
@@ -119,15 +119,15 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     let owner = Owner::new();
     owner.set();
     let url = "ws://127.0.0.1:9/";
-    let client = control_ui::gateway_client::GatewayClient::start(url.into());
-    control_ui::browser::replace_url("/?session=agent%3Amain%3Amain");
+    let client = control_ui::io::gateway_client::GatewayClient::start(url.into());
+    control_ui::io::browser::replace_url("/?session=agent%3Amain%3Amain");
     let db = LocalDb::new();
-    let dock = control_ui::questions::DockController::new(client, db);
-    let panes = control_ui::panes::Panes::new(client, db);
+    let dock = control_ui::state::dock::DockController::new(client, db);
+    let panes = control_ui::state::panes::Panes::new(client, db);
     let chat = panes.chat(0);
-    let files = control_ui::attachments::DraftFiles::new(client, db);
-    let outbox = control_ui::outbox::OutboxController::new(client, db, files);
-    let asyncq = control_ui::async_questions::AsyncController::new(panes, outbox, dock, db);
+    let files = control_ui::state::attachment::AttachmentController::new(client, db);
+    let outbox = control_ui::state::outbox::OutboxController::new(client, db, files);
+    let asyncq = control_ui::state::async_q::AsyncQController::new(panes, outbox, dock, db);
     eventually("the database to open", 5, || db.health.get_untracked() == StorageHealth::Ok).await;
 
     let fixture_rows: Vec<OutboxRow> = rows("outbox").iter().map(|(_, v)| serde_json::from_str(v).unwrap()).collect();

@@ -3,7 +3,7 @@
 
 /// Resolves after `ms` milliseconds.
 pub async fn sleep(ms: u64) {
-    control_ui::browser::sleep_ms(ms).await
+    control_ui::io::browser::sleep_ms(ms).await
 }
 
 /// Polls `check` every 50 ms for up to `secs` seconds; panics naming `what` if it never holds.

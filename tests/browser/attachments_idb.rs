@@ -3,12 +3,10 @@
 //! back byte for byte after the database is closed and opened again.
 #![cfg(target_arch = "wasm32")]
 
-use control_ui::storage::{FILES, IdbStore, KvStore, StoredFile, Write};
+use control_ui::io::storage::{FILES, IdbStore, KvStore, StoredFile, Write};
 use model::attachment::{AttachmentMeta, draft_owner};
 use model::outbox::OutboxRow;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 fn blob(bytes: &[u8]) -> web_sys::Blob {
     let parts = js_sys::Array::of1(&js_sys::Uint8Array::from(bytes));

@@ -6,8 +6,6 @@ use wasm_bindgen::JsValue;
 use wasm_bindgen_test::*;
 use web_sys::{ErrorEvent, ErrorEventInit};
 
-wasm_bindgen_test_configure!(run_in_browser);
-
 fn dispatch_error(error: &JsValue) {
     let init = ErrorEventInit::new();
     init.set_error(error);
@@ -16,12 +14,12 @@ fn dispatch_error(error: &JsValue) {
 }
 
 fn banner() -> Option<web_sys::Element> {
-    web_sys::window().unwrap().document().unwrap().get_element_by_id(control_ui::crash::BANNER_ID)
+    web_sys::window().unwrap().document().unwrap().get_element_by_id(control_ui::io::crash::BANNER_ID)
 }
 
 #[wasm_bindgen_test]
 fn a_wasm_trap_shows_the_reload_banner_once_and_other_errors_do_not() {
-    control_ui::crash::install();
+    control_ui::io::crash::install();
     dispatch_error(&js_sys::Error::new("an ordinary script error").into());
     assert!(banner().is_none(), "an ordinary error is not a crash of the UI");
 
@@ -33,7 +31,12 @@ fn a_wasm_trap_shows_the_reload_banner_once_and_other_errors_do_not() {
     assert_eq!(button.text_content().as_deref(), Some("Reload page"));
 
     dispatch_error(&js_sys::WebAssembly::RuntimeError::new("unreachable").into());
-    let count =
-        web_sys::window().unwrap().document().unwrap().query_selector_all(&format!("#{}", control_ui::crash::BANNER_ID)).unwrap().length();
+    let count = web_sys::window()
+        .unwrap()
+        .document()
+        .unwrap()
+        .query_selector_all(&format!("#{}", control_ui::io::crash::BANNER_ID))
+        .unwrap()
+        .length();
     assert_eq!(count, 1, "later traps add no second banner");
 }

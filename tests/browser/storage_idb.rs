@@ -1,10 +1,8 @@
 //! In headless Chromium: the IndexedDB store keeps what it is given, across reopen.
 #![cfg(target_arch = "wasm32")]
 
-use control_ui::storage::{IdbStore, KvStore};
+use control_ui::io::storage::{IdbStore, KvStore};
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 #[wasm_bindgen_test]
 async fn put_get_all_and_delete_survive_reopening_the_database() {

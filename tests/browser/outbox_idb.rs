@@ -2,11 +2,9 @@
 //! tab changes them.
 #![cfg(target_arch = "wasm32")]
 
-use control_ui::storage::{IdbStore, KvStore};
+use control_ui::io::storage::{IdbStore, KvStore};
 use model::outbox::{DEFAULT_STALE_MS, OutboxRow, SendResult, SendState};
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 async fn change(db: &IdbStore, id: &str, f: impl FnOnce(&mut OutboxRow) -> bool + 'static) -> Option<OutboxRow> {
     db.update(

@@ -4,8 +4,6 @@
 
 use wasm_bindgen_test::*;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
 #[wasm_bindgen_test]
 fn browser_lowercase_matches_rust_lowercase() {
     let samples = [

@@ -3,8 +3,6 @@
 
 use wasm_bindgen_test::*;
 
-wasm_bindgen_test_configure!(run_in_browser);
-
 fn local_dump() -> String {
     let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
     (0..s.length().unwrap())
@@ -17,7 +15,7 @@ fn local_dump() -> String {
 #[wasm_bindgen_test]
 async fn webcrypto_identity_matches_the_rust_ed25519_vector() {
     use protocol::device::vector;
-    let id = control_ui::identity::DeviceIdentity::from_seed(&vector::SEED).await.unwrap();
+    let id = control_ui::io::identity::DeviceIdentity::from_seed(&vector::SEED).await.unwrap();
     assert_eq!(id.public_key_b64(), vector::PUBLIC_KEY_B64);
     assert_eq!(id.device_id(), vector::DEVICE_ID);
     assert_eq!(id.sign_b64(vector::PAYLOAD).await.unwrap(), vector::SIGNATURE_B64);
@@ -26,8 +24,8 @@ async fn webcrypto_identity_matches_the_rust_ed25519_vector() {
 
 #[wasm_bindgen_test]
 async fn device_identity_is_created_once_and_reused() {
-    let a = control_ui::identity::load_or_create().await.unwrap();
-    let b = control_ui::identity::load_or_create().await.unwrap();
+    let a = control_ui::io::identity::load_or_create().await.unwrap();
+    let b = control_ui::io::identity::load_or_create().await.unwrap();
     assert_eq!(a.device_id(), b.device_id());
     assert_eq!(a.device_id().len(), 64);
     assert!(local_dump().contains(&a.device_id()));
@@ -37,7 +35,7 @@ async fn device_identity_is_created_once_and_reused() {
 async fn a_damaged_identity_is_replaced_not_fatal() {
     let s = web_sys::window().unwrap().local_storage().unwrap().unwrap();
     s.set_item("ocui.device.v1", "{not json").unwrap();
-    let id = control_ui::identity::load_or_create().await.unwrap();
+    let id = control_ui::io::identity::load_or_create().await.unwrap();
     assert_eq!(id.device_id().len(), 64);
     assert!(s.get_item("ocui.device.v1").unwrap().unwrap().contains(&id.device_id()));
 }
@@ -45,11 +43,11 @@ async fn a_damaged_identity_is_replaced_not_fatal() {
 #[wasm_bindgen_test]
 fn the_shared_token_stays_in_session_storage_only() {
     let url = "ws://127.0.0.1:9";
-    control_ui::identity::set_session_token(url, Some("sekrit-token-123"));
-    assert_eq!(control_ui::identity::session_token(url).as_deref(), Some("sekrit-token-123"));
+    control_ui::io::identity::set_session_token(url, Some("sekrit-token-123"));
+    assert_eq!(control_ui::io::identity::session_token(url).as_deref(), Some("sekrit-token-123"));
     assert!(!local_dump().contains("sekrit-token-123"));
-    control_ui::identity::set_session_token(url, None);
-    assert_eq!(control_ui::identity::session_token(url), None);
+    control_ui::io::identity::set_session_token(url, None);
+    assert_eq!(control_ui::io::identity::session_token(url), None);
 }
 
 #[wasm_bindgen_test]
@@ -66,12 +64,12 @@ async fn without_webcrypto_ed25519_the_identity_error_says_why() {
         Reflect::set(&proto, &n.into(), &refuse).unwrap();
     }
     web_sys::window().unwrap().local_storage().unwrap().unwrap().remove_item("ocui.device.v1").unwrap();
-    let result = control_ui::identity::load_or_create().await;
+    let result = control_ui::io::identity::load_or_create().await;
     for (n, f) in names.iter().zip(saved) {
         Reflect::set(&proto, &(*n).into(), &f).unwrap();
     }
     let err = result.err().expect("no identity without Ed25519");
     assert!(err.contains("failed in WebCrypto") && err.contains("Unrecognized name"), "{err}");
     // And with WebCrypto back, an identity is made again.
-    assert_eq!(control_ui::identity::load_or_create().await.unwrap().device_id().len(), 64);
+    assert_eq!(control_ui::io::identity::load_or_create().await.unwrap().device_id().len(), 64);
 }

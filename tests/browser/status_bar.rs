@@ -4,11 +4,9 @@
 use std::time::Duration;
 
 use control_ui::components::status_bar::StatusBar;
-use control_ui::gateway_client::{GatewayClient, Status};
+use control_ui::io::gateway_client::{GatewayClient, Status};
 use leptos::prelude::*;
 use wasm_bindgen_test::*;
-
-wasm_bindgen_test_configure!(run_in_browser);
 
 async fn sleep(ms: u64) {
     let (tx, rx) = futures_channel::oneshot::channel::<()>();

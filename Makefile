@@ -63,16 +63,18 @@ fmt-check:
 	cargo fmt --all -- --check
 	@bash scripts/check-layers.sh
 
+## Native tests of protocol, model and gateway, from the one build the e2e tier shares
+## (scripts/tests.sh builds every native and e2e test binary in one cargo invocation).
 test-native:
-	cargo test -p protocol -p model -p gateway
+	bash scripts/tests.sh native
 
 test-wasm:
 	cargo test --target wasm32-unknown-unknown -p control-ui
 
-## Every e2e binary, E2E_JOBS (3) at a time with E2E_THREADS (2) tests each (scripts/e2e.sh);
-## `scripts/e2e.sh chat dock` runs only those.
+## Every e2e binary, E2E_JOBS (3) at a time with E2E_THREADS (2) tests each (scripts/tests.sh);
+## `scripts/tests.sh e2e chat dock` runs only those.
 test-e2e:
-	bash scripts/e2e.sh
+	bash scripts/tests.sh e2e
 
 ## Reliability load (not part of make test, about 2 minutes): 200 signed clients for 60 s raise and
 ## answer questions and send chat messages against the optimised gateway binary over loopback.

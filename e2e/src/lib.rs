@@ -2,6 +2,7 @@
 //! gateway (in process) and the real OpenClaw gateway (through the shared scripts).
 
 pub mod browser;
+pub mod model_hold;
 pub mod real;
 pub mod relay;
 

@@ -134,6 +134,30 @@ impl RealGateway {
         }
     }
 
+    /// Points every run at `model` (a provider that holds each model request until the test
+    /// releases it), with `followup` queueing: a message sent while a run is active then waits as
+    /// that run's pending input. (The default, `steer`, hands it to the active run instead.)
+    /// Applied at once over `config.patch`.
+    pub async fn use_model(&self, agent: &mut gateway::client::Client, model: &crate::model_hold::ModelHold) {
+        let provider = serde_json::json!({
+            "baseUrl": model.base_url(), "apiKey": "e2e", "api": "openai-completions", "timeoutSeconds": 600,
+            "models": [{"id": crate::model_hold::MODEL, "name": "Held by the test", "reasoning": false, "input": ["text"],
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 128000, "maxTokens": 4096}],
+        });
+        let patch = serde_json::json!({
+            "models": {"providers": {"fake": provider}},
+            "agents": {"defaults": {"model": {"primary": format!("fake/{}", crate::model_hold::MODEL)}}},
+            "messages": {"queue": {"mode": "followup"}},
+        });
+        config_patch(agent, &patch, None).await;
+    }
+
+    /// Removes the provider [`Self::use_model`] added, so that a run that is still to start (a
+    /// queued input's follow-up) fails before it takes its input: the input ends "interrupted".
+    pub async fn remove_model(&self, agent: &mut gateway::client::Client) {
+        config_patch(agent, &serde_json::json!({"models": {"providers": {"fake": null}}}), Some(&["models.providers.fake.models"])).await;
+    }
+
     /// Stops the gateway now (the page then finds it unreachable, as in an outage).
     pub fn stop(&self) {
         let out = run(&self.dir, self.port, &["stop"], None);
@@ -182,6 +206,18 @@ impl RealGateway {
             .spawn()
             .expect("ask.mjs starts")
     }
+}
+
+/// `config.patch` against the gateway's current config (its hash), applied without a restart.
+async fn config_patch(agent: &mut gateway::client::Client, patch: &serde_json::Value, replace_paths: Option<&[&str]>) {
+    let current = agent.request("config.get", serde_json::json!({})).await.expect("config.get");
+    let hash = current["hash"].as_str().unwrap_or_else(|| panic!("config.get names no hash: {current}")).to_string();
+    let mut params = serde_json::json!({"raw": patch.to_string(), "baseHash": hash});
+    if let Some(paths) = replace_paths {
+        params["replacePaths"] = serde_json::json!(paths);
+    }
+    let done = agent.request("config.patch", params).await.unwrap_or_else(|e| panic!("config.patch {patch}: {e:?}"));
+    eprintln!("config.patch changed {}", done["changedPaths"]);
 }
 
 impl Drop for RealGateway {

@@ -200,15 +200,32 @@ async fn our_ui_on_the_real_gateway() {
     assert_eq!(n, 1, "one saved message for one key: {h}");
 
     // 10. A message sent while a run is active is held by the gateway as a pending input;
-    // when that run fails first, it was never delivered, and the row says so.
+    // when that run fails first, it was never delivered, and the row says so. The run is held
+    // at a model provider of the test's until the second message is held, then failed: nothing
+    // here depends on how fast either process is.
     wait_idle(&mut agent).await;
+    let model = e2e::model_hold::ModelHold::start().await;
+    gw.use_model(&mut agent, &model).await;
     let busy = format!("first while idle {nonce}");
     let behind = format!("second during the run {nonce}");
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&busy).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    model.wait_held(1, Duration::from_secs(120)).await;
     area.send_keys(&behind).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 1})).await.unwrap();
+        let items = h["pendingInputs"]["items"].as_array().cloned().unwrap_or_default();
+        if items.iter().any(|i| i["state"] == "queued" && i.to_string().contains(&behind)) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the second message never waited behind the held run: {h}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    gw.remove_model(&mut agent).await;
+    model.release(400);
     let status = b
         .wait_text("[data-testid=outbox-row][data-state=failed] [data-testid=outbox-status]", Duration::from_secs(60), |t| {
             t.contains("interrupted")

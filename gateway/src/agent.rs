@@ -69,7 +69,17 @@ pub fn start_run(gw: Arc<Gateway>, session: String, run_id: String, text: String
         if let Err(e) = gw.store.set_send_status(&run_id, &status) {
             log::error(&format!("run {run_id}: cannot record its end: {e}"));
         }
+        let (word, error) = match &outcome {
+            Outcome::Done => ("done", None),
+            Outcome::Failed(m) => ("failed", Some(m.as_str())),
+            Outcome::Aborted => ("killed", None),
+        };
+        if let Err(e) = gw.store.set_run_status(&session, &run_id, word, error) {
+            log::error(&format!("run {run_id}: cannot record its status: {e}"));
+        }
         gw.runs.finish(&session, &run_id);
+        // Still in the session's lane: no next run has started, the row is idle.
+        crate::sessions::changed(&gw, &session, "agent.input.settled", |_| {});
     });
 }
 

@@ -1,5 +1,6 @@
-//! Chat: `sessions.list`, `chat.send` (idempotent on `idempotencyKey`), `chat.history`,
-//! `chat.abort`, and the `chat` / `session.message` events. Everything is in SQLite.
+//! Chat: `chat.send` (idempotent on `idempotencyKey`), `chat.history` (with the display cap),
+//! `chat.message.get`, `chat.abort`, and the `chat` / `session.message` events. Everything is
+//! in SQLite.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -12,9 +13,9 @@ use serde_json::{Value, json};
 
 use crate::methods::Caller;
 use crate::questions::canonical_session_key;
-use crate::store::{InboundMedia, SendStatus};
+use crate::store::{Created, InboundMedia, SendStatus};
 use crate::util::{now_ms, uuid_v4};
-use crate::{Gateway, agent, approvals, questions};
+use crate::{Gateway, agent, approvals, questions, sessions};
 
 /// Runs in progress, by session: the run id and a flag that aborts it.
 #[derive(Default)]
@@ -60,7 +61,7 @@ fn unavailable(e: impl std::fmt::Display) -> ErrorShape {
 }
 
 /// A guest may only touch sessions it owns; others see no such session.
-fn check_session(gw: &Gateway, caller: &Caller<'_>, key: &str) -> Result<(), ErrorShape> {
+pub(crate) fn check_session(gw: &Gateway, caller: &Caller<'_>, key: &str) -> Result<(), ErrorShape> {
     if caller.full {
         return Ok(());
     }
@@ -77,40 +78,6 @@ pub fn peer_sees_session(gw: &Gateway, peer: &crate::hub::Peer, key: &str) -> bo
     }
     let guest = peer.scopes.iter().any(|s| s == protocol::methods::scope::SESSIONS_READ || s == protocol::methods::scope::SESSIONS_WRITE);
     guest && gw.store.session_owner(key).ok().flatten().as_deref() == Some(peer.owner.as_str())
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // The bundled UI's filters are accepted; this gateway has one agent.
-pub struct SessionsListParams {
-    #[serde(default)]
-    include_global: Option<bool>,
-    #[serde(default)]
-    include_unknown: Option<bool>,
-    #[serde(default)]
-    configured_agents_only: Option<bool>,
-    #[serde(default)]
-    limit: Option<usize>,
-    #[serde(default)]
-    include_derived_titles: Option<bool>,
-    #[serde(default)]
-    include_last_message: Option<bool>,
-    #[serde(default)]
-    owner_first: Option<bool>,
-    #[serde(default)]
-    agent_id: Option<String>,
-}
-
-pub fn sessions_list(gw: &Gateway, caller: &Caller<'_>, p: SessionsListParams) -> Result<Value, ErrorShape> {
-    let owner = (!caller.full).then_some(caller.peer.owner.as_str());
-    let mut rows = gw.store.list_sessions(owner, p.limit.unwrap_or(200).min(1000)).map_err(unavailable)?;
-    for r in &mut rows {
-        let key = r["key"].as_str().unwrap_or_default().to_string();
-        r["hasActiveRun"] = json!(gw.runs.active(&key).is_some());
-    }
-    let n = rows.len();
-    Ok(json!({"ts": now_ms(), "count": n, "totalCount": n, "hasMore": false, "sessions": rows,
-        "defaults": {"defaultAgentId": "main", "mainSessionKey": "agent:main:main"}}))
 }
 
 /// `chat.send`: saves the user row and starts a run; a repeated key is answered from the
@@ -131,7 +98,11 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
     }
     let key = canonical_session_key(&p.session_key);
     if gw.store.session_owner(&key).map_err(unavailable)?.is_none() {
-        gw.store.create_session(&key, &caller.peer.owner, None, now_ms()).map_err(unavailable)?;
+        let parent = format!("agent:{}:main", sessions::agent_of(&key));
+        let made = gw.store.create_session(&key, &caller.peer.owner, None, None, Some(&parent), now_ms()).map_err(unavailable)?;
+        if let Created::New(_) = made {
+            sessions::changed(gw, &key, "create", |_| {});
+        }
     }
     check_session(gw, caller, &key)?;
     let media = read_attachments(&p.attachments)?;
@@ -146,6 +117,9 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
             SendStatus::Error(summary) => json!({"runId": p.idempotency_key, "status": "error", "summary": summary}),
             SendStatus::Aborted => json!({"runId": p.idempotency_key, "status": "aborted"}),
         });
+    }
+    if gw.store.session(&key).map_err(unavailable)?.is_some_and(|r| r.archived_at.is_some()) {
+        return Err(ErrorShape::invalid(format!("Session \"{key}\" is archived. Restore it before starting new work.")));
     }
     let run_id = p.idempotency_key.clone();
     let mut meta = json!({"id": uuid_v4(), "idempotencyKey": format!("{}:user", p.idempotency_key), "runId": run_id});
@@ -174,8 +148,12 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
     // goes on with that answer and the reply starts nothing new.
     if claim_reply(gw, &key, &p.message) {
         let _ = gw.store.set_send_status(&run_id, &SendStatus::Ok);
+        // The run that asked goes on: the row says so as it is.
+        sessions::changed(gw, &key, "send", |_| {});
         return Ok(json!({"runId": run_id, "status": "started", "messageSeq": seq, "claimedQuestion": true}));
     }
+    // Before the run starts, so that its end (`agent.input.settled`) always comes after.
+    sessions::changed_send(gw, &key, &run_id);
     agent::start_run(gw.clone(), key.clone(), run_id.clone(), p.message.clone());
     Ok(json!({"runId": run_id, "status": "started", "messageSeq": seq}))
 }
@@ -294,12 +272,97 @@ pub struct HistoryParams {
     /// Skip this many of the newest messages (the next older page starts there).
     #[serde(default)]
     offset: Option<usize>,
+    /// The display cap: longer texts are cut to this many UTF-16 units (1..=500000).
     #[serde(default)]
-    max_chars: Option<usize>,
+    max_chars: Option<u64>,
+}
+
+/// `chat.history`'s display cap when the caller names none (the real gateway's).
+pub const HISTORY_MAX_CHARS: usize = 8000;
+const HISTORY_MAX_CHARS_LIMIT: u64 = 500_000;
+/// `chat.message.get`'s cap when the caller names none, and the largest it takes.
+const MESSAGE_GET_MAX_CHARS: usize = 1_000_000;
+const MESSAGE_GET_MAX_CHARS_LIMIT: u64 = 2_000_000;
+/// A `chat.history` row larger than this (as JSON, after the cap) is replaced by a placeholder.
+pub const HISTORY_MAX_MESSAGE_BYTES: usize = 131_072;
+/// What a cut text ends with.
+pub const TRUNCATED_SUFFIX: &str = "\n...(truncated)...";
+
+/// `maxChars` within `1..=limit`, or the real gateway's words for one that is not.
+fn max_chars(method: &str, v: Option<u64>, default: usize, limit: u64) -> Result<usize, ErrorShape> {
+    match v {
+        None => Ok(default),
+        Some(0) => Err(ErrorShape::invalid(format!("invalid {method} params: at /maxChars: must be >= 1"))),
+        Some(n) if n > limit => Err(ErrorShape::invalid(format!("invalid {method} params: at /maxChars: must be <= {limit}"))),
+        Some(n) => Ok(n as usize),
+    }
+}
+
+/// `text` cut to `max` UTF-16 units (never inside a character) plus the suffix, if longer.
+fn cap_text(text: &str, max: usize) -> Option<String> {
+    // Fewer bytes than `max` means fewer UTF-16 units too.
+    if text.len() <= max {
+        return None;
+    }
+    let mut units = 0;
+    for (i, c) in text.char_indices() {
+        if units + c.len_utf16() > max {
+            return Some(format!("{}{TRUNCATED_SUFFIX}", &text[..i]));
+        }
+        units += c.len_utf16();
+    }
+    None
+}
+
+/// The display projection of a saved message: every text longer than `max` (a string
+/// `content`, or the `text` of a `content` part) is cut, and the row is marked
+/// `__openclaw.truncated: true, reason: "display-cap"`.
+pub fn display_cap(mut message: Value, max: usize) -> Value {
+    let mut cut = false;
+    match message.get_mut("content") {
+        Some(Value::String(s)) => {
+            if let Some(c) = cap_text(s, max) {
+                *s = c;
+                cut = true;
+            }
+        }
+        Some(Value::Array(parts)) => {
+            for part in parts {
+                if let Some(Value::String(s)) = part.get_mut("text")
+                    && let Some(c) = cap_text(s, max)
+                {
+                    *s = c;
+                    cut = true;
+                }
+            }
+        }
+        _ => {}
+    }
+    if cut {
+        if let Some(meta) = message.get_mut("__openclaw").and_then(Value::as_object_mut) {
+            meta.insert("truncated".into(), json!(true));
+            meta.insert("reason".into(), json!("display-cap"));
+        } else if let Some(m) = message.as_object_mut() {
+            m.insert("__openclaw".into(), json!({"truncated": true, "reason": "display-cap"}));
+        }
+    }
+    message
+}
+
+/// A row too large for `chat.history` even after the cap, as the real gateway replaces it.
+fn oversized_placeholder(message: &Value) -> Value {
+    let meta = &message["__openclaw"];
+    let mut m = json!({"id": meta["id"], "seq": meta["seq"], "truncated": true, "reason": "oversized"});
+    if let Some(k) = meta.get("idempotencyKey") {
+        m["idempotencyKey"] = k.clone();
+    }
+    json!({"role": message["role"], "timestamp": message["timestamp"],
+        "content": [{"type": "text", "text": "[chat.history omitted: message too large]"}], "__openclaw": m})
 }
 
 pub fn history(gw: &Gateway, caller: &Caller<'_>, p: HistoryParams) -> Result<Value, ErrorShape> {
-    let _ = (&p.agent_id, p.max_chars);
+    let _ = &p.agent_id;
+    let cap = max_chars("chat.history", p.max_chars, HISTORY_MAX_CHARS, HISTORY_MAX_CHARS_LIMIT)?;
     let key = canonical_session_key(&p.session_key);
     if gw.store.session_owner(&key).map_err(unavailable)?.is_some() {
         check_session(gw, caller, &key)?;
@@ -309,6 +372,13 @@ pub fn history(gw: &Gateway, caller: &Caller<'_>, p: HistoryParams) -> Result<Va
     // an empty page, never an overflow.
     let offset = p.offset.unwrap_or(0).min(i64::MAX as usize);
     let (messages, total) = gw.store.history(&key, limit, offset).map_err(unavailable)?;
+    let messages: Vec<Value> = messages
+        .into_iter()
+        .map(|m| {
+            let shown = display_cap(m, cap);
+            if shown.to_string().len() > HISTORY_MAX_MESSAGE_BYTES { oversized_placeholder(&shown) } else { shown }
+        })
+        .collect();
     let active = gw.runs.active(&key);
     Ok(json!({
         "sessionKey": key,
@@ -318,6 +388,36 @@ pub fn history(gw: &Gateway, caller: &Caller<'_>, p: HistoryParams) -> Result<Va
         "pendingInputs": {"items": [], "total": 0},
         "sessionInfo": {"hasActiveRun": active.is_some(), "activeRunIds": active.map(|r| vec![r.run_id]).unwrap_or_default()},
     }))
+}
+
+pub const MESSAGE_GET_KEYS: &[&str] = &["sessionKey", "messageId", "agentId", "maxChars"];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MessageGetParams {
+    session_key: String,
+    message_id: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    max_chars: Option<u64>,
+}
+
+/// `chat.message.get`: one saved message whole (up to `maxChars`, a million by default):
+/// `{ok:true, message}`, or `{ok:false, unavailableReason:"not_found"}` for an id this session
+/// does not have (or a session the caller may not see).
+pub fn message_get(gw: &Gateway, caller: &Caller<'_>, p: MessageGetParams) -> Result<Value, ErrorShape> {
+    let _ = &p.agent_id;
+    let cap = max_chars("chat.message.get", p.max_chars, MESSAGE_GET_MAX_CHARS, MESSAGE_GET_MAX_CHARS_LIMIT)?;
+    let key = canonical_session_key(&p.session_key);
+    let not_found = json!({"ok": false, "unavailableReason": "not_found"});
+    if gw.store.session_owner(&key).map_err(unavailable)?.is_none() || check_session(gw, caller, &key).is_err() {
+        return Ok(not_found);
+    }
+    Ok(match gw.store.message(&key, &p.message_id).map_err(unavailable)? {
+        Some(m) => json!({"ok": true, "message": display_cap(m, cap)}),
+        None => not_found,
+    })
 }
 
 #[derive(Deserialize)]
@@ -336,15 +436,24 @@ pub fn abort(gw: &Arc<Gateway>, caller: &Caller<'_>, p: AbortParams) -> Result<V
     let _ = (&p.agent_id, p.preserve_side_runs);
     let key = canonical_session_key(&p.session_key);
     check_session(gw, caller, &key)?;
-    let Some(run) = gw.runs.active(&key) else { return Ok(json!({"ok": true, "aborted": false})) };
-    if p.run_id.as_ref().is_some_and(|r| *r != run.run_id) {
-        return Ok(json!({"ok": true, "aborted": false}));
+    Ok(match abort_session(gw, &key, p.run_id.as_deref()) {
+        Some(run_id) => json!({"ok": true, "aborted": true, "runId": run_id, "runIds": [run_id]}),
+        None => json!({"ok": true, "aborted": false, "runIds": []}),
+    })
+}
+
+/// Aborts the session's active run (only if it is `run_id`, when given) and cancels its
+/// pending question and approval. Returns the aborted run's id.
+pub fn abort_session(gw: &Arc<Gateway>, key: &str, run_id: Option<&str>) -> Option<String> {
+    let run = gw.runs.active(key)?;
+    if run_id.is_some_and(|r| r != run.run_id) {
+        return None;
     }
     run.abort.send_replace(true);
     // An aborted run cancels its pending question and approval.
     questions::cancel_run(gw, &run.run_id);
     approvals::cancel_run(gw, &run.run_id);
-    Ok(json!({"ok": true, "aborted": true, "runId": run.run_id}))
+    Some(run.run_id)
 }
 
 /// Aborts every active run and cancels its pending question (graceful shutdown at its

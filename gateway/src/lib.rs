@@ -18,6 +18,7 @@ pub mod load;
 pub mod log;
 pub mod methods;
 pub mod questions;
+pub mod sessions;
 pub mod store;
 pub mod util;
 

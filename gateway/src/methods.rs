@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
 use crate::hub::Peer;
-use crate::{Gateway, approvals, chat, questions};
+use crate::{Gateway, approvals, chat, questions, sessions};
 use protocol::approval::ApprovalKind;
 
 /// Methods this gateway implements (advertised in `hello-ok`).
@@ -19,11 +19,14 @@ pub const IMPLEMENTED: &[&str] = &[
     "health",
     "sessions.list",
     "sessions.create",
+    "sessions.patch",
+    "sessions.describe",
     "sessions.subscribe",
     "sessions.messages.subscribe",
     "sessions.messages.unsubscribe",
     "chat.send",
     "chat.history",
+    "chat.message.get",
     "chat.abort",
     "question.request",
     "question.list",
@@ -63,18 +66,12 @@ pub struct Caller<'a> {
 }
 
 fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorShape> {
+    // serde reads a struct from an array too (`[1, 2]` as `{limit: 1, offset: 2}`): params are
+    // an object.
+    if v.is_array() {
+        return Err(ErrorShape::invalid(format!("invalid {method} params: invalid type: sequence, expected an object")));
+    }
     protocol::closed::from_value_closed(v).map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct SessionCreateParams {
-    #[serde(default)]
-    key: Option<String>,
-    #[serde(default)]
-    agent_id: Option<String>,
-    #[serde(default)]
-    label: Option<String>,
 }
 
 pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Result<Value, ErrorShape> {
@@ -96,25 +93,20 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
             closed_empty(&p, method)?;
             Ok(json!({"ok": true, "uptimeMs": gw.started.elapsed().as_millis() as u64, "connections": gw.hub.count()}))
         }
-        "sessions.create" => {
-            let sp: SessionCreateParams = params(method, p)?;
-            let key = questions::canonical_session_key(&sp.key.unwrap_or_else(|| format!("s-{}", &crate::util::uuid_v4()[..8])));
-            let _ = sp.agent_id;
-            let created = gw
-                .store
-                .create_session(&key, &peer.owner, sp.label.as_deref(), crate::util::now_ms())
-                .map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("session store unavailable: {e}")))?;
-            if !created && gw.store.session_owner(&key).ok().flatten().as_deref() != Some(peer.owner.as_str()) && !full {
-                return Err(ErrorShape::invalid(format!("session '{key}' already exists")));
-            }
-            Ok(json!({"ok": true, "key": key, "created": created}))
-        }
-        "sessions.list" => chat::sessions_list(gw, &caller, params(method, p)?),
-        // Events of every visible session go to every connection; subscribing is accepted
-        // for compatibility with clients of the real gateway.
+        "sessions.create" => sessions::create(gw, &caller, params(method, p)?),
+        "sessions.list" => sessions::list(gw, &caller, params(method, p)?),
+        "sessions.patch" => sessions::patch(gw, &caller, sessions::params_strict(method, sessions::PATCH_KEYS, p)?),
+        "sessions.describe" => sessions::describe(gw, &caller, sessions::params_strict(method, sessions::DESCRIBE_KEYS, p)?),
+        // `sessions.changed` of every visible session goes to every connection; subscribing is
+        // accepted for compatibility with clients of the real gateway. With list params it
+        // answers with the list too.
         "sessions.subscribe" => {
-            closed_empty(&p, method)?;
-            Ok(json!({"subscribed": true}))
+            if p.as_object().is_some_and(|o| o.is_empty()) {
+                Ok(json!({"subscribed": true}))
+            } else {
+                let list = sessions::list(gw, &caller, params(method, p)?)?;
+                Ok(json!({"subscribed": true, "list": list}))
+            }
         }
         "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => {
             let sp: SubscribeParams = params(method, p)?;
@@ -123,6 +115,7 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
         }
         "chat.send" => chat::send(gw, &caller, params(method, p)?),
         "chat.history" => chat::history(gw, &caller, params(method, p)?),
+        "chat.message.get" => chat::message_get(gw, &caller, sessions::params_strict(method, chat::MESSAGE_GET_KEYS, p)?),
         "chat.abort" => chat::abort(gw, &caller, params(method, p)?),
         "question.request" => questions::request(gw, params::<QuestionRequestParams>(method, p)?),
         "question.list" => {

@@ -78,7 +78,116 @@ const MIGRATIONS: &[&str] = &[
         resolved_at_ms INTEGER NOT NULL
     );
     CREATE INDEX approvals_history ON approvals (resolved_at_ms DESC, id DESC);",
+    // 6: what the conversation list shows of a session, as the real gateway keeps it: the id of
+    // its transcript (`sessionId`, named by archive and unarchive), the last activity, the
+    // archive time, a display name, the title derived from the first user message (kept here so
+    // that search and `sessions.changed` need no transcript reads), the session it was made from
+    // and how its last run ended. Filled in for older rows after the migration (`backfill_v6`).
+    "ALTER TABLE sessions ADD COLUMN session_id TEXT;
+    ALTER TABLE sessions ADD COLUMN updated_at_ms INTEGER;
+    ALTER TABLE sessions ADD COLUMN last_interaction_ms INTEGER;
+    ALTER TABLE sessions ADD COLUMN archived_at_ms INTEGER;
+    ALTER TABLE sessions ADD COLUMN display_name TEXT;
+    ALTER TABLE sessions ADD COLUMN derived_title TEXT;
+    ALTER TABLE sessions ADD COLUMN parent_session_key TEXT;
+    ALTER TABLE sessions ADD COLUMN run_status TEXT;
+    ALTER TABLE sessions ADD COLUMN last_run_id TEXT;
+    ALTER TABLE sessions ADD COLUMN last_run_error TEXT;
+    UPDATE sessions SET
+        updated_at_ms = COALESCE((SELECT MAX(m.created_ms) FROM messages m WHERE m.session_key = sessions.key), created_at_ms),
+        last_interaction_ms = COALESCE(
+            (SELECT MAX(m.created_ms) FROM messages m WHERE m.session_key = sessions.key AND m.role = 'user'), created_at_ms);
+    CREATE INDEX sessions_updated ON sessions (updated_at_ms DESC);
+    CREATE INDEX sessions_label ON sessions (label);",
 ];
+
+/// How long a title derived from the first user message is (characters, then `…`).
+pub const DERIVED_TITLE_CHARS: usize = 60;
+
+/// The title of a session from its first user message: the first line, shortened.
+pub fn derive_title(message: &serde_json::Value) -> Option<String> {
+    let text = message.get("content")?.as_str()?;
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(protocol::frame::truncate(line, DERIVED_TITLE_CHARS))
+}
+
+/// A session as the conversation list shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionRecord {
+    pub key: String,
+    pub owner: String,
+    pub session_id: String,
+    pub label: Option<String>,
+    pub display_name: Option<String>,
+    pub derived_title: Option<String>,
+    pub created_at: i64,
+    pub updated_at: i64,
+    pub last_interaction_at: i64,
+    pub archived_at: Option<i64>,
+    pub parent_session_key: Option<String>,
+    /// How its last run ended (`done`, `failed`, `killed`); none before the first run.
+    pub run_status: Option<String>,
+    pub last_run_id: Option<String>,
+    pub last_run_error: Option<String>,
+}
+
+/// Which sessions a list shows by their archive state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchivedFilter {
+    Active,
+    Archived,
+    All,
+}
+
+/// What `create_session` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Created {
+    /// A new session.
+    New(SessionRecord),
+    /// The key was taken: the session as it is (nothing changed).
+    Existing(SessionRecord),
+    /// Another session has this label.
+    LabelInUse,
+}
+
+/// A change to a session (`sessions.patch`).
+#[derive(Debug, Clone, Default)]
+pub struct SessionPatch<'a> {
+    /// `Some(None)` clears the label.
+    pub label: Option<Option<&'a str>>,
+    pub archived: Option<bool>,
+}
+
+/// What `patch_session` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Patched {
+    /// The session after the change.
+    Done(Box<SessionRecord>),
+    LabelInUse,
+}
+
+const SESSION_COLUMNS: &str = "key, owner, session_id, label, display_name, derived_title, created_at_ms,
+    COALESCE(updated_at_ms, created_at_ms), COALESCE(last_interaction_ms, created_at_ms), archived_at_ms, parent_session_key,
+    run_status, last_run_id, last_run_error";
+
+fn session_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRecord> {
+    Ok(SessionRecord {
+        key: r.get(0)?,
+        owner: r.get(1)?,
+        session_id: r.get::<_, Option<String>>(2)?.unwrap_or_default(),
+        label: r.get(3)?,
+        display_name: r.get(4)?,
+        derived_title: r.get(5)?,
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+        last_interaction_at: r.get(8)?,
+        archived_at: r.get(9)?,
+        parent_session_key: r.get(10)?,
+        run_status: r.get(11)?,
+        last_run_id: r.get(12)?,
+        last_run_error: r.get(13)?,
+    })
+}
 
 /// How long ended approvals are kept for `approval.get` and `approval.history` (the real
 /// gateway's retention).
@@ -131,11 +240,36 @@ impl Store {
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
             conn.execute_batch(&format!("BEGIN; {sql} PRAGMA user_version = {}; COMMIT;", i + 1))?;
         }
+        if version < 6 {
+            Self::backfill_v6(&conn)?;
+        }
         // No run survives a restart: a send the previous process left in flight (it was
         // killed mid-run) is recorded as interrupted, so a retry with its key gets an answer.
         conn.execute("UPDATE sends SET status = 'error', summary = ?1 WHERE status = 'in_flight'", [INTERRUPTED])?;
         conn.execute("DELETE FROM approvals WHERE resolved_at_ms < ?1", [crate::util::now_ms() - APPROVAL_RETENTION_MS])?;
         Ok(Store { db: Mutex::new(conn) })
+    }
+
+    /// Sessions made before migration 6 get a transcript id and the title of their first user
+    /// message (done once, in Rust: the title is shortened by characters).
+    fn backfill_v6(conn: &Connection) -> rusqlite::Result<()> {
+        let keys: Vec<String> = conn
+            .prepare("SELECT key FROM sessions WHERE session_id IS NULL")?
+            .query_map([], |r| r.get(0))?
+            .collect::<rusqlite::Result<_>>()?;
+        for key in keys {
+            let first: Option<String> = conn
+                .prepare_cached("SELECT json FROM messages WHERE session_key = ?1 AND role = 'user' ORDER BY seq LIMIT 1")?
+                .query_row([&key], |r| r.get(0))
+                .optional()?;
+            let title = first.and_then(|j| serde_json::from_str::<serde_json::Value>(&j).ok()).and_then(|m| derive_title(&m));
+            conn.prepare_cached("UPDATE sessions SET session_id = ?2, derived_title = ?3 WHERE key = ?1")?.execute(params![
+                key,
+                crate::util::uuid_v4(),
+                title
+            ])?;
+        }
+        Ok(())
     }
 
     /// `PRAGMA integrity_check`: "ok", or the problems SQLite found.
@@ -184,13 +318,138 @@ impl Store {
 }
 
 impl Store {
-    /// Creates a session owned by `owner`; false when it already existed.
-    pub fn create_session(&self, key: &str, owner: &str, label: Option<&str>, now_ms: i64) -> rusqlite::Result<bool> {
-        let n = self
+    /// Creates a session owned by `owner`, with a new transcript id. A taken key leaves the
+    /// session as it is; a label another session has refuses.
+    pub fn create_session(
+        &self,
+        key: &str,
+        owner: &str,
+        label: Option<&str>,
+        display_name: Option<&str>,
+        parent: Option<&str>,
+        now_ms: i64,
+    ) -> rusqlite::Result<Created> {
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        if let Some(existing) = Self::session_in(&tx, key)? {
+            if label.is_some_and(|l| existing.label.as_deref() != Some(l)) && Self::label_taken(&tx, label, key)? {
+                return Ok(Created::LabelInUse);
+            }
+            return Ok(Created::Existing(existing));
+        }
+        if Self::label_taken(&tx, label, key)? {
+            return Ok(Created::LabelInUse);
+        }
+        tx.prepare_cached(
+            "INSERT INTO sessions (key, owner, label, created_at_ms, session_id, updated_at_ms, last_interaction_ms, display_name, parent_session_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?4, ?4, ?6, ?7)",
+        )?
+        .execute(params![key, owner, label, now_ms, crate::util::uuid_v4(), display_name, parent])?;
+        let made = Self::session_in(&tx, key)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+        tx.commit()?;
+        Ok(Created::New(made))
+    }
+
+    /// Whether a session other than `key` has `label`.
+    fn label_taken(tx: &rusqlite::Transaction<'_>, label: Option<&str>, key: &str) -> rusqlite::Result<bool> {
+        let Some(label) = label else { return Ok(false) };
+        Ok(tx
+            .prepare_cached("SELECT 1 FROM sessions WHERE label = ?1 AND key <> ?2")?
+            .query_row(params![label, key], |_| Ok(()))
+            .optional()?
+            .is_some())
+    }
+
+    fn session_in(db: &Connection, key: &str) -> rusqlite::Result<Option<SessionRecord>> {
+        db.prepare_cached(&format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE key = ?1"))?.query_row([key], session_record).optional()
+    }
+
+    /// A session by key.
+    pub fn session(&self, key: &str) -> rusqlite::Result<Option<SessionRecord>> {
+        Self::session_in(&self.db(), key)
+    }
+
+    /// Sessions, newest activity first (then newest made first): `owner`'s only when given,
+    /// by their archive state.
+    pub fn sessions(&self, owner: Option<&str>, archived: ArchivedFilter) -> rusqlite::Result<Vec<SessionRecord>> {
+        let mode = match archived {
+            ArchivedFilter::Active => 0,
+            ArchivedFilter::Archived => 1,
+            ArchivedFilter::All => 2,
+        };
+        let db = self.db();
+        let mut stmt = db.prepare_cached(&format!(
+            "SELECT {SESSION_COLUMNS} FROM sessions
+             WHERE (?1 IS NULL OR owner = ?1)
+               AND (?2 = 2 OR (?2 = 0 AND archived_at_ms IS NULL) OR (?2 = 1 AND archived_at_ms IS NOT NULL))
+             ORDER BY COALESCE(updated_at_ms, created_at_ms) DESC, rowid DESC"
+        ))?;
+        let rows = stmt.query_map(params![owner, mode], session_record)?;
+        rows.collect()
+    }
+
+    /// Renames and archives or restores a session; a missing one is made (owned by `owner`),
+    /// as the real gateway does. Archiving an archived session keeps its archive time.
+    pub fn patch_session(&self, key: &str, owner: &str, patch: &SessionPatch<'_>, now_ms: i64) -> rusqlite::Result<Patched> {
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        if let Some(Some(label)) = patch.label
+            && Self::label_taken(&tx, Some(label), key)?
+        {
+            return Ok(Patched::LabelInUse);
+        }
+        if Self::session_in(&tx, key)?.is_none() {
+            tx.prepare_cached(
+                "INSERT INTO sessions (key, owner, created_at_ms, session_id, updated_at_ms, last_interaction_ms) VALUES (?1, ?2, ?3, ?4, ?3, ?3)",
+            )?
+            .execute(params![key, owner, now_ms, crate::util::uuid_v4()])?;
+        }
+        if let Some(label) = patch.label {
+            tx.prepare_cached("UPDATE sessions SET label = ?2 WHERE key = ?1")?.execute(params![key, label])?;
+        }
+        match patch.archived {
+            Some(true) => {
+                tx.prepare_cached("UPDATE sessions SET archived_at_ms = COALESCE(archived_at_ms, ?2) WHERE key = ?1")?
+                    .execute(params![key, now_ms])?;
+            }
+            Some(false) => {
+                tx.prepare_cached("UPDATE sessions SET archived_at_ms = NULL WHERE key = ?1")?.execute([key])?;
+            }
+            None => {}
+        }
+        tx.prepare_cached("UPDATE sessions SET updated_at_ms = MAX(COALESCE(updated_at_ms, 0), ?2) WHERE key = ?1")?
+            .execute(params![key, now_ms])?;
+        let record = Self::session_in(&tx, key)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+        tx.commit()?;
+        Ok(Patched::Done(Box::new(record)))
+    }
+
+    /// Records how a session's run ended (`done`, `failed`, `killed`).
+    pub fn set_run_status(&self, key: &str, run_id: &str, status: &str, error: Option<&str>) -> rusqlite::Result<()> {
+        self.db()
+            .prepare_cached("UPDATE sessions SET run_status = ?2, last_run_id = ?3, last_run_error = ?4 WHERE key = ?1")?
+            .execute(params![key, status, run_id, error])?;
+        Ok(())
+    }
+
+    /// The newest user or assistant message of a session (`lastMessagePreview`).
+    pub fn last_message(&self, key: &str) -> rusqlite::Result<Option<serde_json::Value>> {
+        let json: Option<String> = self
             .db()
-            .prepare_cached("INSERT INTO sessions (key, owner, label, created_at_ms) VALUES (?1, ?2, ?3, ?4) ON CONFLICT(key) DO NOTHING")?
-            .execute(params![key, owner, label, now_ms])?;
-        Ok(n == 1)
+            .prepare_cached("SELECT json FROM messages WHERE session_key = ?1 AND role IN ('user', 'assistant') ORDER BY seq DESC LIMIT 1")?
+            .query_row([key], |r| r.get(0))
+            .optional()?;
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
+    }
+
+    /// One saved message of a session by its id (`__openclaw.id`).
+    pub fn message(&self, session: &str, id: &str) -> rusqlite::Result<Option<serde_json::Value>> {
+        let json: Option<String> = self
+            .db()
+            .prepare_cached("SELECT json FROM messages WHERE id = ?1 AND session_key = ?2")?
+            .query_row(params![id, session], |r| r.get(0))
+            .optional()?;
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
     }
 
     pub fn session_owner(&self, key: &str) -> rusqlite::Result<Option<String>> {
@@ -264,31 +523,6 @@ impl Store {
 }
 
 impl Store {
-    /// Sessions, newest activity first; only `owner`'s when given.
-    pub fn list_sessions(&self, owner: Option<&str>, limit: usize) -> rusqlite::Result<Vec<serde_json::Value>> {
-        let db = self.db();
-        let mut stmt = db.prepare(
-            "SELECT s.key, s.label, s.created_at_ms, MAX(m.created_ms), COUNT(m.seq),
-                    (SELECT json FROM messages f WHERE f.session_key = s.key AND f.role = 'user' ORDER BY f.seq LIMIT 1)
-             FROM sessions s LEFT JOIN messages m ON m.session_key = s.key
-             WHERE ?1 IS NULL OR s.owner = ?1
-             GROUP BY s.key ORDER BY COALESCE(MAX(m.created_ms), s.created_at_ms) DESC LIMIT ?2",
-        )?;
-        let rows = stmt.query_map(params![owner, limit as i64], |r| {
-            let key: String = r.get(0)?;
-            let label: Option<String> = r.get(1)?;
-            let created: i64 = r.get(2)?;
-            let last: Option<i64> = r.get(3)?;
-            let count: i64 = r.get(4)?;
-            let first: Option<String> = r.get(5)?;
-            let derived = first
-                .and_then(|j| serde_json::from_str::<serde_json::Value>(&j).ok())
-                .and_then(|v| v["content"].as_str().map(|t| protocol::frame::truncate(t.lines().next().unwrap_or(""), 60)));
-            Ok(serde_json::json!({"key": key, "label": label, "derivedTitle": derived, "updatedAt": last.unwrap_or(created), "messageCount": count}))
-        })?;
-        rows.collect()
-    }
-
     pub fn send_status(&self, key: &str) -> rusqlite::Result<Option<SendStatus>> {
         let row: Option<(String, Option<String>)> = self
             .db()
@@ -336,6 +570,16 @@ impl Store {
             "INSERT INTO messages (session_key, seq, id, role, idempotency_key, json, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         )?
         .execute(params![session, seq, id, role, idem, message.to_string(), now])?;
+        // The list's activity time, and the title from the first user message.
+        let user = role == "user";
+        let title = if user { derive_title(&message) } else { None };
+        tx.prepare_cached(
+            "UPDATE sessions SET updated_at_ms = ?2,
+                last_interaction_ms = CASE WHEN ?3 THEN ?2 ELSE last_interaction_ms END,
+                derived_title = COALESCE(derived_title, ?4)
+             WHERE key = ?1",
+        )?
+        .execute(params![session, now, user, title])?;
         Ok(message)
     }
 
@@ -442,6 +686,41 @@ mod tests {
         assert_eq!(s.pair_device("dev1", "pk", "openclaw-control-ui", 2, "tok-b").unwrap(), "tok-a");
         assert_eq!(s.device("dev1").unwrap().unwrap().device_token, "tok-a");
         assert!(s.device("nope").unwrap().is_none());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn sessions_of_an_older_database_get_an_id_a_title_and_their_activity_time() {
+        let dir = std::env::temp_dir().join(format!("gw-store-{}", crate::util::uuid_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        {
+            // The database as version 5 left it.
+            let conn = Connection::open(dir.join("gateway.sqlite")).unwrap();
+            for (i, sql) in MIGRATIONS.iter().enumerate().take(5) {
+                conn.execute_batch(&format!("BEGIN; {sql} PRAGMA user_version = {}; COMMIT;", i + 1)).unwrap();
+            }
+            conn.execute_batch(
+                r#"INSERT INTO sessions (key, owner, label, created_at_ms) VALUES ('agent:main:old', 'o', NULL, 10), ('agent:main:empty', 'o', 'E', 20);
+                INSERT INTO messages (session_key, seq, id, role, json, created_ms) VALUES
+                    ('agent:main:old', 1, 'm1', 'user', '{"role":"user","content":"\nFirst words here\nmore"}', 30),
+                    ('agent:main:old', 2, 'm2', 'assistant', '{"role":"assistant","content":[]}', 40);"#,
+            )
+            .unwrap();
+        }
+        let s = Store::open(&dir).unwrap();
+        let old = s.session("agent:main:old").unwrap().unwrap();
+        assert_eq!(old.session_id.len(), 36);
+        assert_eq!(old.derived_title.as_deref(), Some("First words here"));
+        assert_eq!((old.created_at, old.updated_at, old.last_interaction_at), (10, 40, 30));
+        let empty = s.session("agent:main:empty").unwrap().unwrap();
+        assert_eq!((empty.label.as_deref(), empty.derived_title.as_deref(), empty.updated_at), (Some("E"), None, 20));
+        assert_ne!(empty.session_id, old.session_id);
+        let listed: Vec<String> = s.sessions(None, ArchivedFilter::Active).unwrap().into_iter().map(|r| r.key).collect();
+        assert_eq!(listed, ["agent:main:old", "agent:main:empty"]);
+        drop(s);
+        // Reopened: the ids stay.
+        let s = Store::open(&dir).unwrap();
+        assert_eq!(s.session("agent:main:old").unwrap().unwrap().session_id, old.session_id);
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -137,7 +137,7 @@ async fn history_pages_back_and_sessions_are_listed() {
     assert_eq!(older["hasMore"], false);
     assert_eq!(older["messages"].as_array().unwrap().len(), 2);
     assert_eq!(older["messages"][0]["content"], "m0");
-    let list = c.request("sessions.list", json!({"limit": 50, "includeGlobal": true})).await.unwrap();
+    let list = c.request("sessions.list", json!({"limit": 50, "includeGlobal": true, "includeDerivedTitles": true})).await.unwrap();
     let row = list["sessions"].as_array().unwrap().iter().find(|s| s["key"] == "agent:main:paging").unwrap().clone();
     assert_eq!(row["derivedTitle"], "m0");
     let e = c.request("chat.send", json!({"sessionKey": "x", "message": "", "idempotencyKey": "e"})).await.unwrap_err();

@@ -93,6 +93,10 @@ const KEYS: &[&str] = &[
     "offset",
     "maxChars",
     "key",
+    "archived",
+    "expectedSessionId",
+    "messageId",
+    "search",
     "includeGlobal",
     "includeApprovals",
     "preserveSideRuns",
@@ -126,11 +130,14 @@ const METHODS: &[&str] = &[
     "health",
     "sessions.list",
     "sessions.create",
+    "sessions.patch",
+    "sessions.describe",
     "sessions.subscribe",
     "sessions.messages.subscribe",
     "sessions.messages.unsubscribe",
     "chat.send",
     "chat.history",
+    "chat.message.get",
     "chat.abort",
     "question.request",
     "question.list",
@@ -237,6 +244,15 @@ fn base_params(rng: &mut Rng, method: &str, ids: &[String]) -> Value {
     match method {
         "sessions.list" => json!({"limit": 10, "includeGlobal": true}),
         "sessions.create" => json!({"key": session, "label": "L"}),
+        "sessions.patch" => {
+            if rng.chance(50) {
+                json!({"key": session, "label": *rng.pick(&["L", "M"])})
+            } else {
+                json!({"key": session, "archived": rng.chance(70), "expectedSessionId": id})
+            }
+        }
+        "sessions.describe" => json!({"key": session}),
+        "chat.message.get" => json!({"sessionKey": session, "messageId": id, "maxChars": *rng.pick(&[1u64, 100, 500_000])}),
         "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => json!({"key": session}),
         "chat.send" => {
             json!({"sessionKey": session, "message": *rng.pick(&["hello", "deploy", "color", "fail", "async", "help", "run it"]), "idempotencyKey": format!("f-{}", rng.below(50))})
@@ -358,11 +374,15 @@ async fn feed(gw: &Arc<Gateway>, conn: &mut Conn, text: &str, case: u64) -> Vec<
             if texts.iter().any(|t| t.contains(r#""ok":true"#) && t.contains(&format!(r#""id":{}"#, serde_json::to_string(&id).unwrap()))) {
                 OK.fetch_add(1, Ordering::Relaxed);
             }
-            // Remember the questions made, so later cases can get, resolve and wait on them.
+            // Remember the questions and sessions made, so later cases can get, resolve, wait on
+            // and archive them.
             return texts
                 .iter()
                 .filter(|t| {
-                    t.contains(r#""payload":{"expiresAtMs""#) || t.contains(r#""payload":{"id":"fq-"#) || t.contains(r#""deliveryRoute""#)
+                    t.contains(r#""payload":{"expiresAtMs""#)
+                        || t.contains(r#""payload":{"id":"fq-"#)
+                        || t.contains(r#""deliveryRoute""#)
+                        || t.contains(r#""runStarted""#)
                 })
                 .filter_map(|t| serde_json::from_str::<Value>(t).ok())
                 .filter_map(|v| v.get("payload").cloned())
@@ -472,10 +492,11 @@ fn batch(seed: u64, first_case: u64, cases: u64, progress: &AtomicU64) {
                 frame.to_string()
             };
             for payload in feed(&gw, conn, &text, case).await {
-                if let Some(id) = payload.get("id").and_then(Value::as_str) {
-                    if ids.len() < 64 {
-                        ids.push(id.to_string());
-                    }
+                // Question and approval ids, and the sessionIds that archive names.
+                if let Some(id) = payload.get("id").or_else(|| payload.get("sessionId")).and_then(Value::as_str)
+                    && ids.len() < 64
+                {
+                    ids.push(id.to_string());
                 }
             }
             progress.fetch_add(1, Ordering::Relaxed);

@@ -1,0 +1,450 @@
+//! Sessions as the conversation list sees them, like OpenClaw 2026.9.6
+//! (`docs/sessions-protocol-notes.md`): `sessions.list` (paged, searched, archive filter),
+//! `sessions.create`, `sessions.patch` (rename, archive, restore), `sessions.describe`, and the
+//! `sessions.changed` events (`create`, `send`, `agent.input.settled`, `patch`).
+
+use std::sync::Arc;
+
+use protocol::error::{ErrorShape, code};
+use serde::{Deserialize, Deserializer};
+use serde_json::{Map, Value, json};
+
+use crate::Gateway;
+use crate::chat::{check_session, peer_sees_session};
+use crate::methods::Caller;
+use crate::questions::canonical_session_key;
+use crate::store::{ArchivedFilter, Created, Patched, SessionPatch, SessionRecord};
+use crate::util::{now_ms, uuid_v4};
+
+/// The only agent of this gateway.
+pub const AGENT: &str = "main";
+
+/// Rows of a `sessions.list` page when the caller names no limit, and at most.
+const DEFAULT_LIMIT: u64 = 200;
+const MAX_LIMIT: u64 = 1000;
+
+fn unavailable(e: impl std::fmt::Display) -> ErrorShape {
+    ErrorShape::new(code::UNAVAILABLE, format!("session store unavailable: {e}"))
+}
+
+/// The agent of a session key (`agent:<id>:…`).
+pub fn agent_of(key: &str) -> &str {
+    match key.splitn(3, ':').collect::<Vec<_>>().as_slice() {
+        ["agent", agent, _] => agent,
+        _ => AGENT,
+    }
+}
+
+/// An agent's main session (`agent:<id>:main`): never archived.
+pub fn is_main(key: &str) -> bool {
+    matches!(key.splitn(3, ':').collect::<Vec<_>>().as_slice(), ["agent", _, "main"])
+}
+
+/// `Unknown agent id "<id>"` for any agent but this gateway's one.
+fn check_agent(agent_id: Option<&str>) -> Result<(), ErrorShape> {
+    match agent_id {
+        Some(a) if a != AGENT => Err(ErrorShape::invalid(format!("Unknown agent id \"{}\"", protocol::frame::truncate(a, 64)))),
+        _ => Ok(()),
+    }
+}
+
+/// Params as the real gateway checks them: an unknown top-level key is named its way
+/// (`at root: unexpected property 'k'`), the rest by the closed deserialiser.
+pub fn params_strict<T: serde::de::DeserializeOwned>(method: &str, allowed: &[&str], v: Value) -> Result<T, ErrorShape> {
+    if v.is_array() {
+        return Err(ErrorShape::invalid(format!("invalid {method} params: invalid type: sequence, expected an object")));
+    }
+    if let Some(o) = v.as_object()
+        && let Some(k) = o.keys().find(|k| !allowed.contains(&k.as_str()))
+    {
+        return Err(ErrorShape::invalid(format!(
+            "invalid {method} params: at root: unexpected property '{}'",
+            protocol::frame::truncate(k, 64)
+        )));
+    }
+    protocol::closed::from_value_closed(v).map_err(|e| ErrorShape::invalid(format!("invalid {method} params: {e}")))
+}
+
+/// A string of `min..=max` characters, or the real gateway's words for one that is not.
+fn check_len(method: &str, field: &str, s: &str, min: usize, max: usize) -> Result<(), ErrorShape> {
+    let n = s.chars().count();
+    if n < min {
+        return Err(ErrorShape::invalid(format!("invalid {method} params: at /{field}: must not have fewer than {min} characters")));
+    }
+    if n > max {
+        return Err(ErrorShape::invalid(format!("invalid {method} params: at /{field}: must not have more than {max} characters")));
+    }
+    Ok(())
+}
+
+/// The text a message shows, shortened (`lastMessagePreview`).
+fn preview(message: &Value) -> Option<String> {
+    let text = protocol::chat::message_text(message);
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then(|| protocol::frame::truncate(&text, 120))
+}
+
+/// A session row as `sessions.list` sends it. `derived`: with `derivedTitle`.
+pub fn row(gw: &Gateway, rec: &SessionRecord, derived: bool) -> Value {
+    let active = gw.runs.active(&rec.key);
+    let mut r = Map::new();
+    r.insert("key".into(), json!(rec.key));
+    r.insert("sessionId".into(), json!(rec.session_id));
+    r.insert("kind".into(), json!("direct"));
+    r.insert("agentId".into(), json!(agent_of(&rec.key)));
+    r.insert("isMain".into(), json!(is_main(&rec.key)));
+    let display = rec.label.as_ref().or(rec.display_name.as_ref());
+    if let Some(l) = &rec.label {
+        r.insert("label".into(), json!(l));
+    }
+    if let Some(d) = display {
+        r.insert("displayName".into(), json!(d));
+    }
+    if derived && let Some(t) = display.or(rec.derived_title.as_ref()) {
+        r.insert("derivedTitle".into(), json!(t));
+    }
+    r.insert("createdAt".into(), json!(rec.created_at));
+    r.insert("updatedAt".into(), json!(rec.updated_at));
+    r.insert("lastInteractionAt".into(), json!(rec.last_interaction_at));
+    r.insert("archived".into(), json!(rec.archived_at.is_some()));
+    if let Some(at) = rec.archived_at {
+        r.insert("archivedAt".into(), json!(at));
+        r.insert("archiveReason".into(), json!("manual"));
+    }
+    if let Some(p) = &rec.parent_session_key {
+        r.insert("parentSessionKey".into(), json!(p));
+    }
+    r.insert("hasActiveRun".into(), json!(active.is_some()));
+    r.insert("activeRunIds".into(), json!(active.as_ref().map(|a| vec![a.run_id.clone()]).unwrap_or_default()));
+    // Before its first run a session has no status (the real gateway's status is its runs').
+    match (&active, &rec.run_status) {
+        (Some(_), _) => {
+            r.insert("status".into(), json!("running"));
+        }
+        (None, Some(s)) => {
+            r.insert("status".into(), json!(s));
+        }
+        (None, None) => {}
+    }
+    if let Some(id) = &rec.last_run_id {
+        r.insert("lastRunId".into(), json!(id));
+    }
+    if let Some(e) = &rec.last_run_error {
+        r.insert("lastRunError".into(), json!(e));
+    }
+    Value::Object(r)
+}
+
+/// `sessions.changed` for `key` to every connection that may see it: `{sessionKey, sessionId,
+/// agentId, reason, ts, session}`. `adjust` changes the row first (a run that is accepted
+/// but not yet started is already running for the list). One read of the session by key.
+pub fn changed(gw: &Gateway, key: &str, reason: &str, adjust: impl FnOnce(&mut Value)) {
+    let rec = match gw.store.session(key) {
+        Ok(Some(rec)) => rec,
+        Ok(None) => return,
+        Err(e) => {
+            crate::log::warn(&format!("sessions.changed {reason} for {key}: {e}"));
+            return;
+        }
+    };
+    changed_row(gw, &rec, reason, adjust);
+}
+
+fn changed_row(gw: &Gateway, rec: &SessionRecord, reason: &str, adjust: impl FnOnce(&mut Value)) {
+    let mut session = row(gw, rec, true);
+    adjust(&mut session);
+    let payload = json!({
+        "sessionKey": rec.key,
+        "sessionId": rec.session_id,
+        "agentId": agent_of(&rec.key),
+        "reason": reason,
+        "ts": now_ms(),
+        "session": session,
+    });
+    gw.hub.broadcast("sessions.changed", &payload, |p| peer_sees_session(gw, p, &rec.key));
+}
+
+/// `sessions.changed` `send`: the run `run_id` was accepted.
+pub fn changed_send(gw: &Gateway, key: &str, run_id: &str) {
+    changed(gw, key, "send", |r| {
+        r["hasActiveRun"] = json!(true);
+        r["activeRunIds"] = json!([run_id]);
+        r["status"] = json!("running");
+    });
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[allow(dead_code)] // Filters of the real gateway's list that mean nothing with one agent: accepted.
+pub struct ListParams {
+    #[serde(default)]
+    limit: Option<u64>,
+    #[serde(default)]
+    offset: Option<u64>,
+    #[serde(default)]
+    search: Option<String>,
+    /// `true`, `false` or `"all"`.
+    #[serde(default)]
+    archived: Option<Value>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    include_derived_titles: Option<bool>,
+    #[serde(default)]
+    include_last_message: Option<bool>,
+    #[serde(default)]
+    include_global: Option<bool>,
+    #[serde(default)]
+    include_unknown: Option<bool>,
+    #[serde(default)]
+    configured_agents_only: Option<bool>,
+    #[serde(default)]
+    owner_first: Option<bool>,
+}
+
+/// Whether `rec` matches a search: a case-insensitive part of its key, label, names or id.
+fn matches_search(rec: &SessionRecord, needle: &str) -> bool {
+    let hit = |s: &str| s.to_lowercase().contains(needle);
+    hit(&rec.key)
+        || hit(&rec.session_id)
+        || rec.label.as_deref().is_some_and(hit)
+        || rec.display_name.as_deref().is_some_and(hit)
+        || rec.derived_title.as_deref().is_some_and(hit)
+}
+
+/// `sessions.list`: `{ts, count, totalCount, limitApplied, nextOffset, hasMore, sessions,
+/// defaults}`, newest activity first, of the sessions the caller may see.
+pub fn list(gw: &Gateway, caller: &Caller<'_>, p: ListParams) -> Result<Value, ErrorShape> {
+    let archived = match &p.archived {
+        None | Some(Value::Bool(false)) => ArchivedFilter::Active,
+        Some(Value::Bool(true)) => ArchivedFilter::Archived,
+        Some(Value::String(s)) if s == "all" => ArchivedFilter::All,
+        Some(_) => return Err(ErrorShape::invalid("invalid sessions.list params: `archived` must be true, false or \"all\"")),
+    };
+    if p.limit == Some(0) {
+        return Err(ErrorShape::invalid("invalid sessions.list params: at /limit: must be >= 1"));
+    }
+    if let Some(label) = &p.label {
+        check_len("sessions.list", "label", label, 1, 512)?;
+    }
+    let limit = p.limit.unwrap_or(DEFAULT_LIMIT).min(MAX_LIMIT) as usize;
+    let offset = usize::try_from(p.offset.unwrap_or(0)).unwrap_or(usize::MAX);
+    let owner = (!caller.full).then_some(caller.peer.owner.as_str());
+    let needle = p.search.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_lowercase);
+    let rows: Vec<SessionRecord> = gw
+        .store
+        .sessions(owner, archived)
+        .map_err(unavailable)?
+        .into_iter()
+        .filter(|r| p.agent_id.as_deref().is_none_or(|a| agent_of(&r.key) == a))
+        .filter(|r| p.label.as_deref().is_none_or(|l| r.label.as_deref() == Some(l)))
+        .filter(|r| needle.as_deref().is_none_or(|n| matches_search(r, n)))
+        .collect();
+    let total = rows.len();
+    let derived = p.include_derived_titles == Some(true);
+    let last = p.include_last_message == Some(true);
+    let page: Vec<Value> = rows
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .map(|rec| {
+            let mut r = row(gw, rec, derived);
+            if last && let Some(text) = gw.store.last_message(&rec.key).ok().flatten().as_ref().and_then(preview) {
+                r["lastMessagePreview"] = json!(text);
+            }
+            r
+        })
+        .collect();
+    let end = offset.saturating_add(page.len());
+    let next = (end < total).then_some(end);
+    Ok(json!({
+        "ts": now_ms(),
+        "count": page.len(),
+        "totalCount": total,
+        "limitApplied": limit,
+        "nextOffset": next,
+        "hasMore": next.is_some(),
+        "sessions": page,
+        "defaults": {"defaultAgentId": AGENT, "mainSessionKey": "agent:main:main"},
+    }))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CreateParams {
+    #[serde(default)]
+    key: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    display_name: Option<String>,
+    #[serde(default)]
+    parent_session_key: Option<String>,
+    /// `/new` in the incumbent UI sends these; there are no command hooks here.
+    #[serde(default)]
+    emit_command_hooks: Option<bool>,
+    #[serde(default)]
+    succeeds_parent: Option<bool>,
+    #[serde(default)]
+    idempotency_key: Option<String>,
+}
+
+/// The stored entry of a session, as `sessions.create` and `sessions.patch` return it.
+fn entry(rec: &SessionRecord) -> Value {
+    let mut e = json!({"sessionId": rec.session_id, "createdAt": rec.created_at, "updatedAt": rec.updated_at});
+    if let Some(l) = &rec.label {
+        e["label"] = json!(l);
+    }
+    if let Some(d) = &rec.display_name {
+        e["displayName"] = json!(d);
+    }
+    if let Some(at) = rec.archived_at {
+        e["archivedAt"] = json!(at);
+    }
+    if let Some(p) = &rec.parent_session_key {
+        e["parentSessionKey"] = json!(p);
+    }
+    if let Some(s) = &rec.run_status {
+        e["status"] = json!(s);
+    }
+    e
+}
+
+/// `sessions.create`: `{ok, key, sessionId, entry, runStarted:false, created}`. Without a key,
+/// `agent:main:dashboard:<uuid>`; a taken key returns that session (a guest only its own).
+pub fn create(gw: &Gateway, caller: &Caller<'_>, p: CreateParams) -> Result<Value, ErrorShape> {
+    let _ = (p.emit_command_hooks, p.succeeds_parent, &p.idempotency_key);
+    check_agent(p.agent_id.as_deref())?;
+    if let Some(l) = &p.label {
+        check_len("sessions.create", "label", l, 1, 512)?;
+    }
+    if let Some(d) = &p.display_name {
+        check_len("sessions.create", "displayName", d, 1, 500)?;
+    }
+    let agent = p.agent_id.as_deref().unwrap_or(AGENT);
+    let key = match &p.key {
+        Some(k) => canonical_session_key(k),
+        None => format!("agent:{agent}:dashboard:{}", uuid_v4()),
+    };
+    let parent = p.parent_session_key.as_deref().map(canonical_session_key).unwrap_or_else(|| format!("agent:{agent}:main"));
+    let made = gw
+        .store
+        .create_session(&key, &caller.peer.owner, p.label.as_deref(), p.display_name.as_deref(), Some(&parent), now_ms())
+        .map_err(unavailable)?;
+    let (rec, created) = match made {
+        Created::New(rec) => (rec, true),
+        Created::Existing(rec) => {
+            if !caller.full && rec.owner != caller.peer.owner {
+                return Err(ErrorShape::invalid(format!("session '{key}' already exists")));
+            }
+            (rec, false)
+        }
+        Created::LabelInUse => {
+            return Err(ErrorShape::invalid(format!("label already in use: {}", p.label.as_deref().unwrap_or_default())));
+        }
+    };
+    if created {
+        changed_row(gw, &rec, "create", |_| {});
+    }
+    Ok(json!({"ok": true, "key": rec.key, "sessionId": rec.session_id, "entry": entry(&rec), "runStarted": false, "created": created}))
+}
+
+/// Absent stays `None`; `null` is `Some(None)`.
+fn nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D::Error> {
+    Option::<String>::deserialize(d).map(Some)
+}
+
+pub const PATCH_KEYS: &[&str] = &["key", "agentId", "expectedSessionId", "label", "archived"];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PatchParams {
+    key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    expected_session_id: Option<String>,
+    #[serde(default, deserialize_with = "nullable")]
+    label: Option<Option<String>>,
+    #[serde(default)]
+    archived: Option<bool>,
+}
+
+/// `sessions.patch`: rename (`label`, `null` clears), archive and restore (`archived`, with
+/// `expectedSessionId`). `{ok, key, entry}`, then `sessions.changed` `patch`.
+pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<Value, ErrorShape> {
+    check_agent(p.agent_id.as_deref())?;
+    let key = canonical_session_key(&p.key);
+    if let Some(Some(l)) = &p.label {
+        check_len("sessions.patch", "label", l, 1, 512)?;
+    }
+    let existing = gw.store.session(&key).map_err(unavailable)?;
+    if existing.is_some() {
+        check_session(gw, caller, &key)?;
+    }
+    if let Some(archived) = p.archived {
+        if archived && is_main(&key) {
+            return Err(ErrorShape::invalid("Cannot archive an agent's main session."));
+        }
+        let Some(expected) = &p.expected_session_id else {
+            return Err(ErrorShape::invalid(format!("expectedSessionId required for session lifecycle patch: {key}")));
+        };
+        if existing.as_ref().map(|r| &r.session_id) != Some(expected) {
+            return Err(ErrorShape::invalid(format!("Session {key} changed before patch. Retry."))
+                .with_details(json!({"reason": "session-changed"})));
+        }
+        // Archiving stops the session's work first.
+        if archived {
+            crate::chat::abort_session(gw, &key, None);
+        }
+    }
+    let change = SessionPatch { label: p.label.as_ref().map(|l| l.as_deref()), archived: p.archived };
+    let rec = match gw.store.patch_session(&key, &caller.peer.owner, &change, now_ms()).map_err(unavailable)? {
+        Patched::Done(rec) => *rec,
+        Patched::LabelInUse => {
+            return Err(ErrorShape::invalid(format!(
+                "label already in use: {}",
+                p.label.as_ref().and_then(|l| l.as_deref()).unwrap_or_default()
+            )));
+        }
+    };
+    changed_row(gw, &rec, "patch", |_| {});
+    Ok(json!({"ok": true, "key": key, "entry": entry(&rec)}))
+}
+
+pub const DESCRIBE_KEYS: &[&str] = &["key", "agentId"];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DescribeParams {
+    key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+}
+
+/// `sessions.describe`: `{session: <row> | null}` (null also for a session a guest may not see).
+pub fn describe(gw: &Gateway, caller: &Caller<'_>, p: DescribeParams) -> Result<Value, ErrorShape> {
+    check_agent(p.agent_id.as_deref())?;
+    let key = canonical_session_key(&p.key);
+    let rec = gw.store.session(&key).map_err(unavailable)?.filter(|r| caller.full || r.owner == caller.peer.owner);
+    Ok(json!({"session": rec.map(|r| row(gw, &r, true))}))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn main_sessions_and_agents_are_read_from_the_key() {
+        assert!(is_main("agent:main:main"));
+        assert!(is_main("agent:ops:main"));
+        assert!(!is_main("agent:main:dashboard:1"));
+        assert!(!is_main("main"));
+        assert_eq!(agent_of("agent:ops:x:y"), "ops");
+        assert_eq!(agent_of("weird"), "main");
+    }
+}

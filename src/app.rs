@@ -3,6 +3,7 @@
 use leptos::prelude::*;
 
 use crate::components::connect_form::ConnectForm;
+use crate::components::conversation_list::ConversationList;
 use crate::components::outbox_tray::OutboxTray;
 use crate::components::pane::{Pane, PaneSwitcher};
 use crate::components::status_bar::StatusBar;
@@ -15,6 +16,7 @@ use crate::state::attention::Attention;
 use crate::state::dock::{DockController, QuestionAccess};
 use crate::state::outbox::OutboxController;
 use crate::state::panes::Panes;
+use crate::state::sessions::SessionsController;
 
 /// Works out the gateway URL, and takes the token out of the address bar into this tab's
 /// `sessionStorage`.
@@ -46,6 +48,16 @@ pub fn App() -> impl IntoView {
     provide_context(dock);
     let panes = Panes::new(client, db);
     provide_context(panes);
+    let sessions = SessionsController::new(client, db, panes);
+    provide_context(sessions);
+    // Ctrl/Cmd+K: search conversations (the drawer opens on a narrow screen).
+    let _ = window_event_listener(leptos::ev::keydown, move |ev| {
+        if (ev.ctrl_key() || ev.meta_key()) && !ev.alt_key() && ev.key().eq_ignore_ascii_case("k") {
+            ev.prevent_default();
+            sessions.drawer_open.set(true);
+            sessions.focus_search.update(|n| *n += 1);
+        }
+    });
     let files = crate::state::attachment::AttachmentController::new(client, db);
     provide_context(files);
     let outbox = OutboxController::new(client, db, files);
@@ -116,11 +128,25 @@ pub fn App() -> impl IntoView {
             </Show>
             <OutboxTray/>
             <PaneSwitcher/>
-            <main class="panes" aria-label="Conversations" style=move || format!("--panes: {}", panes.open.with(Vec::len))>
-                <For each=move || panes.open.get() key=|i| *i let:i>
-                    <Pane index=i/>
-                </For>
-            </main>
+            <div class="workspace" data-drawer=move || if sessions.drawer_open.get() { "open" } else { "closed" }>
+                <Show when=move || dock.deep_link.get().is_none()>
+                    <ConversationList/>
+                </Show>
+                <main class="panes" aria-label="Conversations" style=move || format!("--panes: {}", panes.open.with(Vec::len))>
+                    <For each=move || panes.open.get() key=|i| *i let:i>
+                        <Pane index=i/>
+                    </For>
+                </main>
+            </div>
+            {move || sessions.undo.get().map(|archived| {
+                let archived = StoredValue::new(archived);
+                view! {
+                    <div class="toast" role="status" data-testid="archive-toast">
+                        {format!("Archived “{}”. ", archived.with_value(|a| a.row.name()))}
+                        <button type="button" on:click=move |_| sessions.restore(&archived.with_value(|a| a.row.clone()))>"Undo"</button>
+                    </div>
+                }
+            })}
             {move || asyncq.undo.get().map(|item| {
                 let item = StoredValue::new(item);
                 view! {

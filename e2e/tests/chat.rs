@@ -335,7 +335,7 @@ async fn incumbent_chat_links_open_the_conversation_they_name() {
         b.goto(&format!("{}{path}#token={}", gw.base(), gw.token)).await;
         b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
         b.wait_text("[data-testid=message][data-role=user] .msg__text", T, |t| t == text).await;
-        let selected = b.js("return document.querySelector('.session-picker select').value;").await;
+        let selected = b.js("return document.querySelector('[data-testid=pane]').dataset.session;").await;
         assert_eq!(selected, json!(key), "{path} opens {key}");
     }
     // A short link that names no conversation says so, and opens the main one.

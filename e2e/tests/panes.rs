@@ -123,12 +123,14 @@ async fn a_question_in_one_pane_leaves_the_other_panes_composer_free_and_focus_s
 #[tokio::test(flavor = "multi_thread")]
 async fn the_layout_is_in_the_url_and_closing_a_pane_keeps_its_draft_and_queued_message() {
     let mut gw = LocalGateway::start().await;
+    gw.agent().await.request("sessions.create", json!({"key": "agent:main:side"})).await.unwrap();
     let b = open(&gw, 1400, &format!("session={MAIN}")).await;
     assert_eq!(b.js("return document.querySelectorAll('[data-testid=pane]').length;").await, json!(1));
     b.click_button("Open another pane").await;
-    b.wait_text(&format!("{} select", pane_css(2)), T, |_| true).await;
-    // Point the new pane at another conversation, and reload: the layout comes back.
-    b.js(&format!("const s = document.querySelector({:?}); const o = document.createElement('option'); o.value = 'agent:main:side'; s.append(o); s.value = 'agent:main:side'; s.dispatchEvent(new Event('change')); return null;", format!("{} select", pane_css(2)))).await;
+    b.wait_text(&format!("{} [data-testid=conversation-header]", pane_css(2)), T, |_| true).await;
+    // Point the new pane (the focused one) at another conversation from the list, and reload:
+    // the layout comes back.
+    b.find_xpath("//button[@data-testid='conversation-row' and @data-key='agent:main:side']", T).await.click().await.unwrap();
     let url = b.wait_js("return location.search;", |v| v.as_str().is_some_and(|s| s.contains("pane=agent%3Amain%3Aside"))).await;
     assert_eq!(url, json!("?session=agent%3Amain%3Amain&pane=agent%3Amain%3Aside"));
     b.goto(&format!("{}/{}#token={}", gw.base(), url.as_str().unwrap(), gw.token)).await;

@@ -254,7 +254,7 @@ async fn our_ui_on_the_real_gateway() {
         .unwrap();
     b.goto(&format!("{}/ui/ask/{id}#token={}", gw.base(), e2e::real::TOKEN)).await;
     b.wait_text("[data-testid=step-progress]", Duration::from_secs(60), |t| t == "1/2").await;
-    assert!(!b.exists(".session-picker").await, "the deep link shows that request alone");
+    assert!(!b.exists("[data-testid=conversation-header]").await, "the deep link shows that request alone");
     b.option("Production").await.click().await.unwrap();
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.option("Email").await.click().await.unwrap();

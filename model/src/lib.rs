@@ -5,6 +5,7 @@
 pub mod async_q;
 pub mod attachment;
 pub mod attention;
+pub mod command;
 pub mod connection;
 pub mod credential;
 pub mod dock;
@@ -14,6 +15,7 @@ pub mod offline;
 pub mod outbox;
 pub mod panes;
 pub mod parts;
+pub mod sessions;
 pub mod url;
 
 /// The first `max` characters of `s` on one line, for naming a message in a sentence.

@@ -9,7 +9,7 @@ use leptos::task::spawn_local;
 use serde_json::{Value, json};
 
 use model::url::ChatRoute;
-use protocol::chat::{ChatEvent, ChatEventState, SessionRow};
+use protocol::chat::{ChatEvent, ChatEventState};
 
 use crate::io::browser;
 use crate::io::gateway_client::{GatewayClient, Status};
@@ -34,6 +34,9 @@ pub struct TranscriptRow {
     pub asks: Vec<String>,
     /// Shown from this browser's saved copy, not (yet) from the gateway.
     pub from_saved_copy: bool,
+    /// The gateway shortened it in the history (`__openclaw.truncated`): the whole text is
+    /// fetched on request (`chat.message.get`).
+    pub truncated: bool,
     pub raw: Value,
 }
 
@@ -73,7 +76,21 @@ impl TranscriptRow {
             }
         }
         let tool_result = model::parts::tool_result(m).filter(|r| !r.call_id.is_empty());
-        TranscriptRow { key, role, text, seq, timestamp, note, tool_calls, tool_result, asks, from_saved_copy: false, raw: m.clone() }
+        let truncated = meta.and_then(|o| o.get("truncated")).and_then(Value::as_bool).unwrap_or(false);
+        TranscriptRow {
+            key,
+            role,
+            text,
+            seq,
+            timestamp,
+            note,
+            tool_calls,
+            tool_result,
+            asks,
+            from_saved_copy: false,
+            truncated,
+            raw: m.clone(),
+        }
     }
 }
 
@@ -113,7 +130,6 @@ pub struct ChatController {
     /// and does nothing until a pane opens with it again.
     pub open: RwSignal<bool>,
     pub session: RwSignal<String>,
-    pub sessions: RwSignal<Vec<SessionRow>>,
     pub messages: RwSignal<Vec<TranscriptRow>>,
     pub has_more: RwSignal<bool>,
     pub loading: RwSignal<bool>,
@@ -121,6 +137,11 @@ pub struct ChatController {
     pub streams: RwSignal<BTreeMap<String, RunStream>>,
     /// The gateway says a run is active in this session.
     pub run_active: RwSignal<bool>,
+    /// The ids of the runs known to be active here (from history and `chat` events): a Stop
+    /// names the run when exactly one is known.
+    pub active_runs: RwSignal<Vec<String>>,
+    /// What the last Stop did, in words, until the conversation changes.
+    pub stop_outcome: RwSignal<Option<model::command::StopOutcome>>,
     pub draft: RwSignal<String>,
     /// Why the conversation link in the address could not be opened, if it could not.
     pub link_error: RwSignal<Option<String>>,
@@ -163,13 +184,14 @@ impl ChatController {
                 Some(ChatRoute::Key(k)) => k.clone(),
                 _ => String::new(),
             }),
-            sessions: RwSignal::new(Vec::new()),
             messages: RwSignal::new(Vec::new()),
             has_more: RwSignal::new(false),
             loading: RwSignal::new(false),
             history_error: RwSignal::new(None),
             streams: RwSignal::new(BTreeMap::new()),
             run_active: RwSignal::new(false),
+            active_runs: RwSignal::new(Vec::new()),
+            stop_outcome: RwSignal::new(None),
             draft: RwSignal::new(String::new()),
             link_error: RwSignal::new(None),
             saved_copy: RwSignal::new(None),
@@ -193,8 +215,8 @@ impl ChatController {
             if c.short_link.with_value(Option::is_some) {
                 // A `/chat/<agent>/<slug>-<id>` link: the session list says which key it names.
                 spawn_local(async move {
-                    c.load_sessions().await;
-                    c.resolve_short_link();
+                    let keys = c.session_keys().await;
+                    c.resolve_short_link(&keys);
                 });
                 return;
             }
@@ -202,10 +224,7 @@ impl ChatController {
                 let default = client.hello.with_untracked(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
                 c.session.set(default.unwrap_or_else(|| "agent:main:main".into()));
             }
-            spawn_local(async move {
-                c.load_sessions().await;
-                c.load_history().await;
-            });
+            spawn_local(async move { c.load_history().await });
         });
         // A different session: its transcript and draft load (the pane layout writes the URL).
         Effect::new(move |prev: Option<String>| {
@@ -216,6 +235,8 @@ impl ChatController {
             if prev.as_ref().is_some_and(|p| *p != s) {
                 c.messages.set(Vec::new());
                 c.streams.set(BTreeMap::new());
+                c.active_runs.set(Vec::new());
+                c.stop_outcome.set(None);
                 c.fresh.set_value(false);
                 c.saved_copy.set(None);
                 spawn_local(async move { c.load_history().await });
@@ -243,9 +264,8 @@ impl ChatController {
     }
 
     /// Opens the session a short `/chat/…` link names, or says that it names none.
-    fn resolve_short_link(&self) {
+    fn resolve_short_link(&self, keys: &[String]) {
         let Some((agent, prefix)) = self.short_link.get_value() else { return };
-        let keys: Vec<String> = self.sessions.with_untracked(|rows| rows.iter().map(|r| r.key.clone()).collect());
         self.short_link.set_value(None);
         match model::url::resolve_short_id(&agent, &prefix, keys.iter().map(String::as_str)) {
             Some(key) => self.session.set(key.to_string()),
@@ -259,9 +279,14 @@ impl ChatController {
         }
     }
 
-    async fn load_sessions(self) {
-        if let Ok(v) = self.client.request("sessions.list", json!({"limit": 100})).await {
-            self.sessions.set(protocol::chat::read_sessions_list(&v));
+    /// Every conversation key of the link's agent, active or archived (a short link may name
+    /// any of them).
+    async fn session_keys(self) -> Vec<String> {
+        let agent = self.short_link.with_value(|l| l.as_ref().map(|(a, _)| a.clone())).unwrap_or_else(|| "main".into());
+        let params = json!({"limit": 1000, "agentId": agent, "archived": "all"});
+        match self.client.request("sessions.list", params).await {
+            Ok(v) => protocol::chat::read_sessions_list(&v).into_iter().map(|r| r.key).collect(),
+            Err(_) => Vec::new(),
         }
     }
 
@@ -286,7 +311,10 @@ impl ChatController {
                     .map(|a| a.iter().map(TranscriptRow::from_message).collect())
                     .unwrap_or_default();
                 self.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
-                self.run_active.set(v.get("sessionInfo").and_then(|i| i.get("hasActiveRun")).and_then(Value::as_bool).unwrap_or(false));
+                let info = v.get("sessionInfo");
+                self.run_active.set(info.and_then(|i| i.get("hasActiveRun")).and_then(Value::as_bool).unwrap_or(false));
+                let runs = info.and_then(|i| i.get("activeRunIds")).and_then(Value::as_array);
+                self.active_runs.set(runs.map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default());
                 self.history_error.set(None);
                 // Rows that arrived as events while the page loaded stay (newer than the page).
                 let newest = rows.iter().map(|r| r.seq).max().unwrap_or(0);
@@ -469,6 +497,13 @@ impl ChatController {
             return;
         }
         let Some(run) = event.run_id.clone() else { return };
+        let running = matches!(event.state, ChatEventState::Delta | ChatEventState::Status);
+        let ended = matches!(event.state, ChatEventState::Final | ChatEventState::Aborted | ChatEventState::Error);
+        if running && self.active_runs.with_untracked(|r| !r.contains(&run)) {
+            self.active_runs.update(|r| r.push(run.clone()));
+        } else if ended && self.active_runs.with_untracked(|r| r.contains(&run)) {
+            self.active_runs.update(|r| r.retain(|x| *x != run));
+        }
         match event.state {
             ChatEventState::Delta => {
                 self.run_active.set(true);
@@ -521,13 +556,59 @@ impl ChatController {
         }
     }
 
-    /// Stop: abort the active run (which also cancels its pending question).
-    pub fn stop(&self) {
-        let client = self.client;
+    /// Fetches the whole text of a row the gateway shortened (`chat.message.get`) and shows it
+    /// in the row's place. Errors come back in words.
+    pub async fn show_whole(self, key: String) -> Result<(), String> {
         let session = self.session.get_untracked();
+        let reply = self
+            .client
+            .request("chat.message.get", json!({"sessionKey": session, "messageId": key, "maxChars": 500000}))
+            .await
+            .map_err(|e| e.to_string())?;
+        let Some(message) = reply.get("message").filter(|_| reply.get("ok").and_then(Value::as_bool) != Some(false)) else {
+            let why = reply.get("unavailableReason").and_then(Value::as_str).unwrap_or("unknown");
+            return Err(match why {
+                "not_found" => "the gateway no longer has this message.".into(),
+                "oversized" => "it is too large for the gateway to send.".into(),
+                other => format!("the gateway could not give it ({other})."),
+            });
+        };
+        let whole = TranscriptRow::from_message(message);
+        if whole.truncated {
+            return Err("it is too large for the gateway to send whole.".into());
+        }
+        self.messages.update(|rows| {
+            if let Some(row) = rows.iter_mut().find(|r| r.key == key) {
+                *row = TranscriptRow { key: row.key.clone(), seq: row.seq, ..whole };
+            }
+        });
+        Ok(())
+    }
+
+    /// Stop, now: `chat.abort` for the run (`model::command::abort_params`), straight to the
+    /// gateway and never through the outbox, so a Stop is never delivered late. Offline it
+    /// says so and nothing is kept to send later. `queued_here` counts this conversation's
+    /// messages still queued in the outbox: they stay queued, and the outcome says so.
+    pub fn stop(&self, queued_here: usize) {
+        use model::command::StopOutcome;
+        let this = *self;
+        if self.client.status.get_untracked() != Status::Connected {
+            self.stop_outcome.set(Some(StopOutcome::Offline));
+            return;
+        }
+        let session = self.session.get_untracked();
+        let params = self.active_runs.with_untracked(|runs| model::command::abort_params(&session, runs));
+        self.stop_outcome.set(Some(StopOutcome::Stopping));
         spawn_local(async move {
-            if let Err(e) = client.request("chat.abort", json!({"sessionKey": session})).await {
-                browser::log_warn(&format!("chat.abort failed: {e}"));
+            let outcome = match this.client.request("chat.abort", params).await {
+                Ok(reply) => StopOutcome::from_reply(&reply, queued_here),
+                Err(crate::io::gateway_client::RequestError::Disconnected) => StopOutcome::Failed(
+                    "the connection dropped before the gateway answered, so the run may still be going. Nothing is sent again.".into(),
+                ),
+                Err(e) => StopOutcome::Failed(e.to_string()),
+            };
+            if this.session.get_untracked() == session {
+                this.stop_outcome.set(Some(outcome));
             }
         });
     }

@@ -1,8 +1,10 @@
 //! A pane's composer: what Send does. Every message goes through the outbox; files attached a
 //! moment ago wait to be kept and go with it; a reply that can answer a waiting question and
 //! looks like a credential is held first (`model::credential`), as a typed answer in the dock is.
+//! `/stop` and `/new` typed alone never go to the outbox (`model::command`).
 
 use leptos::prelude::*;
+use model::command::SlashCommand;
 use model::credential::CredentialMatch;
 
 use crate::io::gateway_client::GatewayClient;
@@ -10,6 +12,7 @@ use crate::state::attachment::AttachmentController;
 use crate::state::chat::ChatController;
 use crate::state::dock::DockController;
 use crate::state::outbox::OutboxController;
+use crate::state::sessions::SessionsController;
 
 /// A reply held back because it looks like a credential.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,6 +35,7 @@ pub struct ComposerController {
     outbox: OutboxController,
     files: AttachmentController,
     dock: DockController,
+    sessions: SessionsController,
     client: GatewayClient,
 }
 
@@ -41,9 +45,10 @@ impl ComposerController {
         outbox: OutboxController,
         files: AttachmentController,
         dock: DockController,
+        sessions: SessionsController,
         client: GatewayClient,
     ) -> Self {
-        ComposerController { held: RwSignal::new(None), queueing: RwSignal::new(false), chat, outbox, files, dock, client }
+        ComposerController { held: RwSignal::new(None), queueing: RwSignal::new(false), chat, outbox, files, dock, sessions, client }
     }
 
     /// Whether this connection may send messages (tracked: the view follows the scopes).
@@ -59,12 +64,32 @@ impl ComposerController {
         if self.queueing.get_untracked() || (text.trim().is_empty() && !has_files) {
             return;
         }
+        // `/stop` and `/new` typed alone are done here, never sent as chat text.
+        match model::command::slash_command(&text).filter(|_| !has_files) {
+            Some(SlashCommand::Stop) => {
+                self.chat.set_draft(String::new());
+                self.stop();
+                return;
+            }
+            Some(SlashCommand::New) => {
+                self.sessions.create_in(self.chat);
+                return;
+            }
+            None => {}
+        }
         let replies_to_question = self.dock.dock.with_untracked(|d| d.entries.iter().any(model::dock::Entry::is_blocking_question));
         if replies_to_question && let Some(found) = model::credential::detect(&text) {
             self.held.set(Some(CredentialHold { found, text, confirming: false }));
             return;
         }
         self.enqueue(text);
+    }
+
+    /// Stop the conversation's run now (`ChatController::stop`), saying what stays queued.
+    pub fn stop(&self) {
+        let session = self.chat.session.get_untracked();
+        let queued = self.outbox.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent()).count());
+        self.chat.stop(queued);
     }
 
     /// Send anyway, pressed the second time: exactly the held text goes, if the draft still is

@@ -10,3 +10,4 @@ pub mod composer;
 pub mod dock;
 pub mod outbox;
 pub mod panes;
+pub mod sessions;

@@ -9,17 +9,15 @@ use crate::components::attachment_list::DraftAttachments;
 use crate::components::credential_notice::CredentialNotice;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::state::attachment::AttachmentController;
-use crate::state::chat::{ChatController, RunState};
+use crate::state::chat::ChatController;
 use crate::state::composer::ComposerController;
 use crate::state::dock::{DockController, DockView};
-use crate::state::outbox::OutboxController;
 
 /// The message composer for the current session.
 #[component]
 pub fn Composer() -> impl IntoView {
     let ctl = expect_context::<DockController>();
     let chat = expect_context::<ChatController>();
-    let outbox = expect_context::<OutboxController>();
     let client = expect_context::<GatewayClient>();
     let files = expect_context::<AttachmentController>();
     // A conversation's files are read when a composer first shows it.
@@ -36,7 +34,7 @@ pub fn Composer() -> impl IntoView {
             files.add(&chat.session.get_untracked(), picked);
         }
     };
-    let composer = ComposerController::new(chat, outbox, files, ctl, client);
+    let composer = expect_context::<ComposerController>();
     // Only this pane's dock can take this pane's composer: a question in another pane leaves
     // this one free (openclaw#118787).
     let view = expect_context::<DockView>();
@@ -46,7 +44,6 @@ pub fn Composer() -> impl IntoView {
     let held = composer.held;
     let send = move || composer.send();
     let credential_typed = move || chat.draft.with(|t| model::credential::detect(t).is_some());
-    let running = move || chat.run_active.get() || chat.streams.with(|s| s.values().any(|r| r.state == RunState::Streaming));
     // Something else can take the composer's place (here: a read-only connection); the dock
     // above stays available either way.
     let read_only = move || client.status.get() == Status::Connected && !composer.can_write();
@@ -136,9 +133,6 @@ pub fn Composer() -> impl IntoView {
                             />
                             <span>"Attach files"</span>
                         </label>
-                        <Show when=running>
-                            <button type="button" class="composer__stop" on:click=move |_| chat.stop()>"Stop"</button>
-                        </Show>
                         <button type="submit" class="composer__send">"Send"</button>
                     </div>
                 </div>

@@ -4,21 +4,19 @@
 use leptos::prelude::*;
 
 use crate::components::composer::Composer;
+use crate::components::conversation_header::ConversationHeader;
 use crate::components::question_dock::QuestionDock;
-use crate::components::session_picker::SessionPicker;
+use crate::components::run_bar::RunBar;
 use crate::components::transcript::Transcript;
 use crate::io::gateway_client::{GatewayClient, Status};
+use crate::state::attachment::AttachmentController;
+use crate::state::composer::ComposerController;
 use crate::state::dock::{DockController, DockView};
+use crate::state::outbox::OutboxController;
 use crate::state::panes::{MAX_PANES, Panes};
+use crate::state::sessions::SessionsController;
 
-/// A conversation's key as a person reads it (the part after `agent:<id>:`).
-pub fn short_name(session: &str) -> String {
-    match session.splitn(3, ':').collect::<Vec<_>>().as_slice() {
-        ["agent", agent, rest] if *agent == "main" => rest.to_string(),
-        ["agent", agent, rest] => format!("{agent}: {rest}"),
-        _ => session.to_string(),
-    }
-}
+pub use model::sessions::short_name;
 
 /// A conversation pane.
 #[component]
@@ -36,6 +34,15 @@ pub fn Pane(
     let open_sessions = Signal::derive(move || panes.open_chats().iter().map(|c| c.session.get()).collect());
     let view = DockView::new(dock, index, session, first, open_sessions);
     provide_context(view);
+    let composer = ComposerController::new(
+        chat,
+        expect_context::<OutboxController>(),
+        expect_context::<AttachmentController>(),
+        dock,
+        expect_context::<SessionsController>(),
+        client,
+    );
+    provide_context(composer);
     let can_add = move || panes.open.with(|o| o.len() < MAX_PANES);
     let can_close = move || panes.open.with(|o| o.len() > 1);
     let connected = move || client.status.get() == Status::Connected;
@@ -55,15 +62,14 @@ pub fn Pane(
             on:focusin=move |_| if panes.active.get_untracked() != index { panes.active.set(index) }
         >
             <Show when=move || dock.deep_link.get().is_none()>
-                <div class="pane__bar">
-                    <SessionPicker/>
+                <ConversationHeader>
                     <Show when=can_add>
                         <button type="button" on:click=move |_| panes.add(index)>"Open another pane"</button>
                     </Show>
                     <Show when=can_close>
                         <button type="button" on:click=move |_| panes.close(index)>"Close pane"</button>
                     </Show>
-                </div>
+                </ConversationHeader>
             </Show>
             <div class="conversation">
                 <Transcript/>
@@ -78,6 +84,7 @@ pub fn Pane(
                 </Show>
             </div>
             <div class="dock-slot">
+                <RunBar/>
                 <QuestionDock/>
                 <Composer/>
             </div>

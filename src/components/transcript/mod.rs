@@ -38,7 +38,8 @@ enum Item {
 impl Item {
     fn key(&self) -> String {
         match self {
-            Item::Message(m) => format!("m:{}", m.key),
+            // A row shown whole after it was shortened is drawn again.
+            Item::Message(m) => format!("m:{}{}", m.key, if m.truncated { ":cut" } else { "" }),
             Item::Receipt(r) => format!("r:{}:{}:{}", r.id, r.outcome.label(), r.unsent_text.len()),
         }
     }
@@ -321,9 +322,36 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
             <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
             {parts.into_iter().map(|p| view! { <PartView part=p at_ms=timestamp session=session.clone() markdown=markdown/> }).collect_view()}
             <crate::components::attachment_list::SavedFiles media=if withheld { Vec::new() } else { model::parts::saved_media(&row.raw) } session=session.clone()/>
+            {(row.truncated && !withheld).then(|| view! { <ShowWhole key=row.key.clone()/> })}
         </article>
     }
     .into_any()
+}
+
+/// "Show the whole message" under a row the gateway shortened.
+#[component]
+fn ShowWhole(key: String) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let key = StoredValue::new(key);
+    let state = RwSignal::new(None::<String>);
+    let busy = RwSignal::new(false);
+    let fetch = move |_| {
+        busy.set(true);
+        leptos::task::spawn_local(async move {
+            let result = chat.show_whole(key.get_value()).await;
+            busy.set(false);
+            if let Err(why) = result {
+                state.set(Some(format!("The whole message could not be shown: {why}")));
+            }
+        });
+    };
+    view! {
+        <p class="msg__cut" data-testid="message-cut">
+            "The gateway shortened this message. "
+            <button type="button" disabled=move || busy.get() on:click=fetch>"Show the whole message"</button>
+            {move || state.get().map(|s| view! { <span role="alert">{s}</span> })}
+        </p>
+    }
 }
 
 /// One content part of a message.

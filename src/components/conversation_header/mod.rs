@@ -1,0 +1,104 @@
+//! The pane's header: the conversation's name (kept in view while the transcript scrolls), the
+//! drawer on narrow screens, New conversation, Rename, Archive with Undo, and Restore for an
+//! archived conversation.
+
+use leptos::prelude::*;
+use leptos::task::spawn_local;
+
+use model::sessions::Conversation;
+
+use crate::io::gateway_client::{GatewayClient, Status};
+use crate::state::chat::ChatController;
+use crate::state::sessions::SessionsController;
+
+/// The header of one pane. `children` are the pane's own buttons (another pane, close).
+#[component]
+pub fn ConversationHeader(children: Children) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let sessions = expect_context::<SessionsController>();
+    let client = expect_context::<GatewayClient>();
+    // The row of this pane's conversation: from the list, else asked for (an archived one, or
+    // one beyond the loaded pages).
+    let described = RwSignal::new(None::<Conversation>);
+    Effect::new(move |_| {
+        let key = chat.session.get();
+        let connected = client.status.get() == Status::Connected;
+        let _ = sessions.list.with(|l| l.rows.len());
+        if key.is_empty() || !connected || sessions.list.with_untracked(|l| l.get(&key).is_some()) {
+            described.set(None);
+            return;
+        }
+        if described.with_untracked(|d| d.as_ref().is_some_and(|d| d.key == key)) {
+            return;
+        }
+        spawn_local(async move {
+            let row = sessions.describe(key.clone()).await;
+            if chat.session.get_untracked() == key {
+                described.set(row);
+            }
+        });
+    });
+    let row = Memo::new(move |_| {
+        let key = chat.session.get();
+        sessions.list.with(|l| l.get(&key).cloned()).or_else(|| described.get().filter(|d| d.key == key))
+    });
+    let name = move || row.get().map(|r| r.name()).unwrap_or_else(|| model::sessions::short_name(&chat.session.get()));
+    let main_key = move || client.hello.with(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
+    let can_archive = move || {
+        let key = chat.session.get();
+        !key.is_empty() && !row.get().is_some_and(|r| r.main || r.archived) && !model::sessions::is_main(&key, main_key().as_deref())
+    };
+    let renaming = RwSignal::new(None::<String>);
+    let save_name = move || {
+        if let Some(label) = renaming.get_untracked() {
+            sessions.rename(&chat.session.get_untracked(), &label);
+            renaming.set(None);
+        }
+    };
+    view! {
+        <header class="conversation-header" data-testid="conversation-header">
+            <button type="button" class="conversation-header__drawer" aria-expanded=move || sessions.drawer_open.get().to_string() on:click=move |_| sessions.drawer_open.update(|o| *o = !*o)>
+                "Conversations"
+            </button>
+            {move || match renaming.get() {
+                None => view! { <h2 class="conversation-header__name" data-testid="conversation-name">{name}</h2> }.into_any(),
+                Some(_) => view! {
+                    <form class="conversation-header__rename" on:submit=move |ev| { ev.prevent_default(); save_name(); }>
+                        <label>
+                            <span class="sr-only">"Conversation name"</span>
+                            <input
+                                type="text"
+                                maxlength="512"
+                                prop:value=move || renaming.get().unwrap_or_default()
+                                on:input=move |ev| renaming.set(Some(event_target_value(&ev)))
+                                on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Escape" { renaming.set(None) }
+                            />
+                        </label>
+                        <button type="submit">"Save name"</button>
+                        <button type="button" on:click=move |_| renaming.set(None)>"Cancel"</button>
+                    </form>
+                }.into_any(),
+            }}
+            <div class="conversation-header__actions" role="group" aria-label="Conversation actions">
+                <button type="button" on:click=move |_| sessions.create_in(chat)>"New conversation"</button>
+                <Show when=move || renaming.with(Option::is_none) && !chat.session.with(String::is_empty)>
+                    <button type="button" on:click=move |_| renaming.set(Some(row.get_untracked().filter(|r| r.labelled).map(|r| r.title).unwrap_or_default()))>"Rename"</button>
+                </Show>
+                <Show when=can_archive>
+                    <button type="button" on:click=move |_| sessions.archive(&chat.session.get_untracked())>"Archive"</button>
+                </Show>
+                {children()}
+            </div>
+            {move || row.get().filter(|r| r.archived).map(|r| {
+                let r = StoredValue::new(r);
+                view! {
+                    <p class="banner banner--info conversation-header__archived" role="status" data-testid="archived-banner">
+                        "This conversation is archived: restore it to send to it. "
+                        <button type="button" on:click=move |_| sessions.restore(&r.get_value())>"Restore"</button>
+                    </p>
+                }
+            })}
+            {move || sessions.notice.get().map(|n| view! { <p class="banner banner--warn" role="alert" data-testid="conversation-notice">{n}</p> })}
+        </header>
+    }
+}

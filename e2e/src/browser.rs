@@ -161,11 +161,20 @@ impl Browser {
 
     /// Clicks the button whose visible name is `name`.
     pub async fn click_button(&self, name: &str) {
-        self.find_xpath(&format!("//button[normalize-space()='{name}' or @aria-label='{name}']"), Duration::from_secs(10))
-            .await
-            .click()
-            .await
-            .unwrap_or_else(|e| panic!("click {name}: {e}"));
+        self.click_xpath(&format!("//button[normalize-space()='{name}' or @aria-label='{name}']")).await;
+    }
+
+    /// Clicks the first element `xpath` finds, once it is in the middle of its scroller: the
+    /// page has a sticky header above and a sticky dock below, and an element WebDriver finds
+    /// "in view" may sit under either.
+    pub async fn click_xpath(&self, xpath: &str) {
+        let e = self.find_xpath(xpath, Duration::from_secs(10)).await;
+        let script = format!(
+            "const e = document.evaluate({}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; if (e) e.scrollIntoView({{block: 'center'}}); return null;",
+            json!(xpath)
+        );
+        self.js(&script).await;
+        e.click().await.unwrap_or_else(|err| panic!("click {xpath}: {err}"));
     }
 
     /// The radio or checkbox labelled by `label`.

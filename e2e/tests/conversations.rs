@@ -256,8 +256,6 @@ async fn flows(t: Target, agent: &mut Client) {
     let before = b.wait_js(cut, |v| v.as_u64().is_some_and(|n| n > 0)).await.as_u64().unwrap();
     let longest = "return Math.max(0, ...[...document.querySelectorAll('[data-testid=message][data-role=user] .msg__text')].map(e => e.textContent.length));";
     assert!(b.js(longest).await.as_u64().unwrap() < 20_000, "the history shortened it");
-    // Into the middle of the view: at the top of the page it would sit under the sticky header.
-    b.js("document.querySelector('[data-testid=message-cut] button').scrollIntoView({block: 'center'}); return null;").await;
     b.click_button("Show the whole message").await;
     b.wait_js(cut, |v| v.as_u64() == Some(before - 1)).await;
     b.wait_js(longest, |v| v.as_u64().is_some_and(|n| n >= long.len() as u64)).await;
@@ -300,4 +298,24 @@ async fn conversations_on_the_real_gateway() {
     let gw = tokio::task::spawn_blocking(e2e::real::RealGateway::start).await.unwrap();
     let mut agent = gw.agent().await;
     flows(Target { base: gw.base(), fragment: format!("#token={}", e2e::real::TOKEN), name: "real" }, &mut agent).await;
+}
+
+/// A read-only connection lists conversations but is offered nothing it may not do: no New
+/// conversation, Rename, Archive or Stop.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_only_connection_is_offered_no_conversation_actions() {
+    let gw = LocalGateway::start_with_device_scopes(Some(&["operator.read", "operator.questions"])).await;
+    let mut agent = gw.agent().await;
+    let made = agent.request("sessions.create", json!({"agentId": "main", "label": "Listed for a reader"})).await.unwrap();
+    let key = made["key"].as_str().unwrap().to_string();
+    // A run that waits on its question, so the run bar shows while the page looks.
+    agent.request("chat.send", json!({"sessionKey": MAIN, "message": "deploy the site", "idempotencyKey": "reader-run"})).await.unwrap();
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.wait_text(&row_css(&key), T, |s| s.contains("Listed for a reader")).await;
+    b.wait_text("[data-testid=run-bar]", T, |s| s.contains("The agent is working.")).await;
+    let page = b.js("return [...document.querySelectorAll('button')].map(e => e.textContent.trim());").await;
+    for absent in ["New conversation", "Rename", "Archive", "Stop"] {
+        assert!(!page.as_array().unwrap().iter().any(|t| t == absent), "{absent} is not offered without the scope: {page}");
+    }
+    b.close().await;
 }

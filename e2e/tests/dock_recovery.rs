@@ -101,7 +101,7 @@ async fn a_guest_answers_only_questions_of_its_own_sessions_and_gets_them_back_a
     b.wait_text("[data-testid=granted-scopes]", T, |t| t == "operator.sessions.write").await;
     let device: Value = serde_json::from_str(b.js("return localStorage.getItem('ocui.device.v1');").await.as_str().unwrap()).unwrap();
     let device_id = device["deviceId"].as_str().unwrap();
-    gw.gateway().store.create_session("agent:main:guest", device_id, None, 0).unwrap();
+    gw.gateway().store.create_session("agent:main:guest", device_id, None, None, None, 0).unwrap();
     let mut agent = gw.agent().await;
     let mut own = one_question(120_000);
     own["sessionKey"] = json!("agent:main:guest");

@@ -43,7 +43,7 @@ fn option(pane: &str, label: &str) -> String {
 }
 
 async fn click(b: &Browser, xpath: &str) {
-    b.find_xpath(xpath, T).await.click().await.unwrap_or_else(|e| panic!("click {xpath}: {e}"));
+    b.click_xpath(xpath).await;
 }
 
 async fn value_of(b: &Browser, css: &str) -> Value {
@@ -156,7 +156,8 @@ async fn the_layout_is_in_the_url_and_closing_a_pane_keeps_its_draft_and_queued_
     let texts = e2e::wait_user_texts(&gw, "agent:main:side", 1).await;
     assert_eq!(texts, vec!["queued while down".to_string()]);
     b.click_button("Open another pane").await;
-    b.js(&format!("const s = document.querySelector({:?}); const o = document.createElement('option'); o.value = 'agent:main:side'; s.append(o); s.value = 'agent:main:side'; s.dispatchEvent(new Event('change')); return null;", format!("{} select", pane_css(2)))).await;
+    b.wait_text(&format!("{} [data-testid=conversation-header]", pane_css(2)), T, |_| true).await;
+    b.find_xpath("//button[@data-testid='conversation-row' and @data-key='agent:main:side']", T).await.click().await.unwrap();
     b.wait_js(&format!("const e = document.querySelector({:?}); return e && e.value;", format!("{} textarea", pane_css(2))), |v| {
         v == "a draft for later"
     })

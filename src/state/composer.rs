@@ -85,6 +85,11 @@ impl ComposerController {
         self.enqueue(text);
     }
 
+    /// Whether this connection may stop runs (tracked).
+    pub fn can_stop(&self) -> bool {
+        self.client.hello.with(|_| matches!(protocol::methods::access("chat.abort", &self.client.scopes()), Some(Ok(_))))
+    }
+
     /// Stop the conversation's run now (`ChatController::stop`), saying what stays queued.
     pub fn stop(&self) {
         let session = self.chat.session.get_untracked();

@@ -80,10 +80,10 @@ impl SessionsController {
             db,
             panes,
         };
-        // On every connect: subscribe, then read the first page.
+        // On every connect: subscribe, then read the first page (when the scopes allow it).
         Effect::new(move |_| {
             let _ = client.connected_epoch.get();
-            if client.status.get_untracked() == Status::Connected {
+            if client.status.get_untracked() == Status::Connected && s.may("sessions.list") {
                 spawn_local(async move {
                     let _ = client.request("sessions.subscribe", json!({})).await;
                     s.reload().await;
@@ -382,6 +382,12 @@ impl SessionsController {
     pub async fn describe(self, key: String) -> Option<Conversation> {
         let v = self.client.request("sessions.describe", json!({"key": key})).await.ok()?;
         v.get("session").and_then(Conversation::read)
+    }
+
+    /// Whether this connection's scopes let it call `method` (tracked: controls appear only with
+    /// the scope to use them).
+    pub fn may(&self, method: &str) -> bool {
+        matches!(protocol::methods::access(method, &self.client.scopes()), Some(Ok(_)))
     }
 
     /// The focused pane's conversation (tracked).

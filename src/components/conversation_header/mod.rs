@@ -46,7 +46,10 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
     let main_key = move || client.hello.with(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
     let can_archive = move || {
         let key = chat.session.get();
-        !key.is_empty() && !row.get().is_some_and(|r| r.main || r.archived) && !model::sessions::is_main(&key, main_key().as_deref())
+        !key.is_empty()
+            && sessions.may("sessions.patch")
+            && !row.get().is_some_and(|r| r.main || r.archived)
+            && !model::sessions::is_main(&key, main_key().as_deref())
     };
     let renaming = RwSignal::new(None::<String>);
     let save_name = move || {
@@ -80,8 +83,10 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
                 }.into_any(),
             }}
             <div class="conversation-header__actions" role="group" aria-label="Conversation actions">
-                <button type="button" on:click=move |_| sessions.create_in(chat)>"New conversation"</button>
-                <Show when=move || renaming.with(Option::is_none) && !chat.session.with(String::is_empty)>
+                <Show when=move || sessions.may("sessions.create")>
+                    <button type="button" on:click=move |_| sessions.create_in(chat)>"New conversation"</button>
+                </Show>
+                <Show when=move || renaming.with(Option::is_none) && !chat.session.with(String::is_empty) && sessions.may("sessions.patch")>
                     <button type="button" on:click=move |_| renaming.set(Some(row.get_untracked().filter(|r| r.labelled).map(|r| r.title).unwrap_or_default()))>"Rename"</button>
                 </Show>
                 <Show when=can_archive>
@@ -94,7 +99,9 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
                 view! {
                     <p class="banner banner--info conversation-header__archived" role="status" data-testid="archived-banner">
                         "This conversation is archived: restore it to send to it. "
-                        <button type="button" on:click=move |_| sessions.restore(&r.get_value())>"Restore"</button>
+                        <Show when=move || sessions.may("sessions.patch")>
+                            <button type="button" on:click=move |_| sessions.restore(&r.get_value())>"Restore"</button>
+                        </Show>
                     </p>
                 }
             })}

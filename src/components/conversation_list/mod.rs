@@ -7,6 +7,7 @@ use leptos::prelude::*;
 
 use model::sessions::Conversation;
 
+use crate::io::gateway_client::{GatewayClient, Status};
 use crate::state::dock::DockController;
 use crate::state::sessions::SessionsController;
 
@@ -15,6 +16,7 @@ use crate::state::sessions::SessionsController;
 pub fn ConversationList() -> impl IntoView {
     let sessions = expect_context::<SessionsController>();
     let dock = expect_context::<DockController>();
+    let client = expect_context::<GatewayClient>();
     let search_field = NodeRef::<leptos::html::Input>::new();
     let search = RwSignal::new(String::new());
     let archived = RwSignal::new(false);
@@ -34,7 +36,9 @@ pub fn ConversationList() -> impl IntoView {
     view! {
         <nav class="conversations" aria-label="Conversation list" data-testid="conversation-list">
             <div class="conversations__top">
-                <button type="button" class="conversations__new" on:click=move |_| sessions.create_in(sessions.focused())>"New conversation"</button>
+                <Show when=move || sessions.may("sessions.create")>
+                    <button type="button" class="conversations__new" on:click=move |_| sessions.create_in(sessions.focused())>"New conversation"</button>
+                </Show>
                 <form role="search" on:submit=move |ev| ev.prevent_default()>
                     <label class="conversations__search">
                         <span class="sr-only">"Search conversations"</span>
@@ -66,6 +70,9 @@ pub fn ConversationList() -> impl IntoView {
                 <p class="conversations__note" role="status" data-testid="conversations-saved">"Saved list: the gateway has not answered yet."</p>
             })}
             {move || sessions.error.get().map(|e| view! { <p class="conversations__note banner--warn" role="alert">{e}</p> })}
+            <Show when=move || client.status.get() == Status::Connected && !sessions.may("sessions.list")>
+                <p class="conversations__note" role="note">"Conversations cannot be listed here: this connection was not granted operator.read."</p>
+            </Show>
             <ul class="conversations__rows" role="list">
                 <For
                     each=move || rows.get()
@@ -106,7 +113,7 @@ pub fn ConversationList() -> impl IntoView {
                     }
                 />
             </ul>
-            <Show when=move || sessions.list.with(|l| l.rows.is_empty()) && !sessions.loading.get()>
+            <Show when=move || sessions.list.with(|l| l.rows.is_empty()) && !sessions.loading.get() && sessions.may("sessions.list")>
                 <p class="conversations__note">{move || if sessions.list.with(|l| l.query.is_default()) { "No conversations yet." } else { "No conversation matches." }}</p>
             </Show>
             <Show when=move || sessions.list.with(|l| l.has_more)>

@@ -19,7 +19,9 @@ pub fn RunBar() -> impl IntoView {
             <div class="run-bar" role="group" aria-label="Agent run" data-testid="run-bar">
                 <Show when=running>
                     <span class="run-bar__state">"The agent is working."</span>
-                    <button type="button" class="run-bar__stop" on:click=stop>"Stop"</button>
+                    <Show when=move || composer.can_stop()>
+                        <button type="button" class="run-bar__stop" on:click=stop>"Stop"</button>
+                    </Show>
                 </Show>
                 {move || chat.stop_outcome.get().map(|o| view! {
                     <p class="run-bar__outcome" role="status" data-testid="stop-outcome">{o.message()}</p>

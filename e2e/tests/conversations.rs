@@ -319,3 +319,25 @@ async fn a_read_only_connection_is_offered_no_conversation_actions() {
     }
     b.close().await;
 }
+
+/// An offline reload lists the conversations this browser last read, marked as saved.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_offline_reload_shows_the_last_list_marked_as_saved() {
+    let mut gw = LocalGateway::start().await;
+    let mut agent = gw.agent().await;
+    let made = agent.request("sessions.create", json!({"agentId": "main", "label": "Kept for offline"})).await.unwrap();
+    let key = made["key"].as_str().unwrap().to_string();
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.wait_text(&row_css(&key), T, |s| s.contains("Kept for offline")).await;
+    assert!(!b.exists("[data-testid=conversations-saved]").await, "a list read from the gateway is not marked saved");
+    b.wait_for_shell_cache().await;
+    // The list is saved a moment after it changes.
+    b.wait_js("const db = await new Promise((ok, no) => { const r = indexedDB.open('ocui'); r.onsuccess = () => ok(r.result); r.onerror = no; });
+        const v = await new Promise((ok, no) => { const r = db.transaction('transcripts').objectStore('transcripts').get('\\u0000sessions'); r.onsuccess = () => ok(r.result); r.onerror = no; });
+        db.close(); return JSON.stringify(v ?? null).includes('Kept for offline');", |v| v == true).await;
+    gw.stop().await;
+    b.client.refresh().await.expect("the page reloads from its service worker");
+    b.wait_text("[data-testid=conversations-saved]", T, |s| s.contains("Saved list")).await;
+    b.wait_text(&row_css(&key), T, |s| s.contains("Kept for offline")).await;
+    b.close().await;
+}

@@ -83,7 +83,7 @@ impl SessionsController {
         // On every connect: subscribe, then read the first page (when the scopes allow it).
         Effect::new(move |_| {
             let _ = client.connected_epoch.get();
-            if client.status.get_untracked() == Status::Connected && s.may("sessions.list") {
+            if client.status.get_untracked() == Status::Connected && untrack(|| s.may("sessions.list")) {
                 spawn_local(async move {
                     let _ = client.request("sessions.subscribe", json!({})).await;
                     s.reload().await;

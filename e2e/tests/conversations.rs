@@ -53,6 +53,12 @@ async fn a_stop_typed_offline_is_never_sent_after_reconnecting() {
     let said = b.wait_text("[data-testid=stop-outcome]", T, |t| t.starts_with("Not stopped")).await;
     assert!(said.contains("cannot be reached") && said.contains("Nothing is sent later"), "{said}");
     assert!(!b.exists("[data-testid=outbox-row]").await, "nothing was queued");
+    // `/new` cannot create a conversation offline: it says so, and what was typed stays.
+    b.send_message("/new").await;
+    b.wait_text("[data-testid=conversation-notice]", T, |t| t.contains("cannot be reached") && t.contains("kept")).await;
+    let kept = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
+    assert_eq!(kept.as_deref(), Some("/new"), "the typed text is kept");
+    b.set_field("textarea[name=message]", "").await;
     b.send_message("after the outage").await;
     b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("after the outage")).await;
     gw.restart_on(port).await;

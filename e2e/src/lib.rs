@@ -157,6 +157,21 @@ pub async fn wait_user_texts(gw: &LocalGateway, session: &str, n: usize) -> Vec<
 
 pub use protocol::chat::message_text;
 
+/// Where a gateway (ours or the real one) serves the UI, for flows run against both: its HTTP
+/// base (with any base path), the token fragment, and a name for screenshots.
+pub struct Target {
+    pub base: String,
+    pub fragment: String,
+    pub name: &'static str,
+}
+
+impl Target {
+    /// The page at `path_and_query`, with the token.
+    pub fn ui(&self, path_and_query: &str) -> String {
+        format!("{}{path_and_query}{}", self.base, self.fragment)
+    }
+}
+
 /// A 2×2 red PNG, for tests that attach an image.
 pub const PNG_2X2: &[u8] = &[
     0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00,

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use e2e::Target;
 use e2e::browser::Browser;
 use gateway::client::Client;
 use serde_json::{Value, json};
@@ -16,19 +17,6 @@ use serde_json::{Value, json};
 const T: Duration = Duration::from_secs(30);
 const MAIN: &str = "agent:main:main";
 const SIDE: &str = "agent:main:side";
-
-/// Where a gateway serves the UI: its HTTP base (with any base path) and the token fragment.
-struct Target {
-    base: String,
-    fragment: String,
-    name: &'static str,
-}
-
-impl Target {
-    fn ui(&self, path_and_query: &str) -> String {
-        format!("{}{path_and_query}{}", self.base, self.fragment)
-    }
-}
 
 async fn raise(agent: &mut Client, method: &str, params: Value) -> String {
     let mut params = params;

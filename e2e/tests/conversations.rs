@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::Target;
 use e2e::browser::Browser;
 use gateway::client::Client;
 use serde_json::{Value, json};
@@ -66,19 +67,6 @@ async fn a_stop_typed_offline_is_never_sent_after_reconnecting() {
     // The outbox sends in order: a queued /stop would have gone before this message.
     e2e::db_user_texts(&gw, MAIN, &["deploy the site", "after the outage"]).await;
     b.close().await;
-}
-
-/// Where a gateway serves the UI: its HTTP base and the token fragment.
-struct Target {
-    base: String,
-    fragment: String,
-    name: &'static str,
-}
-
-impl Target {
-    fn ui(&self, path_and_query: &str) -> String {
-        format!("{}{path_and_query}{}", self.base, self.fragment)
-    }
 }
 
 /// The gateway's row of `key` (`sessions.describe`).

@@ -6,8 +6,10 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
+mod common;
+
+use gateway::Running;
 use gateway::client::{Client, ClientOptions};
-use gateway::{Config, Running};
 use protocol::device::DeviceIdentity;
 use protocol::methods::scope;
 use serde_json::{Value, json};
@@ -16,9 +18,7 @@ const TOKEN: &str = "sessions-token";
 const T: Duration = Duration::from_secs(10);
 
 async fn start() -> (Running, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = Config::local(TOKEN, dir.path().join("data"), dir.path().join("ui"));
-    (gateway::start(cfg).await.unwrap(), dir)
+    common::start_with(TOKEN, |_| {}).await
 }
 
 async fn client(gw: &Running) -> Client {

@@ -438,18 +438,8 @@ impl ChatController {
     /// Saves the conversation's newest page a moment after it changed (one write for a burst
     /// of messages).
     fn schedule_save(&self) {
-        if self.save_due.get_value() {
-            return;
-        }
-        self.save_due.set_value(true);
         let this = *self;
-        set_timeout(
-            move || {
-                this.save_due.set_value(false);
-                spawn_local(async move { this.save_copy().await });
-            },
-            Duration::from_millis(800),
-        );
+        super::debounce(self.save_due, 800, move || spawn_local(async move { this.save_copy().await }));
     }
 
     async fn save_copy(self) {

@@ -11,3 +11,20 @@ pub mod dock;
 pub mod outbox;
 pub mod panes;
 pub mod sessions;
+
+/// Runs `f` once, `ms` after the first of any number of calls made meanwhile: a burst of
+/// changes is one write or one read. `due` remembers that a run is coming.
+pub fn debounce(due: leptos::prelude::StoredValue<bool>, ms: u64, f: impl FnOnce() + 'static) {
+    use leptos::prelude::{GetValue, SetValue};
+    if due.get_value() {
+        return;
+    }
+    due.set_value(true);
+    leptos::prelude::set_timeout(
+        move || {
+            due.set_value(false);
+            f();
+        },
+        std::time::Duration::from_millis(ms),
+    );
+}

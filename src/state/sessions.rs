@@ -215,18 +215,8 @@ impl SessionsController {
                 }
             }
             Change::Refetch => {
-                if self.refetch_due.get_value() {
-                    return;
-                }
-                self.refetch_due.set_value(true);
                 let this = *self;
-                set_timeout(
-                    move || {
-                        this.refetch_due.set_value(false);
-                        spawn_local(async move { this.reload().await });
-                    },
-                    Duration::from_millis(300),
-                );
+                super::debounce(self.refetch_due, 300, move || spawn_local(async move { this.reload().await }));
             }
         }
     }
@@ -234,25 +224,17 @@ impl SessionsController {
     /// Saves the first rows of the unfiltered list, for an offline reload: a moment after it
     /// changed, so a burst of events is one write.
     fn save(&self) {
-        if self.save_due.get_value() {
-            return;
-        }
-        self.save_due.set_value(true);
         let this = *self;
-        set_timeout(
-            move || {
-                this.save_due.set_value(false);
-                let rows: Vec<Conversation> = this
-                    .list
-                    .with_untracked(|l| if l.query.is_default() { l.rows.iter().take(SAVED_ROWS).cloned().collect() } else { Vec::new() });
-                if !rows.is_empty() {
-                    spawn_local(async move {
-                        this.db.put(STORE, SAVED_LIST_KEY, &crate::io::json::encode(&SavedList { rows })).await;
-                    });
-                }
-            },
-            Duration::from_millis(1000),
-        );
+        super::debounce(self.save_due, 1000, move || {
+            let rows: Vec<Conversation> = this
+                .list
+                .with_untracked(|l| if l.query.is_default() { l.rows.iter().take(SAVED_ROWS).cloned().collect() } else { Vec::new() });
+            if !rows.is_empty() {
+                spawn_local(async move {
+                    this.db.put(STORE, SAVED_LIST_KEY, &crate::io::json::encode(&SavedList { rows })).await;
+                });
+            }
+        });
     }
 
     /// The focused pane's conversation controller.

@@ -71,7 +71,7 @@ test-native:
 test-wasm:
 	cargo test --target wasm32-unknown-unknown -p control-ui
 
-## Every e2e binary, E2E_JOBS (3) at a time with E2E_THREADS (2) tests each (scripts/tests.sh);
+## Every e2e binary, E2E_JOBS (2) at a time with E2E_THREADS (2) tests each (scripts/tests.sh);
 ## `scripts/tests.sh e2e chat dock` runs only those.
 test-e2e:
 	bash scripts/tests.sh e2e

@@ -25,11 +25,21 @@ async fn receipt_for(b: &Browser, id: &str, accept: impl Fn(&str) -> bool) -> St
     b.wait_text(&format!("[data-testid=question-receipt][data-question-id='{id}']"), T, accept).await
 }
 
-/// Waits until no run is active in the main session.
-async fn wait_idle(agent: &mut gateway::client::Client) {
+/// Waits until no run is active in the main session. The backend client reads its socket only
+/// when asked, so after a long stretch of browser steps the gateway may have dropped it as a slow
+/// reader: then it connects again.
+async fn wait_idle(gw: &e2e::real::RealGateway, agent: &mut gateway::client::Client) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 1})).await.unwrap();
+        let params = json!({"sessionKey": "agent:main:main", "limit": 1});
+        let h = match agent.request("chat.history", params.clone()).await {
+            Err(e) if e.code == "TRANSPORT" => {
+                eprintln!("the backend client's socket is gone ({}); connecting again", e.message);
+                *agent = gw.agent().await;
+                agent.request("chat.history", params).await.unwrap()
+            }
+            r => r.unwrap(),
+        };
         if h["sessionInfo"]["hasActiveRun"] != json!(true) {
             return;
         }
@@ -175,7 +185,7 @@ async fn our_ui_on_the_real_gateway() {
     // the response. After reconnecting, history confirms it; the gateway holds it once.
     // Wait until the failed run is over: a message sent during a run only becomes a pending
     // input of that run (and ends "interrupted" when it fails).
-    wait_idle(&mut agent).await;
+    wait_idle(&gw, &mut agent).await;
     relay.drop_after("\"method\":\"chat.send\"");
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&lost).await.unwrap();
@@ -189,7 +199,7 @@ async fn our_ui_on_the_real_gateway() {
     assert_eq!(count(&lost), 1, "{h}");
 
     // 9. The same key again (what Retry sends) hits the real gateway's dedupe.
-    wait_idle(&mut agent).await;
+    wait_idle(&gw, &mut agent).await;
     let key = format!("e2e-dedupe-{nonce}");
     let first = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": dedupe, "idempotencyKey": key})).await;
     let again = agent.request("chat.send", json!({"sessionKey": "agent:main:main", "message": dedupe, "idempotencyKey": key})).await;
@@ -203,7 +213,7 @@ async fn our_ui_on_the_real_gateway() {
     // when that run fails first, it was never delivered, and the row says so. The run is held
     // at a model provider of the test's until the second message is held, then failed: nothing
     // here depends on how fast either process is.
-    wait_idle(&mut agent).await;
+    wait_idle(&gw, &mut agent).await;
     let model = e2e::model_hold::ModelHold::start().await;
     gw.use_model(&mut agent, &model).await;
     let busy = format!("first while idle {nonce}");

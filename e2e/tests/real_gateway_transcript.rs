@@ -45,6 +45,9 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
     let mut agent = gw.agent().await;
     let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
     let rows = turn(&nonce);
+    // Each test's real gateway starts with no state: its main conversation has no row until it is
+    // used, and chat.inject needs one.
+    agent.request("sessions.create", json!({"key": "agent:main:main", "agentId": "main"})).await.expect("sessions.create main");
     let mut patches = Vec::new();
     for (i, message) in rows.iter().enumerate() {
         let marker = format!("placeholder {i} of turn {nonce}");

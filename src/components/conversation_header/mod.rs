@@ -20,16 +20,18 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
     // The row of this pane's conversation: from the list, else asked for (an archived one, or
     // one beyond the loaded pages).
     let described = RwSignal::new(None::<Conversation>);
-    Effect::new(move |_| {
+    // Asked once per conversation, connection and time it leaves the list (archived here or
+    // elsewhere), not on every change of the list.
+    Effect::new(move |prev: Option<(String, u64, bool)>| {
         let key = chat.session.get();
-        let connected = client.status.get() == Status::Connected;
-        let _ = sessions.list.with(|l| l.rows.len());
-        if key.is_empty() || !connected || sessions.list.with_untracked(|l| l.get(&key).is_some()) {
+        let epoch = client.connected_epoch.get();
+        let listed = sessions.list.with(|l| l.get(&key).is_some());
+        let now = (key.clone(), epoch, listed);
+        if listed && described.with_untracked(Option::is_some) {
             described.set(None);
-            return;
         }
-        if described.with_untracked(|d| d.as_ref().is_some_and(|d| d.key == key)) {
-            return;
+        if key.is_empty() || listed || client.status.get_untracked() != Status::Connected || prev.as_ref() == Some(&now) {
+            return now;
         }
         spawn_local(async move {
             let row = sessions.describe(key.clone()).await;
@@ -37,6 +39,7 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
                 described.set(row);
             }
         });
+        now
     });
     let row = Memo::new(move |_| {
         let key = chat.session.get();

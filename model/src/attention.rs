@@ -126,12 +126,17 @@ fn time_left(expires_at_ms: i64, now_ms: i64) -> String {
     }
 }
 
-/// The notification for `w` in `phase`. A secret question's text never leaves the page.
+/// The notification for `w` in `phase`. A secret question's text never leaves the page, and
+/// neither does agent text that looks like a credential: notifications are shown by the
+/// operating system, kept in its notification centre and mirrored to other devices.
 pub fn notice(w: &Waiting, phase: Phase, now_ms: i64) -> Notice {
     let waiting = if w.approval { "Approval needed" } else { "Question waiting" };
-    let title = if w.header.trim().is_empty() { waiting.to_string() } else { format!("{waiting}: {}", w.header.trim()) };
+    let header_held = crate::credential::detect(&w.header).is_some();
+    let title = if w.header.trim().is_empty() || header_held { waiting.to_string() } else { format!("{waiting}: {}", w.header.trim()) };
     let what = if w.secret {
         "The agent asks for a secret. Open the Control UI to answer it there.".to_string()
+    } else if crate::credential::detect(&w.question).is_some() {
+        "Its text looks like it holds a credential, so it is shown only in the Control UI.".to_string()
     } else if w.count > 1 {
         format!("{} (and {} more)", w.question.trim(), w.count - 1)
     } else {
@@ -259,6 +264,18 @@ mod tests {
         let n = notice(&a, Phase::Arrived, 0);
         assert_eq!(n.title, "Approval needed: Command approval");
         assert_eq!(n.body, "ls -la\n1 minute left");
+    }
+
+    #[test]
+    fn agent_text_that_looks_like_a_credential_never_goes_into_a_notification() {
+        let key = "ghp_oQNCvMKjjzvHFb5ssScv057EnOpIKZhEreZc";
+        let mut a = w("a", 900_000);
+        a.question = format!("Is {key} still the deploy token?");
+        a.header = format!("Token {key}");
+        let n = notice(&a, Phase::Arrived, 0);
+        assert!(!n.body.contains(key) && !n.title.contains(key), "{n:?}");
+        assert_eq!(n.title, "Question waiting");
+        assert!(n.body.starts_with("Its text looks like it holds a credential"), "{}", n.body);
     }
 
     #[test]

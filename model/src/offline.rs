@@ -71,33 +71,41 @@ fn asks_secret(v: &Value) -> bool {
     }
 }
 
-/// Fields that hold identifiers, signatures and bytes, never words a person or agent wrote
-/// (they are long and random by design, and would all look like tokens).
-const NOT_WRITTEN: &[&str] = &[
-    "__openclaw",
-    "id",
-    "artifactId",
-    "toolCallId",
-    "idempotencyKey",
-    "parentId",
-    "responseId",
-    "runId",
-    "thinkingSignature",
-    "textSignature",
-    "thoughtSignature",
-    "data",
-    "mimeType",
-];
+/// A message's own identifier fields: long and random by design, and set by the gateway, not
+/// written by a person or agent. Only at the message's top level.
+const MESSAGE_IDS: &[&str] = &["__openclaw", "id", "idempotencyKey", "parentId", "responseId", "runId", "toolCallId"];
 
-/// Whether any written string in `v` looks like a credential: text, thinking, tool arguments,
-/// command output, summaries alike.
-fn holds_credential(v: &Value) -> bool {
+/// A content part's identifier and signature fields (`thinkingSignature` is long base64 by
+/// design). Only on the part itself; `data` is skipped only on an image part (its bytes).
+const PART_IDS: &[&str] = &["id", "artifactId", "toolCallId", "thinkingSignature", "textSignature", "thoughtSignature", "mimeType"];
+
+/// Whether any string anywhere in `v` looks like a credential (every field, at every depth).
+fn any_credential(v: &Value) -> bool {
     match v {
         Value::String(s) => crate::credential::detect(s).is_some(),
-        Value::Array(a) => a.iter().any(holds_credential),
-        Value::Object(o) => o.iter().any(|(k, v)| !NOT_WRITTEN.contains(&k.as_str()) && holds_credential(v)),
+        Value::Array(a) => a.iter().any(any_credential),
+        Value::Object(o) => o.values().any(any_credential),
         _ => false,
     }
+}
+
+fn part_holds_credential(part: &Value) -> bool {
+    let Value::Object(o) = part else { return any_credential(part) };
+    let image = o.get("type").and_then(Value::as_str) == Some("image");
+    o.iter().any(|(k, v)| !(PART_IDS.contains(&k.as_str()) || (image && k == "data")) && any_credential(v))
+}
+
+/// Whether any written string in `m` looks like a credential: text, thinking, tool arguments,
+/// command output, summaries alike. Every field is judged, except the message's and its
+/// parts' own identifiers and an image part's bytes: a field named `id` or `data` inside tool
+/// arguments or results is judged like any other.
+fn holds_credential(m: &Value) -> bool {
+    let Value::Object(o) = m else { return any_credential(m) };
+    o.iter().any(|(k, v)| match (k.as_str(), v) {
+        (k, _) if MESSAGE_IDS.contains(&k) => false,
+        ("content", Value::Array(parts)) => parts.iter().any(part_holds_credential),
+        _ => any_credential(v),
+    })
 }
 
 /// Why `m` is not kept in the saved copy, if it is not: anything in it looks like a
@@ -198,6 +206,9 @@ mod tests {
             json!({"role": "bashExecution", "command": "env", "output": format!("OPENAI_API_KEY={key}")}),
             json!({"role": "compactionSummary", "summary": format!("The user shared {key} earlier.")}),
             json!({"role": "toolResult", "toolCallId": "c1", "toolName": "exec", "content": [{"type": "text", "text": key}]}),
+            // Fields named like identifiers or bytes are judged inside arguments and results.
+            json!({"role": "assistant", "content": [{"type": "toolCall", "id": "c2", "name": "http", "arguments": {"id": key, "data": {"data": key}}}]}),
+            json!({"role": "toolResult", "toolCallId": "c2", "content": [{"type": "text", "text": "ok", "data": key}], "details": {"id": key}}),
         ];
         for m in shapes {
             let page = saved_page(std::slice::from_ref(&m));

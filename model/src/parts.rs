@@ -15,7 +15,7 @@ use crate::dock::{Outcome, Receipt};
 pub enum ImageSource {
     /// Inline bytes, as a `data:` URL of a raster type: shown at once.
     Inline(String),
-    /// A path on the page's own origin: shown at once.
+    /// One of the gateway's media routes on the page's own origin: shown at once.
     SameOrigin(String),
     /// Another site's address: loads only when asked (it could be a tracking pixel).
     Remote { url: String, host: String },
@@ -49,6 +49,29 @@ pub enum Part {
 /// A path on the page's own origin: `/` then path characters only. Browsers drop tabs and line
 /// breaks anywhere in a URL and read `\` as `/`, so `"/\t/evil.example/p.gif"` would load from
 /// another site: anything but plain path characters is refused.
+/// The gateway's own media routes, the only same-origin images shown without a click:
+/// `/media/inbound/<name>` (no query) and `/__openclaw__/assistant-media?source=media://…`.
+/// Any other path (or one with another query) is a GET an agent could aim at this origin's
+/// API, so it waits for a click like another site's image.
+fn is_media_route(url: &str) -> bool {
+    if let Some(name) = url.strip_prefix("/media/inbound/") {
+        return !name.is_empty() && name.bytes().all(|c| c.is_ascii_alphanumeric() || b"._-".contains(&c));
+    }
+    if let Some(query) = url.strip_prefix("/__openclaw__/assistant-media?") {
+        let mut has_source = false;
+        for pair in query.split('&') {
+            let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+            match k {
+                "source" => has_source = v.starts_with("media://inbound/") || v.starts_with("media%3A%2F%2Finbound%2F"),
+                "sessionKey" => {}
+                _ => return false,
+            }
+        }
+        return has_source;
+    }
+    false
+}
+
 fn is_same_origin_path(url: &str) -> bool {
     let b = url.as_bytes();
     b.first() == Some(&b'/')
@@ -76,8 +99,10 @@ fn image(part: &Value) -> Part {
         let lower = url.to_ascii_lowercase();
         if lower.starts_with("data:") && INLINE_TYPES.iter().any(|t| lower.starts_with(&format!("data:{t};base64,"))) {
             ImageSource::Inline(url.to_string())
-        } else if is_same_origin_path(url) {
+        } else if is_same_origin_path(url) && is_media_route(url) {
             ImageSource::SameOrigin(url.to_string())
+        } else if is_same_origin_path(url) {
+            ImageSource::Remote { url: url.to_string(), host: "this gateway".into() }
         } else if lower.starts_with("https://") || lower.starts_with("http://") {
             ImageSource::Remote { url: url.to_string(), host: crate::url::host_of(url) }
         } else {
@@ -256,6 +281,7 @@ pub fn ask_receipt(call_id: &str, arguments: &Value, result: Option<&ToolResult>
         outcome: ask_outcome(result),
         at_ms,
         unsent_text: String::new(),
+        unsent_held: false,
         session_key: Some(session.to_string()),
         approval: None,
     })
@@ -392,6 +418,26 @@ mod tests {
             vec![Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() }],
             "bytes that are not base64 are not put in a URL"
         );
+    }
+
+    #[test]
+    fn only_the_gateways_media_routes_load_from_this_origin_without_a_click() {
+        let source = |url: &str| match parts(&json!({"content": [{"type": "image", "url": url}]})).remove(0) {
+            Part::Image { source, .. } => source,
+            other => panic!("{other:?}"),
+        };
+        for url in ["/media/inbound/ab12.png", "/__openclaw__/assistant-media?source=media://inbound/ab12&sessionKey=agent:main:main"] {
+            assert_eq!(source(url), ImageSource::SameOrigin(url.into()), "{url}");
+        }
+        for url in [
+            "/api/sessions/delete?key=agent:main:main",
+            "/media/inbound/ab12.png?logout=1",
+            "/__openclaw__/assistant-media?source=media://inbound/ab12&action=delete",
+            "/__openclaw__/canvas/x.png",
+            "/chat?session=agent:main:other",
+        ] {
+            assert_eq!(source(url), ImageSource::Remote { url: url.into(), host: "this gateway".into() }, "{url} waits for a click");
+        }
     }
 
     fn result(text: &str, is_error: bool) -> ToolResult {

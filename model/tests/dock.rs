@@ -190,6 +190,19 @@ fn skip_is_its_own_outcome_and_expiry_never_answers() {
 }
 
 #[test]
+fn a_held_answer_is_never_copied_into_a_stored_receipt() {
+    let mut d = Dock::new();
+    d.requested(&rec("e", 1, 5_000), false);
+    assert_eq!(receipts(&d.tick(5_000)), vec![Outcome::Expired]);
+    let key = "ghp_oQNCvMKjjzvHFb5ssScv057EnOpIKZhEreZc";
+    let r = d.keep_unsent_text("e", format!("use {key}")).expect("the receipt changes");
+    assert!(r.unsent_held);
+    assert!(r.unsent_text.is_empty());
+    assert!(!serde_json::to_string(&r).unwrap().contains(key), "the stored receipt holds no trace of it");
+    assert!(d.keep_unsent_text("e", "plain text".into()).is_none(), "once held, the receipt is settled");
+}
+
+#[test]
 fn countdown_is_m_ss_and_draws_attention_in_the_last_two_minutes() {
     assert_eq!(countdown(600_000, 0), ("10:00".into(), false));
     assert_eq!(countdown(121_000, 0), ("2:01".into(), false));

@@ -436,6 +436,9 @@ impl GatewayClient {
             let platform = browser::platform();
             let stored_device_token = i.identity.as_ref().and_then(|id| identity::device_token(&id.device_id(), &i.url));
             let shared = identity::session_token(&i.url);
+            // The guard refuses any text holding this tab's own tokens, whatever they look like.
+            let own: Vec<&str> = shared.iter().chain(stored_device_token.iter()).map(String::as_str).collect();
+            model::credential::set_own_secrets(&own);
             // The shared token when we have one; the device token when it is all we have, or
             // once after the gateway said the shared token is wrong but the device is known.
             let auth = if i.using_device_token || shared.is_none() {
@@ -503,6 +506,8 @@ impl GatewayClient {
                 i.tick_interval_ms = hello.tick_interval_ms;
                 if let (Some(token), Some(id)) = (&hello.device_token, i.identity.as_ref().map(|x| x.device_id())) {
                     identity::store_device_token(&id, &i.url, token);
+                    let shared = identity::session_token(&i.url);
+                    model::credential::set_own_secrets(&[token.as_str(), shared.as_deref().unwrap_or("")]);
                 }
             }
             self.start_watchdog();

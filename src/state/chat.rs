@@ -161,6 +161,23 @@ pub struct ChatController {
 }
 
 const COMPOSER: &str = "composer";
+
+thread_local! {
+    /// Text given back by Discard to a conversation no pane shows, that looked like a
+    /// credential: it is never stored (the composer's rule), so it waits here, in memory, until
+    /// a pane opens that conversation.
+    static HELD_DRAFTS: std::cell::RefCell<BTreeMap<String, String>> = const { std::cell::RefCell::new(BTreeMap::new()) };
+}
+
+fn merge_text(current: &str, text: &str) -> String {
+    if current.is_empty() {
+        text.to_string()
+    } else if current.contains(text) {
+        current.to_string()
+    } else {
+        format!("{current}\n{text}")
+    }
+}
 /// Saved copies of recent conversations (`model::offline`), and their index under this key.
 const TRANSCRIPTS: &str = "transcripts";
 const SAVED_INDEX_KEY: &str = "\u{0}index";
@@ -612,8 +629,14 @@ impl ChatController {
             .into_iter()
             .find(|(k, _)| *k == session)
             .and_then(|(_, v)| crate::io::json::decode::<String>(&v));
-        if self.session.get_untracked() == session && self.draft.get_untracked().is_empty() {
+        if self.session.get_untracked() != session {
+            return;
+        }
+        if self.draft.get_untracked().is_empty() {
             self.draft.set(saved.unwrap_or_default());
+        }
+        if let Some(held) = HELD_DRAFTS.with_borrow_mut(|h| h.remove(&session)) {
+            self.draft.update(|d| *d = merge_text(d, &held));
         }
     }
 
@@ -667,7 +690,8 @@ impl ChatController {
     /// Puts text back into the composer (after Discard), below anything already typed.
     pub fn restore_text(&self, session: &str, text: &str) {
         if session != self.session.get_untracked() {
-            // Another conversation: keep it in that session's stored draft.
+            // Another conversation: keep it in that session's stored draft, unless the text
+            // (or what it joins) looks like a credential; then it waits in memory.
             let db = self.db;
             let (session, text) = (session.to_string(), text.to_string());
             spawn_local(async move {
@@ -678,8 +702,15 @@ impl ChatController {
                     .find(|(k, _)| *k == session)
                     .and_then(|(_, v)| crate::io::json::decode::<String>(&v))
                     .unwrap_or_default();
-                let merged = if current.is_empty() { text } else { format!("{current}\n{text}") };
-                db.put(COMPOSER, &session, &crate::io::json::encode(&merged)).await;
+                let merged = merge_text(&current, &text);
+                if model::credential::detect(&merged).is_some() {
+                    HELD_DRAFTS.with_borrow_mut(|h| {
+                        let held = h.entry(session).or_default();
+                        *held = merge_text(held, &text);
+                    });
+                } else {
+                    db.put(COMPOSER, &session, &crate::io::json::encode(&merged)).await;
+                }
             });
             return;
         }
@@ -687,7 +718,6 @@ impl ChatController {
         if current.contains(text) {
             return;
         }
-        let merged = if current.is_empty() { text.to_string() } else { format!("{current}\n{text}") };
-        self.set_draft(merged);
+        self.set_draft(merge_text(&current, text));
     }
 }

@@ -210,6 +210,7 @@ impl Dock {
             outcome,
             at_ms: 0.0,
             unsent_text: String::new(),
+            unsent_held: false,
             session_key: approval.session_key.clone(),
             approval: Some(approval.summary()),
         };
@@ -404,6 +405,7 @@ impl Dock {
                 outcome,
                 at_ms: resolved_at_ms as f64,
                 unsent_text: String::new(),
+                unsent_held: false,
                 session_key: approval.session_key.clone(),
                 approval: Some(approval.summary()),
             };

@@ -255,6 +255,10 @@ pub struct Receipt {
     /// Text the person typed but could not send (expired, skipped elsewhere): copyable.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub unsent_text: String,
+    /// The person typed an answer that could not be sent, and it looked like a credential: it
+    /// is not kept in the receipt (receipts are stored), only this mark that it existed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unsent_held: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_key: Option<String>,
     /// For an approval: what was asked (the command or title), instead of `questions`.
@@ -627,12 +631,15 @@ impl Dock {
         self.entries.retain(|e| e.id() != id);
         self.tombstones.insert(id.clone());
         self.get_attempts.remove(&id);
+        // A held (credential-shaped) text is never put in a receipt: receipts are stored.
+        let unsent_held = !unsent_text.is_empty() && crate::credential::detect(&unsent_text).is_some();
         let receipt = Receipt {
             id: id.clone(),
             questions: record.questions,
             outcome,
             at_ms: 0.0,
-            unsent_text,
+            unsent_text: if unsent_held { String::new() } else { unsent_text },
+            unsent_held,
             session_key: record.session_key,
             approval: None,
         };
@@ -652,8 +659,12 @@ impl Dock {
         if text.trim().is_empty() || !r.unsent_text.is_empty() {
             return None;
         }
-        if matches!(r.outcome, Outcome::Answered { .. }) {
+        if matches!(r.outcome, Outcome::Answered { .. }) || r.unsent_held {
             return None;
+        }
+        if crate::credential::detect(&text).is_some() {
+            r.unsent_held = true;
+            return Some(r.clone());
         }
         r.unsent_text = text;
         Some(r.clone())

@@ -10,6 +10,7 @@ use crate::state::outbox::{OutboxController, stale_ms};
 #[component]
 pub fn OutboxTray() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
+    let dock = expect_context::<crate::state::dock::DockController>();
     let unsent = Memo::new(move |_| {
         outbox
             .rows
@@ -35,8 +36,18 @@ pub fn OutboxTray() -> impl IntoView {
                             let editing = RwSignal::new(false);
                             let refused = RwSignal::new(false);
                             let draft = RwSignal::new(row.text.clone());
+                            // The composer's rule for an edited text too: while a blocking
+                            // question waits, a credential-shaped text is held until confirmed.
+                            let held = RwSignal::new(None::<(model::credential::CredentialMatch, bool)>);
+                            let confirmed = StoredValue::new(None::<String>);
                             let save = move || {
                                 let text = draft.get_untracked();
+                                let question_waits = dock.dock.with_untracked(|d| d.entries.iter().any(model::dock::Entry::is_blocking_question));
+                                if question_waits && confirmed.get_value().as_deref() != Some(text.as_str()) && let Some(found) = model::credential::detect(&text) {
+                                    held.set(Some((found, false)));
+                                    return;
+                                }
+                                held.set(None);
                                 leptos::task::spawn_local(async move {
                                     if outbox.edit(&id.get_value(), text).await {
                                         editing.set(false);
@@ -71,6 +82,15 @@ pub fn OutboxTray() -> impl IntoView {
                                                 <textarea rows="3" prop:value=move || draft.get() on:input=move |e| draft.set(event_target_value(&e))></textarea>
                                             </label>
                                             {move || refused.get().then(|| view! { <p class="tray__refused" role="alert">"Not edited: it was sent or changed meanwhile. Its current state is shown above."</p> })}
+                                            {move || held.get().map(|(found, confirming)| view! {
+                                                <crate::components::credential_notice::CredentialNotice
+                                                    found=found
+                                                    confirming=confirming
+                                                    on_edit=move |_| held.set(None)
+                                                    on_send_anyway=move |_| held.update(|h| if let Some(h) = h { h.1 = true })
+                                                    on_confirm=move |_| { confirmed.set_value(Some(draft.get_untracked())); save() }
+                                                />
+                                            })}
                                             <button type="button" on:click=move |_| save()>"Save"</button>
                                             <button type="button" on:click=move |_| cancel()>"Cancel"</button>
                                         </div>

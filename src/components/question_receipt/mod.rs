@@ -41,6 +41,9 @@ pub fn QuestionReceipt(
                     }
                 }).collect_view()}
             </dl>
+            {receipt.unsent_held.then(|| view! {
+                <p class="receipt__unsent" role="note">"What you typed here looked like a credential, so it is not kept with this receipt."</p>
+            })}
             {(!unsent.is_empty()).then(|| {
                 let text = StoredValue::new(unsent.clone());
                 view! {

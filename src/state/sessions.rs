@@ -121,8 +121,10 @@ impl SessionsController {
             let marks = s.marks.get();
             if prev.is_some() && marks.since > 0 {
                 let text = crate::io::json::encode(&marks);
+                // A cache: a failed write costs only "New" marks after a reload, so it does not
+                // mark storage as failing (that banner is about drafts and unsent messages).
                 spawn_local(async move {
-                    db.put(STORE, READ_MARKS_KEY, &text).await;
+                    let _ = db.store().put(STORE, READ_MARKS_KEY, &text).await;
                 });
             }
         });
@@ -231,7 +233,8 @@ impl SessionsController {
                 .with_untracked(|l| if l.query.is_default() { l.rows.iter().take(SAVED_ROWS).cloned().collect() } else { Vec::new() });
             if !rows.is_empty() {
                 spawn_local(async move {
-                    this.db.put(STORE, SAVED_LIST_KEY, &crate::io::json::encode(&SavedList { rows })).await;
+                    // A cache for an offline reload, like the saved transcript: no storage alarm.
+                    let _ = this.db.store().put(STORE, SAVED_LIST_KEY, &crate::io::json::encode(&SavedList { rows })).await;
                 });
             }
         });

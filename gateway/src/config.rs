@@ -19,6 +19,10 @@ pub struct Config {
     pub version: String,
     /// When set, connections with a device identity are granted at most these scopes.
     pub device_scopes: Option<Vec<String>>,
+    /// Sockets that may be open at once without a successful `connect` (more get 503).
+    pub max_unauthenticated: usize,
+    /// A socket that has not connected this long after opening is closed.
+    pub connect_deadline: std::time::Duration,
 }
 
 impl std::fmt::Debug for Config {
@@ -47,6 +51,8 @@ impl Config {
             allowed_origins: Vec::new(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             device_scopes: None,
+            max_unauthenticated: 256,
+            connect_deadline: std::time::Duration::from_secs(10),
         }
     }
 

@@ -3,11 +3,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use protocol::error::ErrorShape;
 use protocol::frame::{Frame, RequestFrame, ResponseFrame};
 use serde_json::json;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::{Message, Utf8Bytes};
 
 use crate::Gateway;
 use crate::handshake::{Transport, admit, hello_ok};
@@ -160,7 +163,18 @@ pub async fn run_request(gw: Arc<Gateway>, p: Peer, frame: RequestFrame, work: c
 /// How long the reader keeps going after the writer sent a close (for the client's reply).
 const CLOSE_GRACE: Duration = Duration::from_secs(1);
 
-pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
+/// Serves one upgraded socket. `connected` opens the transport's pre-connect read limit
+/// (`upgrade::PreConnectLimit`) once `connect` succeeds; `slot` counts the socket as not yet
+/// connected until then.
+pub async fn handle<S>(
+    gw: Arc<Gateway>,
+    socket: WebSocketStream<S>,
+    headers: Headers,
+    connected: Arc<std::sync::atomic::AtomicBool>,
+    mut slot: crate::upgrade::PendingSlot,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let conn_id = util::uuid_v4();
     let (mut sink, mut stream) = socket.split();
     let (sender, mut rx) = ConnSender::new();
@@ -231,9 +245,11 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
                 ));
             }
             // A client that does not read cannot hold the close up for long.
-            let _ =
-                tokio::time::timeout(CLOSE_GRACE, sink.send(Message::Close(Some(CloseFrame { code, reason: Utf8Bytes::from(reason) }))))
-                    .await;
+            let _ = tokio::time::timeout(
+                CLOSE_GRACE,
+                sink.send(Message::Close(Some(CloseFrame { code: code.into(), reason: Utf8Bytes::from(reason) }))),
+            )
+            .await;
         }
         let _ = tokio::time::timeout(CLOSE_GRACE, sink.close()).await;
         writer_done_tx.send_replace(true);
@@ -251,11 +267,20 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
         tokio::time::sleep(CLOSE_GRACE).await;
     };
     tokio::pin!(writer_finished);
+    let deadline = tokio::time::sleep(gw.config.connect_deadline);
+    tokio::pin!(deadline);
     loop {
         let msg = tokio::select! {
             msg = stream.next() => msg,
             // The writer closed (or dropped a slow consumer): stop reading soon after.
             _ = &mut writer_finished => break,
+            _ = &mut deadline, if st.peer.is_none() => {
+                log::warn(&format!("conn {conn_id}: no connect within {:?}: closed", gw.config.connect_deadline));
+                sender.send(Outbound::Close(CLOSE_POLICY, "connect timed out".into()));
+                // The writer sends the close; the reader stops when it is done.
+                let _ = tokio::time::timeout(CLOSE_GRACE * 2, &mut writer_finished).await;
+                break;
+            }
         };
         let text = match msg {
             Some(Ok(Message::Text(t))) => t,
@@ -266,7 +291,11 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
             Some(Err(e)) => {
                 // The transport's own limit (twice maxPayload) or a broken socket.
                 let msg = e.to_string();
-                if msg.contains("too long") || msg.contains("too big") || msg.contains("Space limit") {
+                if msg.contains(crate::upgrade::PRE_CONNECT_TOO_BIG) {
+                    log::warn(&format!("conn {conn_id}: {msg}"));
+                    sender.send(Outbound::Close(CLOSE_TOO_BIG, crate::upgrade::PRE_CONNECT_TOO_BIG.into()));
+                    let _ = tokio::time::timeout(CLOSE_GRACE * 2, &mut writer_finished).await;
+                } else if msg.contains("too long") || msg.contains("too big") || msg.contains("Space limit") {
                     log::warn(&format!("conn {conn_id}: {msg}"));
                     sender.send(Outbound::Close(CLOSE_TOO_BIG, "frame exceeds maxPayload".into()));
                 }
@@ -275,7 +304,14 @@ pub async fn handle(gw: Arc<Gateway>, socket: WebSocket, headers: Headers) {
             Some(Ok(Message::Close(_))) | None => break,
             Some(Ok(_)) => continue,
         };
-        match on_text(&gw, &mut st, &text) {
+        let was_connected = st.peer.is_some();
+        let step = on_text(&gw, &mut st, &text);
+        if !was_connected && st.peer.is_some() {
+            // Connected: the transport may now read frames up to maxPayload.
+            connected.store(true, std::sync::atomic::Ordering::Release);
+            slot.release();
+        }
+        match step {
             Step::Continue => {}
             Step::Stop => break,
             // Each request runs on its own task: a long `question.waitAnswer` must not

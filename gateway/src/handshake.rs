@@ -7,7 +7,7 @@ use protocol::methods::scope;
 use serde_json::{Value, json};
 
 use crate::Gateway;
-use crate::util::{now_ms, random_token, secret_eq};
+use crate::util::{now_ms, secret_eq};
 
 /// Who was let in.
 #[derive(Debug, Clone)]
@@ -39,12 +39,13 @@ fn is_loopback_origin(origin: &str) -> bool {
     matches!(host, "127.0.0.1" | "localhost" | "::1") && !rest.contains('/')
 }
 
-fn origin_allowed(gw: &Gateway, t: &Transport<'_>) -> bool {
-    let Some(origin) = t.origin else { return false };
+/// Whether a browser page from `origin` may use this gateway: loopback, the gateway's own
+/// address (`host`), or a configured allowed origin. Checked at the upgrade and at `connect`.
+pub fn origin_allowed(gw: &Gateway, origin: &str, host: Option<&str>) -> bool {
     if is_loopback_origin(origin) {
         return true;
     }
-    if let Some(host) = t.host {
+    if let Some(host) = host {
         if origin == format!("http://{host}") || origin == format!("https://{host}") {
             return true;
         }
@@ -66,7 +67,7 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
         .with_details(json!({"code": detail::PROTOCOL_MISMATCH, "expectedProtocol": protocol::PROTOCOL_VERSION, "minimumProbeProtocol": protocol::PROTOCOL_VERSION})));
     }
     let control_ui = p.client.id == CONTROL_UI_CLIENT_ID;
-    if control_ui && !origin_allowed(gw, t) {
+    if control_ui && !t.origin.is_some_and(|o| origin_allowed(gw, o, t.host)) {
         return Err(ErrorShape::invalid(
             "origin not allowed: open the Control UI from the gateway's own address, or add this origin to the allowed origins",
         )
@@ -100,9 +101,18 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
             }
         }
         (None, Some(device_token)) => {
-            let ok = known_device.as_ref().is_some_and(|d| secret_eq(device_token, &d.device_token));
-            if !ok {
-                return Err(ErrorShape::invalid("unauthorized: device token mismatch (paste the gateway token again)")
+            let verdict = match &known_device {
+                Some(d) => crate::devices::verify_for(gw, d, device_token, now),
+                None => Err(crate::devices::Refused::Unknown),
+            };
+            if let Err(why) = verdict {
+                let reason = match why {
+                    crate::devices::Refused::Unknown => "device token mismatch",
+                    crate::devices::Refused::Revoked => "this device's token was revoked",
+                    crate::devices::Refused::SharedTokenChanged => "the gateway token changed since this device paired",
+                    crate::devices::Refused::Expired => "this device's token expired (unused for 30 days)",
+                };
+                return Err(ErrorShape::invalid(format!("unauthorized: {reason} (paste the gateway token again)"))
                     .with_details(json!({"code": detail::AUTH_DEVICE_TOKEN_MISMATCH, "recommendedNextStep": "update_auth_credentials"})));
             }
         }
@@ -136,9 +146,7 @@ pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted,
     }
     let (owner, device_token) = match &p.device {
         Some(d) => {
-            let token = gw
-                .store
-                .pair_device(&d.id, &d.public_key, &p.client.id, now, &random_token())
+            let token = crate::devices::pair(gw, &d.id, &d.public_key, &p.client.id, now)
                 .map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, format!("device store unavailable: {e}")))?;
             (d.id.clone(), Some(token))
         }

@@ -7,8 +7,6 @@ use std::sync::Arc;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::State;
-use axum::extract::ws::WebSocketUpgrade;
-use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine;
@@ -17,32 +15,15 @@ use sha2::{Digest, Sha256};
 use tower_http::compression::CompressionLayer;
 
 use crate::Gateway;
-use crate::conn::{self, Headers};
 
 pub fn router(gw: Arc<Gateway>) -> Router {
     // The WebSocket upgrade has an empty body, which the default predicate never compresses.
     Router::new().fallback(handle).with_state(gw).layer(CompressionLayer::new())
 }
 
-async fn handle(
-    State(gw): State<Arc<Gateway>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
-) -> Response {
-    if let Ok(ws) = ws {
-        let h = Headers {
-            origin: headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string),
-            host: headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_string),
-        };
-        // The transport reads up to twice maxPayload, so a frame just over the limit is read
-        // whole and closed cleanly with 1009 by `conn::on_text` (the client is not cut off
-        // mid-send); anything larger fails in the transport and is closed with 1009 too.
-        return ws
-            .max_message_size(2 * protocol::MAX_PAYLOAD_BYTES)
-            .max_frame_size(2 * protocol::MAX_PAYLOAD_BYTES)
-            .on_upgrade(move |socket| conn::handle(gw, socket, h));
+async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, headers: HeaderMap, request: axum::extract::Request) -> Response {
+    if crate::upgrade::is_websocket(&headers) {
+        return crate::upgrade::upgrade(gw, &method, &headers, request);
     }
     if method != Method::GET && method != Method::HEAD {
         return (StatusCode::METHOD_NOT_ALLOWED, "method not allowed").into_response();
@@ -57,17 +38,19 @@ async fn handle(
 pub const MEDIA_PATH: &str = "/__openclaw__/assistant-media";
 
 /// `GET /__openclaw__/assistant-media?source=media://inbound/<id>&sessionKey=…[&meta=1]`: a file
-/// saved with a message, for a caller with the gateway token or a device token it issued
-/// (`Authorization: Bearer …`, or `token=` in the query). `meta=1` answers what it is instead.
+/// saved with a message, for a caller with the gateway token or a device token it issued, in
+/// `Authorization: Bearer …` only: a token in the query would end up in logs, history and
+/// `Referer`s. `meta=1` answers what it is instead. Nothing is cached (`no-store`): the bytes
+/// are private and a shared or disk cache must not keep them.
 /// The bytes are never run as a page: `nosniff`, a sandboxing CSP, and anything but an image
 /// is a download.
 fn serve_media(gw: &Gateway, query: &str, headers: &HeaderMap) -> Response {
     let params: Vec<(String, String)> = url_query(query);
     let param = |k: &str| params.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
     let bearer = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
-    let token = bearer.or(param("token")).unwrap_or("");
+    let token = bearer.unwrap_or("");
     let shared = !token.is_empty() && crate::util::secret_eq(token, &gw.config.token);
-    let device = if shared || token.is_empty() { None } else { gw.store.device_with_token(token).ok().flatten() };
+    let device = if shared || token.is_empty() { None } else { crate::devices::device_with_token(gw, token, crate::util::now_ms()) };
     if !shared && device.is_none() {
         return json_response(StatusCode::UNAUTHORIZED, serde_json::json!({"error": {"message": "Unauthorized", "type": "unauthorized"}}));
     }
@@ -105,7 +88,7 @@ fn serve_media(gw: &Gateway, query: &str, headers: &HeaderMap) -> Response {
     h.insert(header::CONTENT_TYPE, HeaderValue::from_str(&content_type).unwrap_or(HeaderValue::from_static("application/octet-stream")));
     let disposition = format!("{}; filename=\"{safe_name}\"", if image { "inline" } else { "attachment" });
     h.insert(header::CONTENT_DISPOSITION, HeaderValue::from_str(&disposition).unwrap_or(HeaderValue::from_static("attachment")));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("private, max-age=3600"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static("default-src 'none'; sandbox"));
     security_headers(&mut resp);
     resp

@@ -11,6 +11,7 @@ pub mod chat;
 pub mod client;
 pub mod config;
 pub mod conn;
+pub mod devices;
 pub mod handshake;
 pub mod http;
 pub mod hub;
@@ -20,6 +21,7 @@ pub mod methods;
 pub mod questions;
 pub mod sessions;
 pub mod store;
+pub mod upgrade;
 pub mod util;
 
 impl Gateway {
@@ -50,6 +52,8 @@ pub struct Gateway {
     pub faults: Faults,
     /// In-flight work, and the stop that graceful shutdown drains.
     pub drain: Drain,
+    /// Sockets open without a successful `connect` (`upgrade::PendingSlot`).
+    pub pending_connects: std::sync::atomic::AtomicUsize,
 }
 
 impl Gateway {
@@ -65,6 +69,7 @@ impl Gateway {
             lanes: Lanes::default(),
             faults: Faults::default(),
             drain: Drain::default(),
+            pending_connects: Default::default(),
             boot_id: util::uuid_v4(),
             started: Instant::now(),
         })

@@ -9,6 +9,12 @@
 //!
 //! raises a question on a running gateway (as a trusted backend client) without writing code.
 //! The file holds `question.request` params, or just the array of questions.
+//!
+//!   gateway devices list [--data-dir DIR]
+//!   gateway devices revoke <device id> [--data-dir DIR]
+//!
+//! lists the paired browsers, or revokes one's device token (it pairs again only with the
+//! shared token). Works while the gateway runs.
 
 use std::net::IpAddr;
 use std::path::PathBuf;
@@ -103,9 +109,47 @@ async fn ask(args: Vec<String>) -> Result<(), String> {
     Ok(())
 }
 
+/// `gateway devices list|revoke`: on the data directory's database, directly.
+fn devices(args: Vec<String>) -> Result<(), String> {
+    let mut data_dir = PathBuf::from(std::env::var("DATA_DIR").ok().filter(|v| !v.is_empty()).unwrap_or_else(|| ".data".into()));
+    let mut rest = Vec::new();
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--data-dir" => data_dir = PathBuf::from(it.next().ok_or("--data-dir needs a value")?),
+            _ => rest.push(a),
+        }
+    }
+    let store = gateway::store::Store::open(&data_dir)?;
+    let now = util::now_ms();
+    match rest.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        ["list"] => {
+            print!("{}", gateway::devices::list(&store, now).map_err(|e| e.to_string())?);
+            Ok(())
+        }
+        ["revoke", id] => {
+            if store.revoke_device(id, now).map_err(|e| e.to_string())? {
+                println!("Revoked the device token of {id}: it works nowhere now. The device pairs again only with the gateway token.");
+                Ok(())
+            } else {
+                Err(format!("no paired device `{id}` (see `gateway devices list`)"))
+            }
+        }
+        _ => Err("usage: gateway devices list | gateway devices revoke <device id>  [--data-dir DIR]".into()),
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("devices") {
+        args.next();
+        if let Err(e) = devices(args.collect()) {
+            eprintln!("gateway devices: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if args.peek().map(String::as_str) == Some("ask") {
         args.next();
         if let Err(e) = ask(args.collect()).await {

@@ -99,6 +99,16 @@ const MIGRATIONS: &[&str] = &[
             (SELECT MAX(m.created_ms) FROM messages m WHERE m.session_key = sessions.key AND m.role = 'user'), created_at_ms);
     CREATE INDEX sessions_updated ON sessions (updated_at_ms DESC);
     CREATE INDEX sessions_label ON sessions (label);",
+    // 7: device tokens are no longer kept: only their SHA-256 (`token_hash`) and the salt they
+    // are derived from with the shared token they were paired under (`crate::devices`), so a
+    // database copy gives no working token, and a new shared token ends every device token.
+    // Plain tokens kept before cannot be bound to a shared token: they are dropped, and those
+    // devices pair again with the shared token. `revoked_at_ms`: `gateway devices revoke`.
+    "ALTER TABLE devices ADD COLUMN token_hash TEXT;
+    ALTER TABLE devices ADD COLUMN token_salt TEXT;
+    ALTER TABLE devices ADD COLUMN revoked_at_ms INTEGER;
+    UPDATE devices SET device_token = '';
+    CREATE INDEX devices_token_hash ON devices (token_hash);",
 ];
 
 /// How long a title derived from the first user message is (characters, then `…`).
@@ -213,15 +223,37 @@ pub enum SendStatus {
     Aborted,
 }
 
+/// A paired device as stored: never its token, only the token's hash and salt.
+#[derive(Debug, Clone)]
 pub struct Device {
     pub device_id: String,
     pub public_key: String,
-    pub device_token: String,
+    pub client_id: String,
+    pub token_hash: Option<String>,
+    pub token_salt: Option<String>,
+    pub created_at_ms: i64,
+    pub last_seen_ms: i64,
+    pub revoked_at_ms: Option<i64>,
+}
+
+const DEVICE_COLUMNS: &str = "device_id, public_key, client_id, token_hash, token_salt, created_at_ms, last_seen_ms, revoked_at_ms";
+
+fn device_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Device> {
+    Ok(Device {
+        device_id: r.get(0)?,
+        public_key: r.get(1)?,
+        client_id: r.get(2)?,
+        token_hash: r.get(3)?,
+        token_salt: r.get(4)?,
+        created_at_ms: r.get(5)?,
+        last_seen_ms: r.get(6)?,
+        revoked_at_ms: r.get(7)?,
+    })
 }
 
 impl Store {
     pub fn open(data_dir: &Path) -> Result<Store, String> {
-        std::fs::create_dir_all(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
+        crate::devices::create_private_dir(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
         let path = data_dir.join("gateway.sqlite");
         let conn = Connection::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         Self::init(conn).map_err(|e| format!("cannot prepare {}: {e}", path.display()))
@@ -292,28 +324,73 @@ impl Store {
 
     pub fn device(&self, device_id: &str) -> rusqlite::Result<Option<Device>> {
         self.db()
-            .prepare_cached("SELECT device_id, public_key, device_token FROM devices WHERE device_id = ?1")?
-            .query_row([device_id], |r| Ok(Device { device_id: r.get(0)?, public_key: r.get(1)?, device_token: r.get(2)? }))
+            .prepare_cached(&format!("SELECT {DEVICE_COLUMNS} FROM devices WHERE device_id = ?1"))?
+            .query_row([device_id], device_row)
             .optional()
     }
 
-    /// Pairs a device (first time) or touches it, and returns its device token.
+    /// Every paired device, the most recently seen first (`gateway devices list`).
+    pub fn devices(&self) -> rusqlite::Result<Vec<Device>> {
+        self.db()
+            .prepare_cached(&format!("SELECT {DEVICE_COLUMNS} FROM devices ORDER BY last_seen_ms DESC"))?
+            .query_map([], device_row)?
+            .collect()
+    }
+
+    /// The device whose token hashes to `token_hash`, if any.
+    pub fn device_by_token_hash(&self, token_hash: &str) -> rusqlite::Result<Option<Device>> {
+        self.db()
+            .prepare_cached(&format!("SELECT {DEVICE_COLUMNS} FROM devices WHERE token_hash = ?1"))?
+            .query_row([token_hash], device_row)
+            .optional()
+    }
+
+    /// Pairs a device (first time) or touches it, keeping its salt unless `new_salt` must
+    /// replace it (none yet, or revoked), and records the hash of the token it now holds.
+    /// Returns the salt the token is derived from.
     pub fn pair_device(
         &self,
         device_id: &str,
         public_key: &str,
         client_id: &str,
         now_ms: i64,
-        new_token: &str,
+        new_salt: &str,
+        token_for: impl Fn(&str) -> String,
     ) -> rusqlite::Result<String> {
         let db = self.db();
+        let existing: Option<(Option<String>, Option<i64>)> = db
+            .prepare_cached("SELECT token_salt, revoked_at_ms FROM devices WHERE device_id = ?1")?
+            .query_row([device_id], |r| Ok((r.get(0)?, r.get(1)?)))
+            .optional()?;
+        let salt = match existing {
+            Some((Some(salt), None)) => salt,
+            _ => new_salt.to_string(),
+        };
+        let hash = crate::devices::hash_token(&token_for(&salt));
         db.prepare_cached(
-            "INSERT INTO devices (device_id, public_key, device_token, client_id, created_at_ms, last_seen_ms)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?5)
-             ON CONFLICT(device_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms",
+            "INSERT INTO devices (device_id, public_key, device_token, client_id, created_at_ms, last_seen_ms, token_hash, token_salt)
+             VALUES (?1, ?2, '', ?3, ?4, ?4, ?5, ?6)
+             ON CONFLICT(device_id) DO UPDATE SET last_seen_ms = excluded.last_seen_ms, token_hash = excluded.token_hash,
+                 token_salt = excluded.token_salt, revoked_at_ms = NULL",
         )?
-        .execute(params![device_id, public_key, new_token, client_id, now_ms])?;
-        db.prepare_cached("SELECT device_token FROM devices WHERE device_id = ?1")?.query_row([device_id], |r| r.get(0))
+        .execute(params![device_id, public_key, client_id, now_ms, hash, salt])?;
+        Ok(salt)
+    }
+
+    /// Marks a device's token as used now (its expiry counts from its last use).
+    pub fn touch_device(&self, device_id: &str, now_ms: i64) -> rusqlite::Result<()> {
+        self.db().prepare_cached("UPDATE devices SET last_seen_ms = ?2 WHERE device_id = ?1")?.execute(params![device_id, now_ms])?;
+        Ok(())
+    }
+
+    /// Revokes a device's token: it works nowhere from now on, until the device pairs again
+    /// with the shared token. False when no such device is paired.
+    pub fn revoke_device(&self, device_id: &str, now_ms: i64) -> rusqlite::Result<bool> {
+        let n = self
+            .db()
+            .prepare_cached("UPDATE devices SET revoked_at_ms = ?2, token_hash = NULL, token_salt = NULL WHERE device_id = ?1")?
+            .execute(params![device_id, now_ms])?;
+        Ok(n > 0)
     }
 }
 
@@ -641,16 +718,6 @@ impl Store {
             .optional()
     }
 
-    /// The device this gateway issued `token` to, if any.
-    pub fn device_with_token(&self, token: &str) -> rusqlite::Result<Option<String>> {
-        let devices: Vec<(String, String)> = self
-            .db()
-            .prepare_cached("SELECT device_id, device_token FROM devices")?
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        Ok(devices.into_iter().find(|(_, t)| crate::util::secret_eq(t, token)).map(|(d, _)| d))
-    }
-
     /// Every saved message of a session with this idempotency key (tests count them).
     pub fn count_messages_with_key(&self, key: &str) -> rusqlite::Result<usize> {
         let n: i64 =
@@ -675,17 +742,29 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_paired_device_keeps_its_token_across_reopen() {
+    fn a_paired_device_keeps_its_salt_across_reopen_and_only_the_tokens_hash_is_stored() {
         let dir = std::env::temp_dir().join(format!("gw-store-{}", crate::util::uuid_v4()));
-        let token = {
+        let token_for = |salt: &str| format!("token-from-{salt}");
+        let salt = {
             let s = Store::open(&dir).unwrap();
-            s.pair_device("dev1", "pk", "openclaw-control-ui", 1, "tok-a").unwrap()
+            s.pair_device("dev1", "pk", "openclaw-control-ui", 1, "salt-a", token_for).unwrap()
         };
         let s = Store::open(&dir).unwrap();
-        assert_eq!(token, "tok-a");
-        assert_eq!(s.pair_device("dev1", "pk", "openclaw-control-ui", 2, "tok-b").unwrap(), "tok-a");
-        assert_eq!(s.device("dev1").unwrap().unwrap().device_token, "tok-a");
+        assert_eq!(salt, "salt-a");
+        assert_eq!(s.pair_device("dev1", "pk", "openclaw-control-ui", 2, "salt-b", token_for).unwrap(), "salt-a");
+        let d = s.device("dev1").unwrap().unwrap();
+        assert_eq!(d.token_hash.as_deref(), Some(crate::devices::hash_token("token-from-salt-a").as_str()));
         assert!(s.device("nope").unwrap().is_none());
+        assert!(s.revoke_device("dev1", 3).unwrap());
+        assert!(s.device("dev1").unwrap().unwrap().token_hash.is_none());
+        assert_eq!(
+            s.pair_device("dev1", "pk", "openclaw-control-ui", 4, "salt-c", token_for).unwrap(),
+            "salt-c",
+            "a new salt after a revoke"
+        );
+        drop(s);
+        let bytes = std::fs::read(dir.join("gateway.sqlite")).unwrap();
+        assert!(!bytes.windows(16).any(|w| w == b"token-from-salt-"), "no token in the database file");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

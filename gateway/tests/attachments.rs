@@ -77,6 +77,10 @@ async fn files_sent_with_a_message_are_saved_with_it_and_served_only_to_token_ho
     assert_eq!((header(&headers, "content-type"), body.as_slice()), ("image/png", PNG));
     assert!(header(&headers, "content-disposition").starts_with("inline"));
     assert_eq!(header(&headers, "x-content-type-options"), "nosniff");
+    assert_eq!(header(&headers, "cache-control"), "no-store", "private bytes are kept by no cache");
+    // A token in the query is not taken (it would land in logs, history and Referers).
+    let (status, _, _) = get(gw.addr, &format!("{}&token={TOKEN}", media_path(&image_src, "main")), None).await;
+    assert!(status.contains("401"), "?token= is refused: {status}");
     let (status, headers, body) = get(gw.addr, &media_path(media[1]["url"].as_str().unwrap(), "main"), Some(TOKEN)).await;
     assert!(status.contains("200"), "{status}");
     assert_eq!(body, note.as_bytes());

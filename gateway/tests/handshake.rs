@@ -79,8 +79,12 @@ async fn control_ui_needs_an_allowed_origin_and_a_device() {
     let mut no_origin = ClientOptions::control_ui(&ws(&gw), TOKEN, "x", DeviceIdentity::from_seed([4; 32]));
     no_origin.origin = None;
     assert_eq!(refused(Client::connect(no_origin).await.err().unwrap()).detail_code(), Some("CONTROL_UI_ORIGIN_NOT_ALLOWED"));
+    // A page from another origin gets no socket at all: 403 at the upgrade.
     let evil = ClientOptions::control_ui(&ws(&gw), TOKEN, "http://evil.example", DeviceIdentity::from_seed([4; 32]));
-    assert_eq!(refused(Client::connect(evil).await.err().unwrap()).detail_code(), Some("CONTROL_UI_ORIGIN_NOT_ALLOWED"));
+    match Client::connect(evil).await.err().unwrap() {
+        ConnectError::Transport(t) => assert!(t.contains("403"), "{t}"),
+        ConnectError::Refused(e) => panic!("expected 403 at the upgrade, got {e:?}"),
+    }
     let mut no_device = ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed([4; 32]));
     no_device.identity = None;
     assert_eq!(refused(Client::connect(no_device).await.err().unwrap()).detail_code(), Some("CONTROL_UI_DEVICE_IDENTITY_REQUIRED"));
@@ -160,4 +164,74 @@ async fn shutdown_tells_clients_and_closes() {
     gw.shutdown().await;
     let ev = c.next_event("shutdown", Duration::from_secs(5)).await.unwrap();
     assert_eq!(ev.payload.unwrap()["reason"], "gateway stopping");
+}
+
+/// A control-UI client with only a device token (no shared token).
+fn with_device_token(gw: &Running, seed: [u8; 32], device_token: &str) -> ClientOptions {
+    let mut opts = ClientOptions::control_ui(&ws(gw), TOKEN, &origin(gw), DeviceIdentity::from_seed(seed));
+    opts.token = None;
+    opts.device_token = Some(device_token.to_string());
+    opts
+}
+
+#[tokio::test]
+async fn a_device_token_is_stored_only_as_a_hash_ends_with_its_shared_token_and_can_be_revoked() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let cfg = |token: &str| Config::local(token, data.clone(), dir.path().join("ui"));
+    let seed = [7; 32];
+    let gw = gateway::start(cfg(TOKEN)).await.unwrap();
+    let first = Client::connect(ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed(seed))).await.unwrap();
+    let device_token = first.hello.auth.device_token.clone().unwrap();
+    drop(first);
+    gw.shutdown().await;
+    // The data directory is this user's only, and no byte of the database holds the token.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&data).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+    let mut db = Vec::new();
+    for f in std::fs::read_dir(&data).unwrap() {
+        db.extend(std::fs::read(f.unwrap().path()).unwrap());
+    }
+    assert!(!db.windows(device_token.len()).any(|w| w == device_token.as_bytes()), "the device token is in the data directory");
+
+    // A new shared token: the device token paired under the old one no longer works.
+    let gw = gateway::start(cfg("another-shared-token")).await.unwrap();
+    let e = refused(Client::connect(with_device_token(&gw, seed, &device_token)).await.err().unwrap());
+    assert_eq!(e.detail_code(), Some("AUTH_DEVICE_TOKEN_MISMATCH"));
+    assert!(e.message.contains("gateway token changed"), "{}", e.message);
+    gw.shutdown().await;
+
+    // Back under the original shared token it works, until `gateway devices revoke`.
+    let gw = gateway::start(cfg(TOKEN)).await.unwrap();
+    let again = Client::connect(with_device_token(&gw, seed, &device_token)).await.unwrap();
+    assert_eq!(again.hello.auth.device_token.as_deref(), Some(device_token.as_str()), "the same token while nothing changed");
+    let device_id = DeviceIdentity::from_seed(seed).device_id();
+    let cli = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_gateway"))
+            .arg("devices")
+            .args(args)
+            .arg("--data-dir")
+            .arg(&data)
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let (ok, listed) = cli(&["list"]);
+    assert!(ok && listed.contains(&device_id) && listed.contains("active"), "{listed}");
+    assert!(!listed.contains(&device_token), "the list never shows a token");
+    let (ok, said) = cli(&["revoke", &device_id]);
+    assert!(ok, "{said}");
+    let e = refused(Client::connect(with_device_token(&gw, seed, &device_token)).await.err().unwrap());
+    assert!(e.message.contains("revoked"), "{}", e.message);
+    assert!(cli(&["list"]).1.contains("revoked"));
+    assert!(!cli(&["revoke", "no-such-device"]).0, "an unknown device is an error");
+    // Pairing again with the shared token gives a new token; the revoked one stays dead.
+    let paired = Client::connect(ClientOptions::control_ui(&ws(&gw), TOKEN, &origin(&gw), DeviceIdentity::from_seed(seed))).await.unwrap();
+    let new_token = paired.hello.auth.device_token.clone().unwrap();
+    assert_ne!(new_token, device_token);
+    assert!(Client::connect(with_device_token(&gw, seed, &device_token)).await.is_err());
+    assert!(Client::connect(with_device_token(&gw, seed, &new_token)).await.is_ok());
 }

@@ -40,6 +40,37 @@ async fn every_implemented_method_without_its_scope_is_forbidden_naming_the_scop
 }
 
 #[tokio::test]
+async fn a_50_mib_pre_connect_frame_is_cut_off_at_the_transport_after_64_kib() {
+    let (gw, _d) = start().await;
+    let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}", gw.addr)).await.unwrap();
+    let _challenge = socket.next().await.unwrap().unwrap();
+    // Sent in the background: the gateway stops reading long before 50 MiB arrive.
+    let (mut sink, mut stream) = socket.split();
+    let huge = "x".repeat(50 * 1024 * 1024);
+    let sending = tokio::spawn(async move { sink.send(Message::Text(huge.into())).await.is_ok() });
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    let end = loop {
+        match tokio::time::timeout_at(deadline, stream.next()).await.expect("ended in time") {
+            Some(Ok(Message::Close(Some(c)))) => break Some(u16::from(c.code)),
+            Some(Ok(_)) => continue,
+            _ => break None,
+        }
+    };
+    assert!(matches!(end, Some(1009) | None), "closed with 1009 or dropped: {end:?}");
+    // The gateway stopped reading at the limit, so the 50 MiB never all went out: the send is
+    // still stuck or failed when the gateway let go. (Before, the gateway read all 50 MiB first.)
+    match tokio::time::timeout(Duration::from_secs(3), sending).await {
+        Ok(Ok(true)) => panic!("the whole 50 MiB frame was taken in before connect"),
+        Ok(_) | Err(_) => {}
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while gw.gateway.pending_connects.load(std::sync::atomic::Ordering::Acquire) != 0 {
+        assert!(tokio::time::Instant::now() < deadline, "the slot was never given back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
 async fn a_pre_connect_frame_over_64_kib_closes_the_socket_with_1009() {
     let (gw, _d) = start().await;
     let (mut socket, _) = tokio_tungstenite::connect_async(format!("ws://{}", gw.addr)).await.unwrap();
@@ -309,20 +340,69 @@ async fn browser_origins_that_are_not_allowed_are_refused() {
         "file://".into(),
         "".into(),
     ];
-    for o in &refused {
-        let r =
-            try_connect(&gw, Some(o.as_str()).filter(|o| !o.is_empty()), |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
-        refused_with(r, "CONTROL_UI_ORIGIN_NOT_ALLOWED");
+    // A page from an origin that is not allowed gets no socket at all: 403 at the upgrade.
+    for o in refused.iter().filter(|o| !o.is_empty()) {
+        assert_eq!(upgrade_status(&gw, Some(o)).await, Some(403), "{o}");
     }
+    // Without an Origin there is no upgrade check; the Control UI is refused at connect.
+    let r = try_connect(&gw, None, |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
+    refused_with(r, "CONTROL_UI_ORIGIN_NOT_ALLOWED");
     for o in [format!("http://{}", gw.addr), "http://localhost:5173".into(), "https://ops.example.com".into()] {
         let r = try_connect(&gw, Some(&o), |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
         assert!(r.is_ok(), "{o} is allowed: {:?}", r.err());
     }
     // Any browser page (an Origin header) must prove a device, whatever client it claims.
     refused_with(
-        try_connect(&gw, Some("http://evil.example"), |_| backend_params(Some(TOKEN), &[scope::ADMIN])).await,
+        try_connect(&gw, Some("http://localhost:5173"), |_| backend_params(Some(TOKEN), &[scope::ADMIN])).await,
         "CONTROL_UI_DEVICE_IDENTITY_REQUIRED",
     );
+}
+
+/// The HTTP status of a refused upgrade, or None when a socket opened.
+async fn upgrade_status(gw: &Running, origin: Option<&str>) -> Option<u16> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let mut req = format!("ws://{}", gw.addr).into_client_request().unwrap();
+    if let Some(o) = origin {
+        req.headers_mut().insert("origin", o.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(req).await {
+        Ok(_) => None,
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Some(resp.status().as_u16()),
+        Err(e) => panic!("neither a socket nor an HTTP refusal: {e}"),
+    }
+}
+
+#[tokio::test]
+async fn a_socket_that_never_connects_is_closed_at_its_deadline_and_unauthenticated_sockets_are_capped() {
+    assert_eq!(Config::local("t", "d".into(), "u".into()).connect_deadline, Duration::from_secs(10), "the default deadline");
+    let (gw, _d) = common::start_with(TOKEN, |c| {
+        c.connect_deadline = Duration::from_millis(600);
+        c.max_unauthenticated = 3;
+    })
+    .await;
+    // Three sockets that say nothing hold every unauthenticated slot: a fourth is refused.
+    let mut idle = Vec::new();
+    for _ in 0..3 {
+        idle.push(Raw::open(&format!("ws://{}", gw.addr), None).await);
+    }
+    assert_eq!(upgrade_status(&gw, None).await, Some(503), "a fourth socket without connect is refused");
+    // A connected socket does not count: after the deadline closes the idle ones, sockets open again.
+    for mut raw in idle {
+        assert_eq!(raw.end().await, End::Closed(1008), "closed at the deadline, with a policy close");
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while upgrade_status(&gw, None).await.is_some() {
+        assert!(tokio::time::Instant::now() < deadline, "the slots were never given back");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mut connected = Vec::new();
+    for _ in 0..4 {
+        connected.push(Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[scope::READ])).await.unwrap());
+    }
+    assert!(upgrade_status(&gw, None).await.is_none(), "connected sockets hold no unauthenticated slot");
+    // And a connected socket is never closed by the deadline.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    connected[0].request("health", json!({})).await.expect("still connected after the deadline");
 }
 
 // ---------------------------------------------------------------------------------------

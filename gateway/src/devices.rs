@@ -1,0 +1,168 @@
+//! Device tokens: what a paired browser presents instead of the shared token.
+//!
+//! A device token is never stored. It is derived, `HMAC-SHA256(shared token, device id, salt)`,
+//! and the database keeps only its SHA-256 and the salt. So:
+//! - a copy of the database gives no working token;
+//! - a token is bound to the shared token it was paired under: when the shared token changes,
+//!   every device token stops working and devices pair again with the new one;
+//! - `gateway devices revoke <id>` drops the hash and salt: that token works nowhere again, and
+//!   pairing again (with the shared token) gives a new one;
+//! - a token unused for [`DEVICE_TOKEN_IDLE_MS`] has expired.
+
+use hmac::{Hmac, Mac};
+use sha2::{Digest, Sha256};
+
+use crate::Gateway;
+use crate::store::{Device, Store};
+
+/// A device token unused this long no longer works (30 days).
+pub const DEVICE_TOKEN_IDLE_MS: i64 = 30 * 24 * 3600 * 1000;
+
+/// The SHA-256 of a token, in hex: what the database keeps.
+pub fn hash_token(token: &str) -> String {
+    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The token of `device_id` with `salt` under `shared_token`.
+pub fn derive_token(shared_token: &str, device_id: &str, salt: &str) -> String {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(shared_token.as_bytes()).expect("HMAC takes a key of any length");
+    mac.update(b"openclaw-device-token:v1\0");
+    mac.update(device_id.as_bytes());
+    mac.update(b"\0");
+    mac.update(salt.as_bytes());
+    protocol::device::encode_b64url(&mac.finalize().into_bytes())
+}
+
+/// Pairs (or touches) a device after it proved itself, and returns the token it holds now.
+pub fn pair(gw: &Gateway, device_id: &str, public_key: &str, client_id: &str, now_ms: i64) -> rusqlite::Result<String> {
+    let shared = gw.config.token.clone();
+    let id = device_id.to_string();
+    let salt = gw.store.pair_device(device_id, public_key, client_id, now_ms, &crate::util::random_token(), move |salt| {
+        derive_token(&shared, &id, salt)
+    })?;
+    Ok(derive_token(&gw.config.token, device_id, &salt))
+}
+
+/// Why a device token does not work, in words for the log and the refusal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refused {
+    Unknown,
+    Revoked,
+    /// Paired under another shared token.
+    SharedTokenChanged,
+    Expired,
+}
+
+fn check(shared_token: &str, d: &Device, token: &str, now_ms: i64) -> Result<(), Refused> {
+    if d.revoked_at_ms.is_some() {
+        return Err(Refused::Revoked);
+    }
+    let (Some(hash), Some(salt)) = (&d.token_hash, &d.token_salt) else { return Err(Refused::Unknown) };
+    if !crate::util::secret_eq(hash, &hash_token(token)) {
+        return Err(Refused::Unknown);
+    }
+    if !crate::util::secret_eq(&derive_token(shared_token, &d.device_id, salt), token) {
+        return Err(Refused::SharedTokenChanged);
+    }
+    if now_ms - d.last_seen_ms > DEVICE_TOKEN_IDLE_MS {
+        return Err(Refused::Expired);
+    }
+    Ok(())
+}
+
+/// Whether `token` is the working token of the known device `d`.
+pub fn verify_for(gw: &Gateway, d: &Device, token: &str, now_ms: i64) -> Result<(), Refused> {
+    check(&gw.config.token, d, token, now_ms)
+}
+
+/// The device a token belongs to, if it works (the media route's `Authorization: Bearer`).
+pub fn device_with_token(gw: &Gateway, token: &str, now_ms: i64) -> Option<String> {
+    let d = gw.store.device_by_token_hash(&hash_token(token)).ok().flatten()?;
+    check(&gw.config.token, &d, token, now_ms).ok()?;
+    let _ = gw.store.touch_device(&d.device_id, now_ms);
+    Some(d.device_id)
+}
+
+/// Creates `dir` (and its parents) readable by this user only (0700 on Unix), and narrows an
+/// existing one: it holds transcripts, answers and device records.
+pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    }
+    #[cfg(not(unix))]
+    std::fs::create_dir_all(dir)
+}
+
+fn when(ms: i64) -> String {
+    let secs = ms / 1000;
+    let (days, rest) = (secs / 86_400, secs % 86_400);
+    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rest / 3600, rest % 3600 / 60)
+}
+
+/// `gateway devices list`: one line per paired device.
+pub fn list(store: &Store, now_ms: i64) -> rusqlite::Result<String> {
+    let devices = store.devices()?;
+    if devices.is_empty() {
+        return Ok("No device is paired.\n".into());
+    }
+    let mut out = String::from(
+        "DEVICE ID                                                         CLIENT                 LAST SEEN             STATE\n",
+    );
+    for d in devices {
+        let state = if d.revoked_at_ms.is_some() {
+            "revoked"
+        } else if d.token_hash.is_none() {
+            "must pair again"
+        } else if now_ms - d.last_seen_ms > DEVICE_TOKEN_IDLE_MS {
+            "expired"
+        } else {
+            "active"
+        };
+        out.push_str(&format!("{:<65} {:<22} {:<21} {state}\n", d.device_id, d.client_id, when(d.last_seen_ms)));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_bound_to_its_shared_token_and_salt() {
+        let a = derive_token("shared-1", "dev", "salt");
+        assert_eq!(a, derive_token("shared-1", "dev", "salt"));
+        assert_ne!(a, derive_token("shared-2", "dev", "salt"));
+        assert_ne!(a, derive_token("shared-1", "dev", "salt2"));
+        assert_ne!(a, derive_token("shared-1", "dev2", "salt"));
+        let d = Device {
+            device_id: "dev".into(),
+            public_key: "pk".into(),
+            client_id: "c".into(),
+            token_hash: Some(hash_token(&a)),
+            token_salt: Some("salt".into()),
+            created_at_ms: 0,
+            last_seen_ms: 0,
+            revoked_at_ms: None,
+        };
+        assert_eq!(check("shared-1", &d, &a, 1), Ok(()));
+        assert_eq!(check("shared-2", &d, &a, 1), Err(Refused::SharedTokenChanged));
+        assert_eq!(check("shared-1", &d, "other", 1), Err(Refused::Unknown));
+        assert_eq!(check("shared-1", &d, &a, DEVICE_TOKEN_IDLE_MS + 1), Err(Refused::Expired));
+        assert_eq!(check("shared-1", &Device { revoked_at_ms: Some(1), ..d }, &a, 1), Err(Refused::Revoked));
+        assert_eq!(when(0), "1970-01-01 00:00 UTC");
+        assert_eq!(when(1_796_256_000_000), "2026-12-03 00:00 UTC");
+    }
+}

@@ -4,6 +4,7 @@ use leptos::prelude::*;
 
 use crate::components::connect_form::ConnectForm;
 use crate::components::conversation_list::ConversationList;
+use crate::components::gateway_switch::{GatewaySwitch, PendingSwitch};
 use crate::components::outbox_tray::OutboxTray;
 use crate::components::pane::{Pane, PaneSwitcher};
 use crate::components::status_bar::StatusBar;
@@ -18,31 +19,55 @@ use crate::state::outbox::OutboxController;
 use crate::state::panes::Panes;
 use crate::state::sessions::SessionsController;
 
-/// Works out the gateway URL, and takes the token out of the address bar into this tab's
-/// `sessionStorage`.
-fn initial_gateway_url() -> String {
-    let Some(loc) = browser::location() else { return String::new() };
+/// Where the page connects, and what a link asked for.
+struct StartingGateway {
+    /// The gateway this page connects to now: the one this tab chose by a click earlier, or
+    /// the page's own.
+    url: String,
+    /// A link's other gateway, waiting for a click.
+    pending: Option<PendingSwitch>,
+    /// A link's gateway that is not a WebSocket address.
+    invalid_link: Option<String>,
+}
+
+/// Works out the gateway URL, and takes the token and the gateway out of the address bar (the
+/// token into this tab's `sessionStorage`, for the gateway it belongs to). A link naming
+/// another gateway is only remembered, to ask first.
+fn starting_gateway() -> StartingGateway {
+    let Some(loc) = browser::location() else { return StartingGateway { url: String::new(), pending: None, invalid_link: None } };
     let hash = loc.hash().unwrap_or_default();
     let fragment = model::url::parse_fragment(&hash);
     let base_path = browser::base_path();
-    let url = fragment.gateway_url.clone().unwrap_or_else(|| {
-        model::url::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path)
-    });
-    if let Some(token) = &fragment.token {
-        identity::set_session_token(&url, Some(token));
+    let own = model::url::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path);
+    let url = identity::chosen_gateway().unwrap_or(own);
+    let (mut pending, mut invalid_link) = (None, None);
+    match model::url::link_gateway(fragment.gateway_url.as_deref(), &url) {
+        model::url::LinkGateway::Stay => {
+            if let Some(token) = &fragment.token {
+                identity::set_session_token(&url, Some(token));
+            }
+        }
+        model::url::LinkGateway::Ask { url: link, host } => {
+            pending = Some(PendingSwitch { url: link, host, token: fragment.token.clone() });
+        }
+        model::url::LinkGateway::Invalid(e) => invalid_link = Some(e),
     }
     if hash != fragment.remaining {
         let path = loc.pathname().unwrap_or_default();
         let search = loc.search().unwrap_or_default();
         browser::replace_url(&format!("{path}{search}{}", fragment.remaining));
     }
-    url
+    StartingGateway { url, pending, invalid_link }
 }
 
 #[component]
 pub fn App() -> impl IntoView {
-    let client = GatewayClient::start(initial_gateway_url());
+    let start = starting_gateway();
+    let client = GatewayClient::start(start.url);
     provide_context(client);
+    let pending_switch = RwSignal::new(start.pending);
+    let invalid_link = RwSignal::new(start.invalid_link);
+    let current_host = Signal::derive(move || model::url::host_of(&client.url.get()));
     let db = LocalDb::new();
     let dock = DockController::new(client, db);
     provide_context(dock);
@@ -106,6 +131,32 @@ pub fn App() -> impl IntoView {
     view! {
         <div class=move || if panes.open.with(|o| o.len() > 1) { "shell shell--split" } else { "shell" }>
             <StatusBar on_settings=move |_| settings_open.update(|o| *o = !*o)/>
+            {move || pending_switch.get().map(|p| {
+                let chosen = StoredValue::new(p.clone());
+                view! {
+                    <GatewaySwitch
+                        pending=p
+                        current_host=current_host
+                        on_switch=move |_| {
+                            let p = chosen.get_value();
+                            if let Some(t) = &p.token {
+                                identity::set_session_token(&p.url, Some(t));
+                            }
+                            identity::set_chosen_gateway(Some(&p.url));
+                            pending_switch.set(None);
+                            client.set_url(p.url);
+                        }
+                        on_keep=move |_| pending_switch.set(None)
+                    />
+                }
+            })}
+            {move || invalid_link.get().map(|e| view! {
+                <p class="banner banner--warn" role="alert" data-testid="invalid-gateway-link">
+                    {format!("The link's gateway was not used: {e}")}
+                    " "
+                    <button type="button" on:click=move |_| invalid_link.set(None)>"Dismiss"</button>
+                </p>
+            })}
             <Show when=move || settings_open.get() || needs_token()>
                 <ConnectForm on_done=move |_| settings_open.set(false)/>
             </Show>

@@ -102,3 +102,46 @@ async fn layout_holds_at_390px() {
     b.screenshot("connected-390").await;
     b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_link_to_another_gateway_asks_first_and_connects_there_only_after_a_click() {
+    let own = LocalGateway::start().await;
+    let other = LocalGateway::start().await;
+    // The link's gateway sits behind a relay that records every frame sent to it.
+    let relay = e2e::relay::Relay::start(format!("ws://127.0.0.1:{}", other.port)).await;
+    let link_host = relay.url().trim_start_matches("ws://").to_string();
+    let own_host = own.base().trim_start_matches("http://").to_string();
+    let b = Browser::start().await;
+    b.goto(&format!("{}/#token={}&gatewayUrl={}", own.base(), other.token, relay.url())).await;
+    b.wait_text("[data-testid=gateway-switch-link]", T, |t| t == relay.url()).await;
+    assert_eq!(b.wait_text("[data-testid=gateway-switch-current]", T, |t| !t.is_empty()).await, own_host);
+    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host, "the status area names the host in use");
+    let url = b.current_url().await;
+    assert!(!url.contains("gatewayUrl") && !url.contains("token"), "the link's parameters left the address bar: {url}");
+    assert!(relay.sent.lock().unwrap().is_empty(), "nothing went to the link's gateway before the click");
+    b.screenshot("gateway-switch-asks").await;
+
+    b.click_button(&format!("Switch to {link_host}")).await;
+    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
+    assert!(!relay.sent.lock().unwrap().is_empty(), "connected through the link's gateway");
+    assert!(!b.exists("[data-testid=gateway-switch]").await);
+
+    // A reload of this tab stays where the person chose, without asking again.
+    b.client.refresh().await.unwrap();
+    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
+    assert!(!b.exists("[data-testid=gateway-switch]").await);
+    b.close().await;
+
+    // Keep current gateway: the page stays on its own, and the link's token was never stored.
+    let b = Browser::start().await;
+    b.goto(&format!("{}/#token={}&gatewayUrl={}", own.base(), other.token, relay.url())).await;
+    b.wait_text("[data-testid=gateway-switch-link]", T, |t| t == relay.url()).await;
+    b.click_button("Keep current gateway").await;
+    assert!(!b.exists("[data-testid=gateway-switch]").await);
+    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host);
+    let session = b.js("return JSON.stringify(Object.entries(sessionStorage));").await;
+    assert!(!session.as_str().unwrap().contains(&other.token), "the link's token is not kept: {session}");
+    b.close().await;
+}

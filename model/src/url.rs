@@ -215,15 +215,57 @@ pub fn parse_fragment(hash: &str) -> FragmentSettings {
             "token" => out.token = Some(form_decode(v)).filter(|t| !t.is_empty()),
             // A password is never used from the URL, and never left in it.
             "password" => {}
-            "gatewayUrl" => {
-                out.gateway_url = Some(form_decode(v)).filter(|u| !u.is_empty());
-                keep.push(part);
-            }
+            // Taken out of the address bar too: a reload must not go to a gateway the person
+            // never agreed to (`link_gateway`).
+            "gatewayUrl" => out.gateway_url = Some(form_decode(v)).filter(|u| !u.is_empty()),
             _ => keep.push(part),
         }
     }
     out.remaining = if keep.is_empty() { String::new() } else { format!("#{}", keep.join("&")) };
     out
+}
+
+/// A gateway address spelled one way, to compare and to key what is stored per gateway:
+/// scheme and host in lower case, the default port (80 for `ws`, 443 for `wss`) and a
+/// trailing `/` dropped, the path kept.
+pub fn normalize_gateway_url(url: &str) -> String {
+    let url = url.trim();
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let scheme = scheme.to_ascii_lowercase();
+    let (authority, path) = rest.find(['/', '?', '#']).map_or((rest, ""), |i| rest.split_at(i));
+    let mut authority = authority.to_ascii_lowercase();
+    let default_port = match scheme.as_str() {
+        "ws" | "http" => ":80",
+        "wss" | "https" => ":443",
+        _ => "",
+    };
+    if !default_port.is_empty() && authority.ends_with(default_port) {
+        authority.truncate(authority.len() - default_port.len());
+    }
+    format!("{scheme}://{authority}{}", path.trim_end_matches('/'))
+}
+
+/// What a link's `#gatewayUrl=` asks of this page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkGateway {
+    /// No gateway named, or the one the page uses anyway: nothing to ask.
+    Stay,
+    /// Another gateway: ask first, showing its host; connect only after a click.
+    Ask { url: String, host: String },
+    /// Not a WebSocket address: say so, and stay.
+    Invalid(String),
+}
+
+/// Reads a link's gateway against the one this page would use (`current`).
+pub fn link_gateway(link: Option<&str>, current: &str) -> LinkGateway {
+    let Some(link) = link.map(str::trim).filter(|l| !l.is_empty()) else { return LinkGateway::Stay };
+    if let Err(e) = check_gateway_url(link) {
+        return LinkGateway::Invalid(e);
+    }
+    if normalize_gateway_url(link) == normalize_gateway_url(current) {
+        return LinkGateway::Stay;
+    }
+    LinkGateway::Ask { url: link.to_string(), host: host_of(link) }
 }
 
 /// The WebSocket URL for a page: same host, `ws`/`wss` by the page's scheme, under the
@@ -274,6 +316,25 @@ pub fn check_gateway_url(url: &str) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_to_another_gateway_asks_first_and_the_pages_own_needs_no_prompt() {
+        let own = "ws://127.0.0.1:18789";
+        assert_eq!(link_gateway(None, own), LinkGateway::Stay);
+        assert_eq!(link_gateway(Some("ws://127.0.0.1:18789/"), own), LinkGateway::Stay, "the same gateway spelled otherwise");
+        assert_eq!(
+            link_gateway(Some("wss://elsewhere.example"), own),
+            LinkGateway::Ask { url: "wss://elsewhere.example".into(), host: "elsewhere.example".into() }
+        );
+        assert_eq!(
+            link_gateway(Some("ws://127.0.0.1:19890"), own),
+            LinkGateway::Ask { url: "ws://127.0.0.1:19890".into(), host: "127.0.0.1:19890".into() }
+        );
+        assert!(matches!(link_gateway(Some("javascript:alert(1)"), own), LinkGateway::Invalid(_)));
+        assert_eq!(normalize_gateway_url("WSS://Example.COM:443/ui/"), "wss://example.com/ui");
+        assert_eq!(normalize_gateway_url("ws://h:80"), "ws://h");
+        assert_eq!(normalize_gateway_url("ws://h:8080/"), "ws://h:8080");
+    }
 
     #[test]
     fn the_query_names_the_first_pane_then_the_others_in_order() {
@@ -396,7 +457,7 @@ mod tests {
         let f = parse_fragment("#token=ab%2Bc&password=x&gatewayUrl=ws%3A%2F%2F127.0.0.1%3A1&view=chat");
         assert_eq!(f.token.as_deref(), Some("ab+c"));
         assert_eq!(f.gateway_url.as_deref(), Some("ws://127.0.0.1:1"));
-        assert_eq!(f.remaining, "#gatewayUrl=ws%3A%2F%2F127.0.0.1%3A1&view=chat");
+        assert_eq!(f.remaining, "#view=chat");
         assert_eq!(parse_fragment("#token=T").remaining, "");
         assert_eq!(parse_fragment("").token, None);
         assert_eq!(parse_fragment("#token=").token, None);

@@ -8,6 +8,7 @@ pub mod connect_form;
 pub mod conversation_header;
 pub mod conversation_list;
 pub mod credential_notice;
+pub mod gateway_switch;
 pub mod markdown;
 pub mod option_group;
 pub mod outbox_tray;

@@ -165,3 +165,20 @@ pub fn set_session_token(gateway_url: &str, token: Option<&str>) {
         _ => browser::session_remove(&token_key(gateway_url)),
     }
 }
+
+const CHOSEN_GATEWAY_KEY: &str = "ocui.gatewayUrl.v1";
+
+/// The gateway this tab was pointed at by a click (a link's **Switch** or the connection form),
+/// kept for reloads of this tab only. Never set by a link alone.
+pub fn chosen_gateway() -> Option<String> {
+    browser::session_get(CHOSEN_GATEWAY_KEY).filter(|u| !u.is_empty())
+}
+
+pub fn set_chosen_gateway(url: Option<&str>) {
+    match url {
+        Some(u) if !u.is_empty() => {
+            browser::session_set(CHOSEN_GATEWAY_KEY, u);
+        }
+        _ => browser::session_remove(CHOSEN_GATEWAY_KEY),
+    }
+}

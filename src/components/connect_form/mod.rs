@@ -36,6 +36,8 @@ pub fn ConnectForm(
             crate::io::identity::set_session_token(&new_url, Some(t.trim()));
         }
         token.set(String::new());
+        // Chosen by hand: this tab's reloads stay on it.
+        crate::io::identity::set_chosen_gateway(Some(&new_url));
         client.set_url(new_url);
         on_done.run(());
     };

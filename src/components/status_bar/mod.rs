@@ -73,6 +73,10 @@ pub fn StatusBar(
             </div>
             <dl class="status-bar__facts">
                 <div>
+                    <dt>"Gateway"</dt>
+                    <dd data-testid="gateway-host">{move || model::url::host_of(&client.url.get())}</dd>
+                </div>
+                <div>
                     <dt>"Server"</dt>
                     <dd data-testid="server-version">{move || version().unwrap_or_else(|| "unknown".into())}</dd>
                 </div>

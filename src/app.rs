@@ -28,18 +28,22 @@ struct StartingGateway {
     pending: Option<PendingSwitch>,
     /// A link's gateway that is not a WebSocket address.
     invalid_link: Option<String>,
+    /// The page's own gateway (its origin's).
+    own: String,
 }
 
 /// Works out the gateway URL, and takes the token and the gateway out of the address bar (the
 /// token into this tab's `sessionStorage`, for the gateway it belongs to). A link naming
 /// another gateway is only remembered, to ask first.
 fn starting_gateway() -> StartingGateway {
-    let Some(loc) = browser::location() else { return StartingGateway { url: String::new(), pending: None, invalid_link: None } };
+    let Some(loc) = browser::location() else {
+        return StartingGateway { url: String::new(), pending: None, invalid_link: None, own: String::new() };
+    };
     let hash = loc.hash().unwrap_or_default();
     let fragment = model::url::parse_fragment(&hash);
     let base_path = browser::base_path();
     let own = model::url::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path);
-    let url = identity::chosen_gateway().unwrap_or(own);
+    let url = identity::chosen_gateway().unwrap_or_else(|| own.clone());
     let (mut pending, mut invalid_link) = (None, None);
     match model::url::link_gateway(fragment.gateway_url.as_deref(), &url) {
         model::url::LinkGateway::Stay => {
@@ -57,12 +61,14 @@ fn starting_gateway() -> StartingGateway {
         let search = loc.search().unwrap_or_default();
         browser::replace_url(&format!("{path}{search}{}", fragment.remaining));
     }
-    StartingGateway { url, pending, invalid_link }
+    StartingGateway { url, pending, invalid_link, own }
 }
 
 #[component]
 pub fn App() -> impl IntoView {
     let start = starting_gateway();
+    // Everything stored from here on belongs to this gateway (its own database).
+    crate::io::storage::bind_to_gateway(&start.url, &start.own);
     let client = GatewayClient::start(start.url);
     provide_context(client);
     let pending_switch = RwSignal::new(start.pending);
@@ -87,6 +93,7 @@ pub fn App() -> impl IntoView {
     provide_context(files);
     let outbox = OutboxController::new(client, db, files);
     provide_context(outbox);
+    provide_context(crate::state::outbox::elsewhere::ElsewhereController::new());
     let asyncq = AsyncQController::new(panes, outbox, dock, db);
     provide_context(asyncq);
     provide_context(Attention::new(client, dock));
@@ -143,8 +150,11 @@ pub fn App() -> impl IntoView {
                                 identity::set_session_token(&p.url, Some(t));
                             }
                             identity::set_chosen_gateway(Some(&p.url));
-                            pending_switch.set(None);
-                            client.set_url(p.url);
+                            // A fresh start on the chosen gateway: its own storage, channels and
+                            // outbox; nothing of this gateway's goes along.
+                            if let Some(l) = browser::location() {
+                                let _ = l.reload();
+                            }
                         }
                         on_keep=move |_| pending_switch.set(None)
                     />

@@ -13,7 +13,7 @@ use serde_json::json;
 /// Gzip -9 bytes of every wasm, JS and CSS file in the build together. A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance.md` and the commit log.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 652_000;
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 677_000;
 
 fn gzip_size(file: &Path) -> u64 {
     let out = Command::new("gzip").args(["-9", "-c"]).arg(file).output().expect("gzip runs");

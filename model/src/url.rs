@@ -245,6 +245,32 @@ pub fn normalize_gateway_url(url: &str) -> String {
     format!("{scheme}://{authority}{}", path.trim_end_matches('/'))
 }
 
+/// The IndexedDB database that keeps what belongs to one gateway (outbox rows and their
+/// files, drafts, receipts, async state, dismissals, saved transcripts, composer drafts).
+/// `legacy_owner` is the gateway that owns the single database builds before 2026-12-03 kept
+/// for every gateway (`ocui`): it goes on using it, so nothing of it moves or is lost.
+pub fn gateway_db_name(gateway_url: &str, legacy_owner: &str) -> String {
+    let gateway = normalize_gateway_url(gateway_url);
+    if gateway == normalize_gateway_url(legacy_owner) { LEGACY_DB_NAME.to_string() } else { format!("{LEGACY_DB_NAME}@{gateway}") }
+}
+
+/// The one database earlier builds kept for every gateway.
+pub const LEGACY_DB_NAME: &str = "ocui";
+
+/// Which gateway inherits the earlier builds' single database: the one this browser used, if
+/// its storage shows exactly one (`used`: the gateways earlier builds recorded scopes for),
+/// else the page's own gateway (`own`). Decided once per browser, on the first start of a build
+/// that keys storage by gateway.
+pub fn legacy_owner(own: &str, used: &[String]) -> String {
+    let mut distinct: Vec<String> = used.iter().map(|u| normalize_gateway_url(u)).filter(|u| !u.is_empty()).collect();
+    distinct.sort();
+    distinct.dedup();
+    match distinct.as_slice() {
+        [only] => only.clone(),
+        _ => normalize_gateway_url(own),
+    }
+}
+
 /// What a link's `#gatewayUrl=` asks of this page.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkGateway {
@@ -334,6 +360,16 @@ mod tests {
         assert_eq!(normalize_gateway_url("WSS://Example.COM:443/ui/"), "wss://example.com/ui");
         assert_eq!(normalize_gateway_url("ws://h:80"), "ws://h");
         assert_eq!(normalize_gateway_url("ws://h:8080/"), "ws://h:8080");
+    }
+
+    #[test]
+    fn the_earlier_single_database_stays_with_the_gateway_that_used_it_and_others_get_their_own() {
+        let own = "ws://127.0.0.1:18789";
+        assert_eq!(legacy_owner(own, &[]), "ws://127.0.0.1:18789", "a new browser: the page's own gateway");
+        assert_eq!(legacy_owner(own, &["ws://10.0.0.2:18789/".into()]), "ws://10.0.0.2:18789", "the one gateway this browser used");
+        assert_eq!(legacy_owner(own, &["ws://10.0.0.2:18789".into(), "ws://10.0.0.3:1".into()]), own, "several: the page's own");
+        assert_eq!(gateway_db_name("ws://127.0.0.1:18789/", own), "ocui");
+        assert_eq!(gateway_db_name("wss://elsewhere.example", own), "ocui@wss://elsewhere.example");
     }
 
     #[test]

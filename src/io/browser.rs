@@ -29,6 +29,13 @@ pub fn local_set(key: &str, value: &str) -> bool {
     local().is_some_and(|s| s.set_item(key, value).is_ok())
 }
 
+/// Every key in `localStorage` (empty when it is unavailable).
+pub fn local_keys() -> Vec<String> {
+    let Some(s) = local() else { return Vec::new() };
+    let n = s.length().unwrap_or(0);
+    (0..n).filter_map(|i| s.key(i).ok().flatten()).collect()
+}
+
 pub fn session_get(key: &str) -> Option<String> {
     session()?.get_item(key).ok().flatten()
 }

@@ -19,7 +19,70 @@ use indexed_db_futures::transaction::TransactionMode;
 use model::attachment::AttachmentMeta;
 use wasm_bindgen::{JsCast, JsValue};
 
-pub const DB_NAME: &str = "ocui";
+/// The database of builds before storage was kept per gateway; now the database of the
+/// gateway that inherited it ([`bind_to_gateway`]).
+pub const DB_NAME: &str = model::url::LEGACY_DB_NAME;
+
+thread_local! {
+    /// The database this page uses: the one of the gateway it is bound to.
+    static BOUND_DB: std::cell::RefCell<String> = std::cell::RefCell::new(DB_NAME.to_string());
+}
+
+const LEGACY_OWNER_KEY: &str = "ocui.legacyOwner.v1";
+const KNOWN_GATEWAYS_KEY: &str = "ocui.gateways.v1";
+/// Earlier builds recorded each gateway they connected to under this prefix.
+const USED_GATEWAY_PREFIX: &str = "ocui.lastScopes.v1:";
+
+/// A gateway this browser keeps a database for.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KnownGateway {
+    /// Its normalised WebSocket address.
+    pub url: String,
+    /// Its IndexedDB database.
+    pub db: String,
+}
+
+/// Every gateway this browser keeps a database for.
+pub fn known_gateways() -> Vec<KnownGateway> {
+    crate::io::browser::local_get(KNOWN_GATEWAYS_KEY).and_then(|s| crate::io::json::decode(&s)).unwrap_or_default()
+}
+
+/// Binds this page's storage to one gateway, once, before any [`LocalDb`] opens: everything
+/// stored from now on belongs to it, in its own database; cross-tab channels and locks are
+/// named after it too. The first build that does this gives the earlier single database to
+/// [`model::url::legacy_owner`] and records that choice, so it is made once per browser.
+pub fn bind_to_gateway(gateway_url: &str, own_url: &str) -> String {
+    use crate::io::browser;
+    let owner = browser::local_get(LEGACY_OWNER_KEY).filter(|o| !o.is_empty()).unwrap_or_else(|| {
+        let used: Vec<String> =
+            browser::local_keys().into_iter().filter_map(|k| k.strip_prefix(USED_GATEWAY_PREFIX).map(str::to_string)).collect();
+        let owner = model::url::legacy_owner(own_url, &used);
+        browser::local_set(LEGACY_OWNER_KEY, &owner);
+        owner
+    });
+    let db = model::url::gateway_db_name(gateway_url, &owner);
+    let url = model::url::normalize_gateway_url(gateway_url);
+    let mut known = known_gateways();
+    if !known.iter().any(|k| k.db == db) {
+        known.push(KnownGateway { url, db: db.clone() });
+        browser::local_set(KNOWN_GATEWAYS_KEY, &crate::io::json::encode(&known));
+    }
+    BOUND_DB.with_borrow_mut(|b| b.clone_from(&db));
+    db
+}
+
+/// The database this page is bound to.
+pub fn bound_db() -> String {
+    BOUND_DB.with_borrow(Clone::clone)
+}
+
+/// A cross-tab channel or lock name for this page's gateway. The inheriting gateway keeps the
+/// earlier builds' names, so a tab of an earlier build and one of this build never both send
+/// from that database.
+pub fn scoped(name: &str) -> String {
+    let db = bound_db();
+    if db == DB_NAME { name.to_string() } else { format!("{name}@{db}") }
+}
 /// Bump with a migration in [`upgrade`] when stores change.
 pub const DB_VERSION: u32 = 4;
 /// Version 2 added `async` (dismissed and reopened async questions); version 3 added
@@ -405,7 +468,7 @@ impl LocalDb {
 
     async fn open(self) {
         use leptos::prelude::*;
-        match IdbStore::open(DB_NAME).await {
+        match IdbStore::open(&bound_db()).await {
             Ok(idb) => {
                 // The browser may close the connection (storage pressure, deletion), and another
                 // tab may need it closed to upgrade: say so, and reopen a little later.

@@ -87,7 +87,7 @@ impl AsyncQController {
         });
         let local = RwSignal::new(BTreeMap::<String, LocalAsync>::new());
         let reload = RwSignal::new(0u64);
-        let channel = Channel::open("ocui-async", move |_| reload.update(|n| *n += 1));
+        let channel = Channel::open(&crate::io::storage::scoped("ocui-async"), move |_| reload.update(|n| *n += 1));
         let c = AsyncQController {
             questions,
             local,

@@ -50,7 +50,7 @@ pub struct AttachmentController {
 impl AttachmentController {
     pub fn new(client: GatewayClient, db: LocalDb) -> AttachmentController {
         let changed = RwSignal::new(None::<String>);
-        let channel = Channel::open("ocui-files", move |msg| {
+        let channel = Channel::open(&crate::io::storage::scoped("ocui-files"), move |msg| {
             if let Some(s) = msg.get("session").and_then(Value::as_str) {
                 changed.set(Some(s.to_string()));
             }

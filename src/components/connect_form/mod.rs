@@ -28,16 +28,21 @@ pub fn ConnectForm(
             return;
         }
         problem.set(None);
-        if new_url != client.url.get_untracked() {
-            client.url.set(new_url.clone());
-        }
         let t = token.get_untracked();
         if !t.trim().is_empty() {
             crate::io::identity::set_session_token(&new_url, Some(t.trim()));
         }
         token.set(String::new());
-        // Chosen by hand: this tab's reloads stay on it.
-        crate::io::identity::set_chosen_gateway(Some(&new_url));
+        let other_gateway = model::url::normalize_gateway_url(&new_url) != model::url::normalize_gateway_url(&client.url.get_untracked());
+        if other_gateway {
+            // Chosen by hand: this tab's reloads stay on it. The page starts again on it, with
+            // that gateway's own storage; nothing stored for this one goes along.
+            crate::io::identity::set_chosen_gateway(Some(&new_url));
+            if let Some(l) = crate::io::browser::location() {
+                let _ = l.reload();
+            }
+            return;
+        }
         client.set_url(new_url);
         on_done.run(());
     };

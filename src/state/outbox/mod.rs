@@ -8,6 +8,7 @@
 //! - [`reconcile`]: after a (re)connect or an unanswered send, saved history decides what was
 //!   delivered before anything is sent again.
 
+pub mod elsewhere;
 mod reconcile;
 mod send;
 mod store;
@@ -107,7 +108,7 @@ impl OutboxController {
         let rows = RwSignal::new(Vec::<OutboxRow>::new());
         let restored = RwSignal::new(None);
         let reload = RwSignal::new(0u64);
-        let channel = Channel::open("ocui-outbox", move |msg| match msg.get("type").and_then(Value::as_str) {
+        let channel = Channel::open(&crate::io::storage::scoped("ocui-outbox"), move |msg| match msg.get("type").and_then(Value::as_str) {
             Some("changed") => reload.update(|n| *n += 1),
             Some("restore") => {
                 if let (Some(s), Some(t)) = (msg.get("session").and_then(Value::as_str), msg.get("text").and_then(Value::as_str)) {
@@ -136,7 +137,7 @@ impl OutboxController {
         };
         // Another tab's row whose files storage could not keep: hold them here too, so that
         // whichever tab sends has them.
-        let held = Channel::open_raw("ocui-outbox-files", move |data| {
+        let held = Channel::open_raw(&crate::io::storage::scoped("ocui-outbox-files"), move |data| {
             let Some(row) = js_sys::Reflect::get(&data, &"row".into()).ok().and_then(|r| r.as_string()) else { return };
             let list: js_sys::Array = js_sys::Reflect::get(&data, &"files".into()).map(Into::into).unwrap_or_default();
             let files: Vec<StoredFile> = list.iter().filter_map(|e| StoredFile::from_js(&e)).collect();
@@ -153,7 +154,7 @@ impl OutboxController {
                 spawn_local(async move { c.load().await });
             }
         });
-        lead("ocui-outbox-drain", move || {
+        lead(&crate::io::storage::scoped("ocui-outbox-drain"), move || {
             c.leader.set(true);
             // The new leader recovers rows a previous sender left mid-send, then drains.
             if db.opened.get_untracked() > 0 {

@@ -2,10 +2,16 @@
 // page names), so that a reload while the gateway is down opens the app, with its saved
 // conversations, drafts and unsent answers, instead of the browser's error page.
 //
-// It answers only two kinds of request: page loads under its scope (from the network first,
-// from the cache when the network fails), and the files the cached page names. Everything else,
-// WebSocket traffic and every API call among it, never reaches the cache: the handler returns
-// without answering, and the browser goes to the network as if there were no worker.
+// It answers only two kinds of request: loads of the app's own pages (from the network first,
+// from the cache when the network fails), and the files the page names. Everything else, other
+// pages of the origin, WebSocket traffic and every API call among them, never reaches the
+// cache: the handler returns without answering, and the browser goes to the network as if
+// there were no worker.
+//
+// A cached file is served only if its bytes match the SHA-384 that the page names for it
+// (`<meta name=ocui-files>`, written at build time by scripts/shell-hashes.mjs), taken from the
+// page the network served last: a same-origin script that wrote into this cache cannot make
+// its bytes run on the next load.
 
 const CACHE = "ocui-shell-v1";
 const SCOPE = new URL(self.registration.scope);
@@ -25,12 +31,17 @@ self.addEventListener("activate", (event) => {
   event.waitUntil(self.clients.claim());
 });
 
+// The app's own pages, below the scope: the root, and the links it answers (`/chat/…`,
+// `/ask/<id>`, `/approve/<id>`). Any other page of the origin is not the app's to answer.
+const APP_ROUTE = /^(?:|index\.html|chat(?:\/.*)?|ask\/[^/]+|approve\/[^/]+)$/;
+
 self.addEventListener("fetch", (event) => {
   const request = event.request;
   if (request.method !== "GET") return;
   const url = new URL(request.url);
   if (url.origin !== SCOPE.origin || !url.pathname.startsWith(SCOPE.pathname)) return;
   if (request.mode === "navigate") {
+    if (!APP_ROUTE.test(url.pathname.slice(SCOPE.pathname.length))) return;
     event.respondWith(navigate(event));
   } else if (/\.(?:js|wasm|css|svg)$/.test(url.pathname)) {
     event.respondWith(file(request));
@@ -61,8 +72,16 @@ async function navigate(event) {
     // A proxy in front of a stopped gateway answers 502/503: that is an outage too.
     if (response.status >= 500) throw new Error(`HTTP ${response.status}`);
     // The app's own address is stored afresh, never this response: an agent's HTML page
-    // under the same origin must not become the app.
-    if (response.ok) event.waitUntil(refresh().catch(() => {}));
+    // under the same origin must not become the app. The hashes it names are what cached
+    // files must match from now on.
+    if (response.ok) {
+      const copy = response.clone();
+      pageHashes = copy
+        .text()
+        .then((html) => (MARKER.test(html) ? hashes(html) : null))
+        .catch(() => null);
+      event.waitUntil(pageHashes.then(() => refresh()).catch(() => {}));
+    }
     return response;
   });
   const patience = new Promise((resolve) => setTimeout(resolve, NETWORK_PATIENCE_MS));
@@ -76,9 +95,44 @@ async function navigate(event) {
   }
 }
 
+// The hashes the page fresh from the network named, as a promise (null until a page came from
+// the network since this worker started; then the stored page's are used).
+let pageHashes = null;
+
+// `file name -> "sha384-…"` from a page's `<meta name=ocui-files>`.
+function hashes(html) {
+  const out = new Map();
+  const meta = html.match(/<meta name=["']?ocui-files["']? content="([^"]*)"/);
+  const words = meta ? meta[1].split(/\s+/).filter(Boolean) : [];
+  for (let i = 0; i + 1 < words.length; i += 2) out.set(words[i], words[i + 1]);
+  return out;
+}
+
+async function expectedHashes() {
+  const fresh = pageHashes && (await pageHashes);
+  if (fresh) return fresh;
+  const page = await caches.match(SHELL, { cacheName: CACHE });
+  return page ? hashes(await page.text()) : new Map();
+}
+
+async function sha384(response) {
+  const digest = await crypto.subtle.digest("SHA-384", await response.arrayBuffer());
+  let binary = "";
+  for (const b of new Uint8Array(digest)) binary += String.fromCharCode(b);
+  return "sha384-" + btoa(binary);
+}
+
 async function file(request) {
   const cached = await caches.match(request.url, { cacheName: CACHE });
-  return cached || fetch(request);
+  if (!cached) return fetch(request);
+  const name = new URL(request.url).pathname.split("/").pop();
+  const want = (await expectedHashes()).get(name);
+  if (want && (await sha384(cached.clone())) === want) return cached;
+  // Not what the page names (or nothing names it): never served; the network's bytes instead,
+  // and the entry goes.
+  const cache = await caches.open(CACHE);
+  await cache.delete(request.url);
+  return fetch(request);
 }
 
 // Fetches the page afresh and stores it with its files, one refresh at a time (two at once
@@ -106,6 +160,16 @@ async function store(response) {
     if (!(await cache.match(url))) missing.push(url);
   }
   await cache.addAll(missing);
+  // Keep only files whose bytes are the ones this page names.
+  const named_hashes = hashes(html);
+  for (const url of files) {
+    const entry = await cache.match(url);
+    const want = named_hashes.get(new URL(url).pathname.split("/").pop());
+    if (!entry || !want || (await sha384(entry)) !== want) {
+      await cache.delete(url);
+      return null;
+    }
+  }
   await cache.put(SHELL, response);
   for (const request of await cache.keys()) {
     if (request.url !== SHELL && !files.includes(request.url)) await cache.delete(request);

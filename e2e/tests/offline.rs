@@ -189,3 +189,56 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     }
     b.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_poisoned_cache_entry_is_never_served_and_only_the_apps_pages_get_the_shell() {
+    let mut gw = LocalGateway::start().await;
+    let b = Browser::start().await;
+    b.goto(&gw.ui_url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_for_shell_cache().await;
+    // A same-origin script (an XSS, a malicious page under the origin) rewrites the cached app
+    // script to run its own code on the next load.
+    let poisoned = b
+        .js_async(
+            "const c = await caches.open('ocui-shell-v1');
+             const key = (await c.keys()).map(r => r.url).find(u => /\\/app-[^/]*\\.js$/.test(u));
+             await c.put(key, new Response(\"localStorage.setItem('pwned', '1'); document.title = 'pwned';\", {headers: {'content-type': 'text/javascript'}}));
+             return key;",
+        )
+        .await;
+    assert!(poisoned.as_str().is_some_and(|k| k.ends_with(".js")), "{poisoned}");
+
+    // Online: the page the gateway serves names the real script's hash; the poisoned bytes do not
+    // match, so they never run, and the cache holds the real script again.
+    b.client.refresh().await.unwrap();
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    assert_eq!(b.js("return localStorage.getItem('pwned');").await, json!(null), "the poisoned script ran");
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let body = b
+            .js_async(&format!(
+                "const r = await caches.match({poisoned}, {{cacheName: 'ocui-shell-v1'}}); return r ? await r.text() : null;"
+            ))
+            .await;
+        if body.as_str().is_some_and(|t| !t.contains("pwned")) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the cache still holds {body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // Offline: an app page still opens from the cache; any other page of the origin is not
+    // answered with the app (the browser shows its own error).
+    gw.stop().await;
+    b.goto(&format!("{}/chat/main", gw.base())).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| !t.is_empty() && t != "Connected").await;
+    match b.client.goto(&format!("{}/notes/report.txt", gw.base())).await {
+        Err(e) => assert!(e.to_string().contains("ERR_CONNECTION_REFUSED"), "the browser's own error: {e}"),
+        Ok(()) => {
+            let app = b.js("return !!document.querySelector('meta[name=ocui-shell]');").await;
+            assert_eq!(app, json!(false), "a page that is not the app's got the app shell");
+        }
+    }
+    b.close().await;
+}

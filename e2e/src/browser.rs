@@ -183,6 +183,14 @@ impl Browser {
     }
 
     /// Whether an element matching `css` is present now.
+    /// A link named another gateway (`#gatewayUrl=`): the page asks first; this clicks
+    /// **Switch to <host>** (the page starts again on that gateway).
+    pub async fn accept_gateway_switch(&self, gateway_url: &str) {
+        self.wait_text("[data-testid=gateway-switch-link]", Duration::from_secs(20), |t| t == gateway_url).await;
+        let host = gateway_url.split_once("://").map_or(gateway_url, |(_, h)| h).trim_end_matches('/');
+        self.click_button(&format!("Switch to {host}")).await;
+    }
+
     pub async fn exists(&self, css: &str) -> bool {
         self.client.find(Locator::Css(css)).await.is_ok()
     }

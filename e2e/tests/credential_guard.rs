@@ -23,19 +23,24 @@ async fn other_input(b: &Browser) -> fantoccini::elements::Element {
     b.find_xpath("//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input", T).await
 }
 
-/// Every value stored in one IndexedDB store of the UI, as text.
+/// Every value stored in one IndexedDB store of the UI, in every gateway's database, as text.
 async fn stored(b: &Browser, store: &str) -> String {
     let v = b
         .js_async(&format!(
-            "return await new Promise((resolve) => {{
-               const open = indexedDB.open('ocui');
-               open.onsuccess = () => {{
-                 const tx = open.result.transaction('{store}');
-                 const req = tx.objectStore('{store}').getAll();
-                 req.onsuccess = () => {{ open.result.close(); resolve(JSON.stringify(req.result)); }};
-               }};
-               open.onerror = () => resolve('open failed');
-             }});"
+            "const names = (await indexedDB.databases()).map(d => d.name).filter(n => n === 'ocui' || n.startsWith('ocui@'));
+             const all = [];
+             for (const name of names) {{
+               all.push(await new Promise((resolve) => {{
+                 const open = indexedDB.open(name);
+                 open.onsuccess = () => {{
+                   const tx = open.result.transaction('{store}');
+                   const req = tx.objectStore('{store}').getAll();
+                   req.onsuccess = () => {{ open.result.close(); resolve(JSON.stringify(req.result)); }};
+                 }};
+                 open.onerror = () => resolve('open failed');
+               }}));
+             }}
+             return all.join('\\n');"
         ))
         .await;
     v.as_str().unwrap().to_string()
@@ -49,7 +54,10 @@ fn frames_with(relay: &Relay, needle: &str) -> usize {
 async fn a_pasted_key_in_the_dock_is_held_never_reaches_the_gateway_and_send_anyway_sends_it_once() {
     let gw = LocalGateway::start().await;
     let relay = Relay::start(gw.ws()).await;
-    let b = Browser::open_connected(&format!("{}&gatewayUrl={}", gw.ui_url(), relay.url())).await;
+    let b = Browser::start().await;
+    b.goto(&format!("{}&gatewayUrl={}", gw.ui_url(), relay.url())).await;
+    b.accept_gateway_switch(&relay.url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     let mut agent = gw.agent().await;
     let id = agent.request("question.request", key_question()).await.unwrap()["id"].as_str().unwrap().to_string();
     other_input(&b).await.send_keys(KEY).await.unwrap();
@@ -128,5 +136,38 @@ async fn a_chat_reply_that_would_answer_a_waiting_question_is_held_too_at_390_px
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(gw.gateway().store.user_texts(MAIN).unwrap().is_empty(), "nothing was sent");
     assert!(!stored(&b, "outbox").await.contains(KEY) && !stored(&b, "composer").await.contains(KEY), "nor queued, nor kept as a draft");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_key_typed_into_a_queued_message_in_the_tray_is_held_while_a_question_waits_and_never_stored() {
+    let gw = LocalGateway::start().await;
+    let relay = Relay::start(gw.ws()).await;
+    let b = Browser::start().await;
+    b.goto(&format!("{}&gatewayUrl={}", gw.ui_url(), relay.url())).await;
+    b.accept_gateway_switch(&relay.url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    let mut agent = gw.agent().await;
+    agent.request("question.request", key_question()).await.unwrap();
+    b.click_button("Collapse").await;
+    // The gateway is out of reach: the message waits in the outbox, editable.
+    relay.block();
+    b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
+    b.send_message("deploy notes").await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("deploy notes")).await;
+    b.click_button("Edit").await;
+    let editor = b.find_xpath("//div[@data-testid='tray-edit']//textarea", T).await;
+    editor.send_keys(&format!(" with {KEY}")).await.unwrap();
+    b.click_xpath("//div[@data-testid='tray-edit']//button[normalize-space()='Save']").await;
+    let notice = b.wait_text("[data-testid=outbox-tray] [data-testid=credential-held]", T, |t| !t.is_empty()).await;
+    assert!(notice.contains("OpenAI API key"), "{notice}");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(!stored(&b, "outbox").await.contains(KEY), "the held edit is not in IndexedDB");
+    assert!(stored(&b, "outbox").await.contains("deploy notes"), "the row keeps its text");
+    b.screenshot("credential-held-tray-edit").await;
+    // Edit goes back to the text; nothing was sent meanwhile.
+    b.click_xpath("//div[@data-testid='tray-edit']//button[normalize-space()='Edit']").await;
+    b.wait_gone("[data-testid=outbox-tray] [data-testid=credential-held]", T).await;
+    assert_eq!(frames_with(&relay, KEY), 0);
     b.close().await;
 }

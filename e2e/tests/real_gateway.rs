@@ -173,8 +173,7 @@ async fn our_ui_on_the_real_gateway() {
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}&gatewayUrl={}", gw.base(), e2e::real::TOKEN, relay.url())).await;
     // The link names another gateway (the relay): the page asks first, and goes there on a click.
     let relay_host = relay.url().trim_start_matches("ws://").to_string();
-    b.wait_text("[data-testid=gateway-switch-link]", T, |t| t == relay.url()).await;
-    b.click_button(&format!("Switch to {relay_host}")).await;
+    b.accept_gateway_switch(&relay.url()).await;
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
     assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, relay_host);
     let area = b.find_xpath("//textarea[@name='message']", T).await;

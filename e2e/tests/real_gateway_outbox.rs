@@ -126,6 +126,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     let relay = Relay::start(format!("ws://127.0.0.1:{}", gw.port)).await;
     let b = Browser::start().await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={TOKEN}&gatewayUrl={}", gw.base(), relay.url())).await;
+    b.accept_gateway_switch(&relay.url()).await;
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
     summary(&b, &nonce, |t| t.contains("Waiting for your answer")).await;
     b.wait_for_shell_cache().await;
@@ -175,6 +176,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     .await;
     let b = Browser::start_sized(1400, 900).await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain&pane=agent%3Amain%3Amain#token={TOKEN}&gatewayUrl={}", gw.base(), relay.url())).await;
+    b.accept_gateway_switch(&relay.url()).await;
     b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
     let pane = |n: usize| format!("main > section[data-testid=pane]:nth-of-type({n})");
     for n in [1, 2] {

@@ -1,6 +1,6 @@
 //! Our UI served by the real OpenClaw gateway 2026.9.6 through `gateway.controlUi.root`.
-//! One gateway for all scenarios (it lives in one shared install directory), run in order;
-//! every scenario checks what the agent receives.
+//! One gateway for the scenarios of the first test, run in order; the interrupted-input
+//! scenario has its own test and gateway. Every scenario checks what the agent receives.
 
 use std::time::Duration;
 
@@ -213,41 +213,6 @@ async fn our_ui_on_the_real_gateway() {
     let n = h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == dedupe).count();
     assert_eq!(n, 1, "one saved message for one key: {h}");
 
-    // 10. A message sent while a run is active is held by the gateway as a pending input;
-    // when that run fails first, it was never delivered, and the row says so. The run is held
-    // at a model provider of the test's until the second message is held, then failed: nothing
-    // here depends on how fast either process is.
-    wait_idle(&gw, &mut agent).await;
-    let model = e2e::model_hold::ModelHold::start().await;
-    gw.use_model(&mut agent, &model).await;
-    let busy = format!("first while idle {nonce}");
-    let behind = format!("second during the run {nonce}");
-    let area = b.find_xpath("//textarea[@name='message']", T).await;
-    area.send_keys(&busy).await.unwrap();
-    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
-    model.wait_held(1, Duration::from_secs(120)).await;
-    area.send_keys(&behind).await.unwrap();
-    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 1})).await.unwrap();
-        let items = h["pendingInputs"]["items"].as_array().cloned().unwrap_or_default();
-        if items.iter().any(|i| i["state"] == "queued" && i.to_string().contains(&behind)) {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the second message never waited behind the held run: {h}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    gw.remove_model(&mut agent).await;
-    model.release(400);
-    let status = b
-        .wait_text("[data-testid=outbox-row][data-state=failed] [data-testid=outbox-status]", Duration::from_secs(60), |t| {
-            t.contains("interrupted")
-        })
-        .await;
-    assert!(status.starts_with("Not sent"), "{status}");
-    b.screenshot("real-gateway-interrupted-input").await;
-
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 
@@ -284,6 +249,53 @@ async fn our_ui_on_the_real_gateway() {
     let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
     assert!(csp.is_empty(), "CSP violations under /ui: {csp:?}");
     b.screenshot("real-gateway-base-path").await;
+    b.close().await;
+    tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
+}
+
+/// A message sent while a run is active is held by the real gateway as a pending input; when
+/// that run fails first, it was never delivered, and the row says so. The run is held at a
+/// model provider of the test's until the second message is held, then failed: nothing here
+/// depends on how fast either process is. (Its own test, so it can be run alone and often:
+/// `real_gateway interrupted`.)
+#[tokio::test(flavor = "multi_thread")]
+async fn a_message_sent_during_a_held_run_reads_interrupted_when_the_run_fails() {
+    let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
+    let b = Browser::start().await;
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), e2e::real::TOKEN)).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    let mut agent = gw.agent().await;
+    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let model = e2e::model_hold::ModelHold::start().await;
+    gw.use_model(&mut agent, &model).await;
+    let busy = format!("first while idle {nonce}");
+    let behind = format!("second during the run {nonce}");
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys(&busy).await.unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    model.wait_held(1, Duration::from_secs(120)).await;
+    area.send_keys(&behind).await.unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let h = agent.request("chat.history", json!({"sessionKey": "agent:main:main", "limit": 1})).await.unwrap();
+        let items = h["pendingInputs"]["items"].as_array().cloned().unwrap_or_default();
+        if items.iter().any(|i| i["state"] == "queued" && i.to_string().contains(&behind)) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the second message never waited behind the held run: {h}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    gw.remove_model(&mut agent).await;
+    model.release(400);
+    let status = b
+        .wait_text("[data-testid=outbox-row][data-state=failed] [data-testid=outbox-status]", Duration::from_secs(60), |t| {
+            t.contains("interrupted")
+        })
+        .await;
+    assert!(status.starts_with("Not sent"), "{status}");
+    b.screenshot("real-gateway-interrupted-input").await;
+
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }

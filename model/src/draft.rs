@@ -233,9 +233,46 @@ impl QuestionDraft {
     }
 }
 
+/// Where text that Discard gives back to a conversation's composer goes, when no pane shows
+/// that conversation: into its stored draft, unless the result would hold a credential (stored
+/// drafts never do); then it waits in the tab's memory until a pane opens the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restore {
+    /// Store this as the conversation's draft.
+    Store(String),
+    /// Keep this in memory only.
+    HoldInMemory(String),
+}
+
+/// `text` joined below the conversation's `stored` draft (not twice).
+pub fn restore_into_stored_draft(stored: &str, text: &str) -> Restore {
+    let merged = if stored.is_empty() {
+        text.to_string()
+    } else if stored.contains(text) {
+        stored.to_string()
+    } else {
+        format!("{stored}\n{text}")
+    };
+    if crate::credential::detect(&merged).is_some() { Restore::HoldInMemory(text.to_string()) } else { Restore::Store(merged) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn discarded_text_with_a_credential_never_goes_into_a_stored_draft() {
+        assert_eq!(restore_into_stored_draft("", "deploy now"), Restore::Store("deploy now".into()));
+        assert_eq!(restore_into_stored_draft("first", "deploy now"), Restore::Store("first\ndeploy now".into()));
+        assert_eq!(restore_into_stored_draft("deploy now", "deploy now"), Restore::Store("deploy now".into()));
+        let key = "ghp_oQNCvMKjjzvHFb5ssScv057EnOpIKZhEreZc";
+        assert_eq!(restore_into_stored_draft("first", &format!("use {key}")), Restore::HoldInMemory(format!("use {key}")));
+        // A key split across the stored draft and the restored text is caught too.
+        assert_eq!(
+            restore_into_stored_draft("ghp_oQNCvMKjjzvHFb5s", "sScv057EnOpIKZhEreZc"),
+            Restore::HoldInMemory("sScv057EnOpIKZhEreZc".into())
+        );
+    }
     use protocol::question::{QuestionOption, QuestionStatus};
 
     #[test]

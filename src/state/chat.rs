@@ -702,14 +702,14 @@ impl ChatController {
                     .find(|(k, _)| *k == session)
                     .and_then(|(_, v)| crate::io::json::decode::<String>(&v))
                     .unwrap_or_default();
-                let merged = merge_text(&current, &text);
-                if model::credential::detect(&merged).is_some() {
-                    HELD_DRAFTS.with_borrow_mut(|h| {
+                match model::draft::restore_into_stored_draft(&current, &text) {
+                    model::draft::Restore::Store(merged) => {
+                        db.put(COMPOSER, &session, &crate::io::json::encode(&merged)).await;
+                    }
+                    model::draft::Restore::HoldInMemory(text) => HELD_DRAFTS.with_borrow_mut(|h| {
                         let held = h.entry(session).or_default();
                         *held = merge_text(held, &text);
-                    });
-                } else {
-                    db.put(COMPOSER, &session, &crate::io::json::encode(&merged)).await;
+                    }),
                 }
             });
             return;

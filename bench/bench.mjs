@@ -4,7 +4,7 @@
 // Prints a markdown table (medians over repeated runs, ratios measured in the same run, in
 // alternating order) and writes it to target/bench/bench.md.
 //
-//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7] [--rt-seconds S]
+//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7,8,9] [--rt-seconds S]
 //
 // Run with the real gateway's Node 24 (it resolves playwright-core from that install):
 // the Makefile does this. Env: OPENCLAW_REAL_DIR (~/.cache/ocui/openclaw-2026.9.6),
@@ -25,7 +25,7 @@ const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   return acc;
 }, []));
 const RUNS = Number(args.runs ?? 7);
-const ONLY = new Set((args.only ?? "1,2,3,4,5,6,7").split(",").map(Number));
+const ONLY = new Set((args.only ?? "1,2,3,4,5,6,7,8,9").split(",").map(Number));
 const RT_SECONDS = Number(args["rt-seconds"] ?? 10);
 const REAL_DIR = process.env.OPENCLAW_REAL_DIR ?? path.join(os.homedir(), ".cache/ocui/openclaw-2026.9.6");
 const SHARED = process.env.OCUI_SHARED_DIR ?? path.join(REPO, "..", "shared");
@@ -142,9 +142,23 @@ const INSTRUMENT = () => {
 };
 
 // ---------- 1. cold load to an answerable question (real gateway, ours vs bundled) ----------
-async function coldLoad(gw, agent, label) {
+// Remote links for benchmark 8, through Chromium's network emulation (latency is the round trip
+// added to every request; throughput both ways).
+const LINKS = [
+  { name: "10 Mbit/s, 40 ms round trip (VPN, SSH tunnel)", mbit: 10, rttMs: 40 },
+  { name: "2 Mbit/s, 150 ms round trip (a weak phone link)", mbit: 2, rttMs: 150 },
+];
+
+async function emulate(cdp, link) {
+  if (!link) return;
+  const bytesPerSecond = (link.mbit * 1e6) / 8;
+  await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: link.rttMs, downloadThroughput: bytesPerSecond, uploadThroughput: bytesPerSecond });
+}
+
+async function coldLoad(gw, agent, label, link = null) {
   const id = await raiseQuestion(agent, `Cold load ${label} ${Date.now()}?`);
   const { context, page, cdp, net } = await newPage();
+  await emulate(cdp, link);
   await page.addInitScript(INSTRUMENT);
   await page.goto(`${gw.http}/ask/${encodeURIComponent(id)}#token=${TOKEN}`);
   await page.waitForFunction(() => window.__bench.marks.optionPaint !== undefined, null, { timeout: 60000, polling: 50 });
@@ -170,6 +184,40 @@ async function coldLoad(gw, agent, label) {
   await context.close();
   await resolveQuestion(agent, id).catch(() => {});
   return { ready, bytes: net.bytes, decoded, gzipped, requests: net.requests, heap: metrics.JSHeapUsedSize, buffers: usage.backingStorageSize ?? NaN, origins };
+}
+
+// ---------- 9. a warm repeat visit: what crosses the network when the page was loaded before ----------
+async function warmRepeat(gw, agent) {
+  const first = await raiseQuestion(agent, `Warm repeat first ${Date.now()}?`);
+  const { context, page } = await newPage();
+  await page.addInitScript(INSTRUMENT);
+  await page.goto(`${gw.http}/ask/${encodeURIComponent(first)}#token=${TOKEN}`);
+  await page.waitForFunction(() => window.__bench.marks.optionPaint !== undefined, null, { timeout: 60000, polling: 50 });
+  // Whatever the page caches (a service worker, HTTP caches) settles first.
+  await sleep(5000);
+  // Every request of the page and of its service worker (Playwright reports the worker's with
+  // PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS, set below): one answered by a worker is not
+  // on the network; the worker's own fetches are.
+  const fetched = [];
+  const pending = [];
+  context.on("requestfinished", (req) => pending.push((async () => {
+    const url = req.url();
+    if (url.startsWith("data:")) return;
+    const resp = await req.response();
+    if (!resp || resp.fromServiceWorker()) return;
+    const sizes = await req.sizes().catch(() => ({ responseBodySize: 0, responseHeadersSize: 0 }));
+    fetched.push({ url: new URL(url).pathname + (req.serviceWorker() ? " (by the service worker)" : ""), bytes: sizes.responseBodySize + sizes.responseHeadersSize });
+  })()));
+  const second = await raiseQuestion(agent, `Warm repeat second ${Date.now()}?`);
+  await page.goto(`${gw.http}/ask/${encodeURIComponent(second)}#token=${TOKEN}`);
+  await page.waitForFunction(() => window.__bench.marks.optionPaint !== undefined, null, { timeout: 60000, polling: 50 });
+  await sleep(3000);
+  await Promise.all(pending);
+  await context.close();
+  await resolveQuestion(agent, first).catch(() => {});
+  await resolveQuestion(agent, second).catch(() => {});
+  const files = fetched.map((f) => f.url);
+  return { files, bytes: fetched.reduce((a, f) => a + f.bytes, 0) };
 }
 
 // ---------- 2. question arrival (frame on the socket) to the painted panel ----------
@@ -440,13 +488,14 @@ const add = (benchmark, metric, ours, theirs, fmt) => rows.push({ benchmark, met
 const notes = [];
 const rt = { real: {}, local: {} };
 
+process.env.PW_EXPERIMENTAL_SERVICE_WORKER_NETWORK_EVENTS = "1";
 browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/bin/chromium", headless: true,
   args: ["--no-sandbox", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1, EXCLUDE localhost", "--disable-background-networking",
     "--disable-component-update", "--no-first-run", "--disable-sync", "--enable-precise-memory-info"] });
 const cleanups = [];
 process.on("SIGINT", async () => { for (const c of cleanups) await c(); process.exit(130); });
 try {
-  if (ONLY.has(1) || ONLY.has(6) || ONLY.has(7)) {
+  if (ONLY.has(1) || ONLY.has(6) || ONLY.has(7) || ONLY.has(8) || ONLY.has(9)) {
     const uiCopy = path.join(OUT, "ui");
     fs.rmSync(uiCopy, { recursive: true, force: true });
     fs.cpSync(path.join(REPO, "dist"), uiCopy, { recursive: true });
@@ -473,6 +522,25 @@ try {
       add("", "ArrayBuffer/wasm backing stores", m("buffers", "ours"), m("buffers", "bundled"), fmtMB);
       const foreign = [...new Set(res.ours.flatMap((x) => x.origins))].filter((o) => o !== ours.http);
       notes.push(`Cold load: our page requested ${foreign.length ? "OTHER origins: " + foreign.join(", ") : "nothing outside the gateway's origin"}.`);
+    }
+    if (ONLY.has(8)) {
+      for (const link of LINKS) {
+        const res = { ours: [], bundled: [] };
+        for (let r = 0; r < RUNS; r++) {
+          const order = r % 2 === 0 ? [ours, bundled] : [bundled, ours];
+          for (const gw of order) res[gw.name].push(await coldLoad(gw, agents[gw.name], `${gw.name}-link-${r}`, link));
+          log(`${link.name}, run ${r + 1}/${RUNS}: ours ${res.ours.at(-1).ready.toFixed(0)} ms, bundled ${res.bundled.at(-1).ready.toFixed(0)} ms`);
+        }
+        const m = (k, who) => median(res[who].map((x) => x[k]));
+        add(`8. Cold load \`/ask/<id>\` over ${link.name} (real gateway)`, "navigation → first option enabled and painted", m("ready", "ours"), m("ready", "bundled"), fmtMs);
+        add("", "bytes on the wire", m("bytes", "ours"), m("bytes", "bundled"), fmtKB);
+      }
+    }
+    if (ONLY.has(9)) {
+      const w = { ours: await warmRepeat(ours, agents.ours), bundled: await warmRepeat(bundled, agents.bundled) };
+      add("9. Warm repeat visit `/ask/<id>` (real gateway, same browser)", "bytes fetched from the network", w.ours.bytes, w.bundled.bytes, fmtKB);
+      add("", "files fetched from the network", w.ours.files.length, w.bundled.files.length, (x) => String(x));
+      notes.push(`Warm repeat visit, what went to the network: ours ${w.ours.files.join(", ") || "nothing"}; the incumbent ${w.bundled.files.join(", ") || "nothing"}.`);
     }
     if (ONLY.has(7)) {
       const s7 = await approvalArrival(ours, agents.ours, 60);

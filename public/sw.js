@@ -43,7 +43,7 @@ self.addEventListener("fetch", (event) => {
   if (request.mode === "navigate") {
     if (!APP_ROUTE.test(url.pathname.slice(SCOPE.pathname.length))) return;
     event.respondWith(navigate(event));
-  } else if (/\.(?:js|wasm|css|svg)$/.test(url.pathname)) {
+  } else if (/\.(?:js|wasm|wasm\.gz|css|svg)$/.test(url.pathname)) {
     event.respondWith(file(request));
   }
 });
@@ -51,17 +51,29 @@ self.addEventListener("fetch", (event) => {
 // The page asks each time it connects, naming the build it runs (its wasm file): if the
 // gateway now serves another build, that one is stored and the page is told, so an old page
 // never goes on as if it were current.
+// The page asks each time it connects, naming the build it runs (its wasm file): if the
+// gateway now serves another build, that one is stored and the page is told, so an old page
+// never goes on as if it were current. A page that came from the network just now runs the
+// build its own load stored: its first question is answered from that, without fetching the
+// page again.
 self.addEventListener("message", (event) => {
   const running = event.data && event.data.type === "ocui-check-update" ? event.data.running : null;
   if (!running) return;
+  const client = event.source && event.source.id;
+  const stored = client ? justStored.get(client) : undefined;
+  if (client) justStored.delete(client);
   event.waitUntil(
-    refresh()
+    (stored || Promise.resolve(null))
+      .then((files) => files || refresh())
       .then((files) => {
         if (files && !files.includes(running) && event.source) event.source.postMessage("ocui-update-ready");
       })
       .catch(() => {}),
   );
 });
+
+// Client id -> the files its page load stored (a promise), until that page's first question.
+const justStored = new Map();
 
 // How long a page load waits for the network before the stored page is shown instead.
 const NETWORK_PATIENCE_MS = 4000;
@@ -71,16 +83,23 @@ async function navigate(event) {
   const network = fetch(event.request).then((response) => {
     // A proxy in front of a stopped gateway answers 502/503: that is an outage too.
     if (response.status >= 500) throw new Error(`HTTP ${response.status}`);
-    // The app's own address is stored afresh, never this response: an agent's HTML page
-    // under the same origin must not become the app. The hashes it names are what cached
-    // files must match from now on.
+    // The hashes the page names are what cached files must match from now on. The page is
+    // stored from this response (no second fetch of it) only if it is the app's own page at
+    // the address asked for (an app route, not redirected, carrying the app's marker; store
+    // checks the marker): an agent's HTML page under the same origin must not become the app.
     if (response.ok) {
       const copy = response.clone();
+      const forStore = response.redirected ? null : response.clone();
       pageHashes = copy
         .text()
         .then((html) => (MARKER.test(html) ? hashes(html) : null))
         .catch(() => null);
-      event.waitUntil(pageHashes.then(() => refresh()).catch(() => {}));
+      const stored = pageHashes.then(() => (forStore ? queued(() => store(forStore)) : refresh())).catch(() => null);
+      if (event.resultingClientId) {
+        justStored.set(event.resultingClientId, stored);
+        if (justStored.size > 32) justStored.delete(justStored.keys().next().value);
+      }
+      event.waitUntil(stored);
     }
     return response;
   });
@@ -138,14 +157,17 @@ async function file(request) {
 // Fetches the page afresh and stores it with its files, one refresh at a time (two at once
 // could each delete the other's files). Resolves to the files the page names, or null.
 let queue = Promise.resolve();
+function queued(task) {
+  const run = queue.then(task);
+  queue = run.catch(() => null);
+  return run;
+}
 function refresh() {
-  const run = queue.then(async () => {
+  return queued(async () => {
     const response = await fetch(SHELL, { cache: "no-store" });
     if (!response.ok) return null;
     return store(response);
   });
-  queue = run.catch(() => null);
-  return run;
 }
 
 // Stores a page and exactly the files it names; the files of older builds go. Nothing is
@@ -177,18 +199,8 @@ async function store(response) {
   return files;
 }
 
-// The files of this app that a page names: in its links, and in its inline loader's imports.
+// The files of this app that a page loads: exactly those its `<meta name=ocui-files>` names
+// (the wasm by its gzip'd copy, which the page's loader fetches).
 function named(html) {
-  const out = new Set();
-  const patterns = [/\b(?:href|src)=["']?([^"'\s>]+)/g, /["']([^"'\s]+\.(?:js|wasm|css|svg))["']/g];
-  for (const pattern of patterns) {
-    for (const match of html.matchAll(pattern)) {
-      const url = new URL(match[1], SHELL);
-      url.hash = "";
-      if (url.origin === SCOPE.origin && url.pathname.startsWith(SCOPE.pathname) && /\.(?:js|wasm|css|svg)$/.test(url.pathname)) {
-        out.add(url.href);
-      }
-    }
-  }
-  return [...out];
+  return [...hashes(html).keys()].map((name) => new URL(name, SCOPE).href);
 }

@@ -41,10 +41,12 @@ if ! trunk --version 2>/dev/null | grep -qx "trunk $TRUNK_VERSION"; then
   cargo install trunk --version "$TRUNK_VERSION" --locked
 fi
 
-# 4. npm: wasm-opt from binaryen 132 and dart-sass, both run by trunk (pinned in package-lock.json).
+# 4. npm: wasm-opt from binaryen 132 and dart-sass, both run by trunk, and zopfli for the wasm's
+# gzip'd copy (pinned in package-lock.json).
 if ! [ -x node_modules/.bin/wasm-opt ] || ! node_modules/.bin/wasm-opt --version | grep -q 'version 132' \
-   || ! [ -x node_modules/.bin/sass ] || ! node_modules/.bin/sass --version | grep -q '^1.108.2'; then
-  say "installing npm dev dependencies (binaryen 132, sass)"
+   || ! [ -x node_modules/.bin/sass ] || ! node_modules/.bin/sass --version | grep -q '^1.108.2' \
+   || ! grep -qs '"version": "1.0.15"' node_modules/@gfx/zopfli/package.json; then
+  say "installing npm dev dependencies (binaryen 132, sass, zopfli)"
   npm ci --no-audit --no-fund --loglevel=error
 fi
 

@@ -306,7 +306,7 @@ impl Browser {
                      return (await c.keys()).map(r => r.url);",
                 )
                 .await;
-            if keys.as_array().is_some_and(|k| k.iter().any(|u| u.as_str().is_some_and(|u| u.ends_with(".wasm")))) {
+            if keys.as_array().is_some_and(|k| k.iter().any(|u| u.as_str().is_some_and(|u| u.ends_with(".wasm.gz")))) {
                 return keys;
             }
             if tokio::time::Instant::now() >= deadline {

@@ -15,10 +15,29 @@ use serde_json::json;
 /// in the commit that does. The size history is in `docs/performance.md` and the commit log.
 const TOTAL_GZIP_BUDGET_BYTES: u64 = 677_000;
 
-fn gzip_size(file: &Path) -> u64 {
-    let out = Command::new("gzip").args(["-9", "-c"]).arg(file).output().expect("gzip runs");
+/// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
+/// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
+/// gzip -6, its level), and every other file exactly as built, since it compresses nothing else.
+/// At most half of the incumbent's 1,482 KB (`make bench`, benchmark 8); a ratchet, like the one
+/// above.
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 741_000;
+
+fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
+    let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");
     assert!(out.status.success(), "gzip failed on {}", file.display());
-    out.stdout.len() as u64
+    out.stdout
+}
+
+/// The files the page loads, as its `<meta name=ocui-files>` names them (what the service worker
+/// keeps).
+fn named_files(html: &str) -> Vec<String> {
+    let start = html.find("name=ocui-files content=\"").expect("the page names its files") + "name=ocui-files content=\"".len();
+    let words: Vec<&str> = html[start..html[start..].find('"').unwrap() + start].split_whitespace().collect();
+    words.chunks(2).map(|pair| pair[0].to_string()).collect()
+}
+
+fn gzip_size(file: &Path) -> u64 {
+    gzip_level(file, "-9").len() as u64
 }
 
 /// Every wasm, JS and CSS file in the build, anywhere under `dist/`.
@@ -51,7 +70,7 @@ fn every_wasm_js_and_css_file_of_the_build_fits_the_gzip_budget() {
     for a in assets.iter().filter(|a| *a != "sw.js") {
         assert!(html.contains(a.as_str()), "index.html names every asset the build made (no stale files): {a}");
     }
-    assert!(!assets.iter().any(|a| a.ends_with(".gz")), "no compressed copies: the server compresses");
+
     let sizes: Vec<(String, u64)> = assets.iter().map(|a| (a.clone(), gzip_size(&dist.join(a)))).collect();
     let total: u64 = sizes.iter().map(|(_, s)| s).sum();
     println!("assets (gzip -9): {sizes:?}, total {total} bytes");
@@ -59,6 +78,31 @@ fn every_wasm_js_and_css_file_of_the_build_fits_the_gzip_budget() {
 }
 
 const T: Duration = Duration::from_secs(20);
+
+/// The page loads the wasm by its gzip'd copy, which holds exactly the wasm's bytes, and a first
+/// visit over the real gateway fits the wire budget.
+#[test]
+fn a_first_visit_as_the_real_gateway_sends_it_fits_the_wire_budget() {
+    let dist = e2e::dist_dir();
+    let html = std::fs::read_to_string(dist.join("index.html")).unwrap();
+    let files = named_files(&html);
+    let wasm: Vec<&String> = files.iter().filter(|f| f.contains(".wasm")).collect();
+    assert!(wasm.len() == 1 && wasm[0].ends_with("_bg.wasm.gz"), "the page loads the wasm's gzip'd copy only: {files:?}");
+    let plain = dist.join(wasm[0].trim_end_matches(".gz"));
+    let unpacked = Command::new("gzip").args(["-d", "-c"]).arg(dist.join(wasm[0])).output().expect("gzip runs");
+    assert!(unpacked.status.success() && unpacked.stdout == std::fs::read(&plain).unwrap(), "the copy unpacks to the wasm itself");
+    assert!(!html.contains("rel=stylesheet"), "the stylesheet is in the page, which the gateway compresses");
+
+    let page = gzip_level(&dist.join("index.html"), "-6").len() as u64;
+    let mut sizes = vec![("index.html (gzip -6)".to_string(), page)];
+    // The service worker is fetched by the app's registration, not named by the page.
+    for f in files.iter().map(String::as_str).chain(["sw.js"]) {
+        sizes.push((f.to_string(), std::fs::metadata(dist.join(f)).unwrap_or_else(|e| panic!("{f}: {e}")).len()));
+    }
+    let total: u64 = sizes.iter().map(|(_, s)| s).sum();
+    println!("a first visit over the real gateway: {sizes:?}, total {total} bytes");
+    assert!(total <= FIRST_VISIT_WIRE_BUDGET_BYTES, "a first visit is {total} bytes over the wire, over the {FIRST_VISIT_WIRE_BUDGET_BYTES}-byte budget: {sizes:?}");
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
@@ -84,12 +128,23 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
     assert!(urls.len() >= 3, "the page loaded its HTML, JS and wasm: {urls:?}");
     let foreign: Vec<&&str> = urls.iter().filter(|u| !u.starts_with(&format!("{origin}/")) && !u.starts_with("data:")).collect();
     assert!(foreign.is_empty(), "fetched outside {origin}: {foreign:?}");
-    // The local gateway compresses what it serves: what crossed the wire fits the same budget.
-    let wasm = b.js("const e = performance.getEntriesByType('resource').find(e => e.name.endsWith('.wasm')); return e ? [e.encodedBodySize, e.decodedBodySize] : null;").await;
-    let (encoded, decoded) = (wasm[0].as_u64().unwrap(), wasm[1].as_u64().unwrap());
-    assert!(encoded * 2 < decoded, "the wasm travelled compressed: {encoded} of {decoded} bytes");
+    // The page fetched the files it names (the wasm by its gzip'd copy) and no others: what the
+    // wire budget above counts is what a browser loads.
+    let html = std::fs::read_to_string(e2e::dist_dir().join("index.html")).unwrap();
+    let named = named_files(&html);
+    let fetched: Vec<String> = urls
+        .iter()
+        .filter_map(|u| u.strip_prefix(&format!("{origin}/")))
+        .filter(|p| [".js", ".wasm", ".gz", ".css", ".svg"].iter().any(|e| p.ends_with(e)))
+        .map(str::to_string)
+        .collect();
+    assert!(fetched.iter().any(|f| f.ends_with("_bg.wasm.gz")), "the wasm came by its gzip'd copy: {fetched:?}");
+    assert!(!fetched.iter().any(|f| f.ends_with(".wasm")), "the plain wasm was never fetched: {fetched:?}");
+    for f in &fetched {
+        assert!(named.contains(f), "{f} was fetched but the page does not name it ({named:?})");
+    }
     let sent = b.js("return performance.getEntriesByType('resource').reduce((n, e) => n + e.encodedBodySize, 0);").await;
-    assert!(sent.as_u64().unwrap() <= TOTAL_GZIP_BUDGET_BYTES, "everything fetched, over the wire: {sent} bytes");
+    assert!(sent.as_u64().unwrap() <= FIRST_VISIT_WIRE_BUDGET_BYTES, "everything fetched, over the wire: {sent} bytes: {}", b.js("return performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize, e.initiatorType])").await);
     // The WebSocket goes to the page's own host too.
     let status = b.js("return document.body.innerText").await;
     assert!(

@@ -72,7 +72,7 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
         let url = url.as_str().unwrap();
         let path = url.trim_start_matches(&gw.base());
         assert!(
-            path == "/" || [".js", ".wasm", ".css", ".svg"].iter().any(|e| path.ends_with(e)),
+            path == "/" || [".js", ".wasm.gz", ".svg"].iter().any(|e| path.ends_with(e)),
             "the cache holds only the app's files: {cached}"
         );
     }
@@ -143,6 +143,8 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
         std::fs::read_dir(&new).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).find(|n| n.ends_with("_bg.wasm")).unwrap();
     let renamed = wasm.replace("_bg.wasm", "-new_bg.wasm");
     std::fs::rename(new.join(&wasm), new.join(&renamed)).unwrap();
+    // The page loads the wasm by its gzip'd copy (Trunk.toml's loader).
+    std::fs::rename(new.join(format!("{wasm}.gz")), new.join(format!("{renamed}.gz"))).unwrap();
     let index = std::fs::read_to_string(new.join("index.html")).unwrap();
     assert!(index.contains("<title>") && index.contains(&wasm), "{index}");
     std::fs::write(
@@ -181,7 +183,7 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     loop {
         let cached = b.wait_for_shell_cache().await;
         let names: Vec<&str> = cached.as_array().unwrap().iter().filter_map(|u| u.as_str()).collect();
-        if names.iter().any(|u| u.ends_with(&renamed)) && !names.iter().any(|u| u.ends_with(&format!("/{wasm}"))) {
+        if names.iter().any(|u| u.ends_with(&format!("{renamed}.gz"))) && !names.iter().any(|u| u.ends_with(&format!("/{wasm}.gz"))) {
             break;
         }
         assert!(tokio::time::Instant::now() < deadline, "the cache should hold the new build's wasm and not the old one's: {cached}");

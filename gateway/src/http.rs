@@ -13,12 +13,15 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 use tower_http::compression::CompressionLayer;
+use tower_http::compression::predicate::{DefaultPredicate, NotForContentType, Predicate};
 
 use crate::Gateway;
 
 pub fn router(gw: Arc<Gateway>) -> Router {
-    // The WebSocket upgrade has an empty body, which the default predicate never compresses.
-    Router::new().fallback(handle).with_state(gw).layer(CompressionLayer::new())
+    // The WebSocket upgrade has an empty body, which the default predicate never compresses. The
+    // wasm's gzip'd copy is sent as it is: the page unpacks it itself (Trunk.toml's loader).
+    let compress = DefaultPredicate::new().and(NotForContentType::const_new("application/gzip"));
+    Router::new().fallback(handle).with_state(gw).layer(CompressionLayer::new().compress_when(compress))
 }
 
 async fn handle(State(gw): State<Arc<Gateway>>, method: Method, uri: Uri, headers: HeaderMap, request: axum::extract::Request) -> Response {
@@ -133,6 +136,7 @@ fn content_type(path: &Path) -> &'static str {
         "js" | "mjs" => "text/javascript; charset=utf-8",
         "css" => "text/css; charset=utf-8",
         "wasm" => "application/wasm",
+        "gz" => "application/gzip",
         "json" => "application/json",
         "svg" => "image/svg+xml",
         "png" => "image/png",

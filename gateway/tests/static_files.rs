@@ -1,6 +1,7 @@
-//! The built UI as the gateway serves it: compressed by the server when the browser accepts it
-//! (no `.gz` copies from the build), byte-for-byte identical once decoded, with the real
-//! gateway's CSP on the page, and the WebSocket upgrade on the same route untouched.
+//! The built UI as the gateway serves it: compressed by the server when the browser accepts it,
+//! byte-for-byte identical once decoded, the wasm's gzip'd copy sent as it is (the page unpacks
+//! it), with the real gateway's CSP on the page, and the WebSocket upgrade on the same route
+//! untouched.
 
 mod common;
 
@@ -56,6 +57,29 @@ async fn assets_are_compressed_by_the_server_for_browsers_that_accept_it_and_ide
     assert_eq!(header(&headers, "content-encoding"), Some("gzip"));
     let csp = header(&headers, "content-security-policy").expect("a CSP");
     assert_eq!(csp.matches("'sha256-").count(), 1, "{csp}");
+    gw.shutdown().await;
+}
+
+/// The page's loader unpacks `app-…_bg.wasm.gz` itself: compressing it again would cost the
+/// gateway a gzip of 600 KB per load for nothing, and a `Content-Encoding` the loader does not
+/// expect.
+#[tokio::test]
+async fn the_wasms_gzipped_copy_is_sent_as_it_is() {
+    let (gw, dir) = common::start_with(TOKEN, |_| {}).await;
+    let ui = dir.path().join("ui");
+    std::fs::create_dir_all(&ui).unwrap();
+    let packed = {
+        let mut out = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut out, &wasm_like()).unwrap();
+        out.finish().unwrap()
+    };
+    std::fs::write(ui.join("app-123_bg.wasm.gz"), &packed).unwrap();
+    std::fs::write(ui.join("index.html"), "<!DOCTYPE html><html><head></head><body></body></html>").unwrap();
+    let (status, headers, body) = get(gw.addr, "/app-123_bg.wasm.gz", Some("gzip, deflate, br, zstd")).await;
+    assert!(status.contains("200"), "{status}");
+    assert_eq!(header(&headers, "content-type"), Some("application/gzip"));
+    assert_eq!(header(&headers, "content-encoding"), None, "{headers:?}");
+    assert!(body == packed, "the file's own bytes");
     gw.shutdown().await;
 }
 

@@ -53,16 +53,16 @@ impl ServiceWorker {
         on_message.forget();
         // On every connect, ask whether the gateway serves another build than this page runs (a
         // page opened from the cache, or one that stayed open across a gateway upgrade). The
-        // page names its build by its wasm file, which changes with every build.
+        // page names its build by its wasm file, which changes with every build (the loader in
+        // Trunk.toml sets `window.ocuiBuild` to the file it fetches).
         Effect::new(move |_| {
             let _ = client.connected_epoch.get();
             if client.status.get_untracked() != Status::Connected {
                 return;
             }
             let running = web_sys::window()
-                .and_then(|w| w.document())
-                .and_then(|d| d.query_selector("link[rel=preload][href*='.wasm']").ok().flatten())
-                .and_then(|l| l.get_attribute("href"))
+                .and_then(|w| js_sys::Reflect::get(&w, &"ocuiBuild".into()).ok())
+                .and_then(|v| v.as_string())
                 .and_then(|href| web_sys::Url::new_with_base(&href, &crate::io::browser::location()?.href().ok()?).ok())
                 .map(|u| u.href());
             if let (Some(running), Some(worker)) = (running, web_sys::window().and_then(|w| w.navigator().service_worker().controller())) {

@@ -1,0 +1,55 @@
+// Trunk post_build hook (Trunk.toml). Two things, both on the staged build, before it becomes
+// dist/:
+//
+// 1. The wasm gets a gzip'd copy (zopfli), `app-…_bg.wasm.gz`, which the page's loader (Trunk.toml's
+//    `pattern_script`) fetches and unpacks with the browser's DecompressionStream. The real
+//    OpenClaw gateway sends a configured `controlUi.root` uncompressed (it compresses only its
+//    bundled UI and index.html), so without this the wasm would cross the wire at its full size.
+//    The copy is the wasm's exact bytes: wasm-bindgen's output is never changed.
+// 2. The page names the SHA-384 of every file it loads, `<meta name="ocui-files" content="app-….js
+//    sha384-… app-…_bg.wasm.gz sha384-…">`. The service worker (public/sw.js) keeps exactly these
+//    files and serves a cached one only if its bytes match what the page fresh from the gateway
+//    names, so a same-origin script that wrote the cache cannot persist. (No `integrity`
+//    attributes: Chromium's warning about SRI on a preload names the page URL, #token fragment
+//    included, in its console.)
+//
+// Only index.html is rewritten, and only by adding that one element.
+import { createHash } from "node:crypto";
+import { readFileSync, writeFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { gzip } from "@gfx/zopfli";
+
+const stage = process.env.TRUNK_STAGING_DIR;
+if (!stage) {
+  console.error("post-build: TRUNK_STAGING_DIR is not set (run by trunk as a post_build hook)");
+  process.exit(1);
+}
+const page = join(stage, "index.html");
+const html = readFileSync(page, "utf8");
+if (!html.includes("</head>")) {
+  console.error("post-build: index.html has no </head>");
+  process.exit(1);
+}
+
+const wasm = readdirSync(stage).filter((f) => f.endsWith("_bg.wasm"));
+if (wasm.length !== 1) {
+  console.error(`post-build: expected one wasm module in the build, found ${JSON.stringify(wasm)}`);
+  process.exit(1);
+}
+const packed = `${wasm[0]}.gz`;
+// Zopfli: a gzip stream any inflater reads, 4-5% smaller than gzip -9 (about 3 s per build).
+const bytes = readFileSync(join(stage, wasm[0]));
+const squeezed = await new Promise((resolve, reject) => gzip(bytes, { numiterations: 1 }, (e, out) => (e ? reject(e) : resolve(out))));
+writeFileSync(join(stage, packed), squeezed);
+if (!html.includes(wasm[0]) || !html.includes(".gz")) {
+  console.error(`post-build: the page's loader does not fetch ${packed} (Trunk.toml's pattern_script)`);
+  process.exit(1);
+}
+
+// What the page loads: every built file it names, and the wasm by its packed copy only.
+const files = readdirSync(stage)
+  .filter((f) => /\.(?:js|css|svg)$/.test(f) && html.includes(f))
+  .concat(packed);
+const entries = files.map((f) => `${f} sha384-${createHash("sha384").update(readFileSync(join(stage, f))).digest("base64")}`);
+writeFileSync(page, html.replace("</head>", `<meta name=ocui-files content="${entries.join(" ")}"></head>`));
+console.log(`post-build: ${packed} written; ${entries.length} files named in index.html`);

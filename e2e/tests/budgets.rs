@@ -101,7 +101,10 @@ fn a_first_visit_as_the_real_gateway_sends_it_fits_the_wire_budget() {
     }
     let total: u64 = sizes.iter().map(|(_, s)| s).sum();
     println!("a first visit over the real gateway: {sizes:?}, total {total} bytes");
-    assert!(total <= FIRST_VISIT_WIRE_BUDGET_BYTES, "a first visit is {total} bytes over the wire, over the {FIRST_VISIT_WIRE_BUDGET_BYTES}-byte budget: {sizes:?}");
+    assert!(
+        total <= FIRST_VISIT_WIRE_BUDGET_BYTES,
+        "a first visit is {total} bytes over the wire, over the {FIRST_VISIT_WIRE_BUDGET_BYTES}-byte budget: {sizes:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,7 +147,11 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
         assert!(named.contains(f), "{f} was fetched but the page does not name it ({named:?})");
     }
     let sent = b.js("return performance.getEntriesByType('resource').reduce((n, e) => n + e.encodedBodySize, 0);").await;
-    assert!(sent.as_u64().unwrap() <= FIRST_VISIT_WIRE_BUDGET_BYTES, "everything fetched, over the wire: {sent} bytes: {}", b.js("return performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize, e.initiatorType])").await);
+    assert!(
+        sent.as_u64().unwrap() <= FIRST_VISIT_WIRE_BUDGET_BYTES,
+        "everything fetched, over the wire: {sent} bytes: {}",
+        b.js("return performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize, e.initiatorType])").await
+    );
     // The WebSocket goes to the page's own host too.
     let status = b.js("return document.body.innerText").await;
     assert!(

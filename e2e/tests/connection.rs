@@ -30,6 +30,23 @@ async fn ui_connects_and_shows_server_version_and_granted_scopes() {
     b.close().await;
 }
 
+/// The page's loader opens the gateway's socket while the wasm downloads, and the app connects on
+/// that one: the gateway sees a single socket, not a second one opened after the download.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_app_connects_on_the_socket_the_loader_opened_during_the_download() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::start().await;
+    b.goto(&gw.ui_url()).await;
+    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_text("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
+    let taken = b.js("return performance.getEntriesByName('ocui-early-socket-taken').length;").await;
+    assert_eq!(taken, serde_json::json!(1), "the app took the loader's socket");
+    assert_eq!(b.js("return 'ocuiSocket' in window;").await, serde_json::json!(false));
+    let accepted = gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(accepted, 1, "one socket for the page, not the loader's and then the app's");
+    b.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_token_asks_for_the_token_and_the_right_one_connects() {
     let gw = LocalGateway::start().await;

@@ -54,6 +54,8 @@ pub struct Gateway {
     pub drain: Drain,
     /// Sockets open without a successful `connect` (`upgrade::PendingSlot`).
     pub pending_connects: std::sync::atomic::AtomicUsize,
+    /// Every WebSocket this gateway has accepted since it started.
+    pub sockets_accepted: std::sync::atomic::AtomicUsize,
 }
 
 impl Gateway {
@@ -70,6 +72,7 @@ impl Gateway {
             faults: Faults::default(),
             drain: Drain::default(),
             pending_connects: Default::default(),
+            sockets_accepted: Default::default(),
             boot_id: util::uuid_v4(),
             started: Instant::now(),
         })

@@ -45,6 +45,7 @@ impl PendingSlot {
     fn acquire(gw: &Arc<Gateway>) -> Option<PendingSlot> {
         let max = gw.config.max_unauthenticated;
         gw.pending_connects.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1)).ok()?;
+        gw.sockets_accepted.fetch_add(1, Ordering::Relaxed);
         Some(PendingSlot(Some(gw.clone())))
     }
 

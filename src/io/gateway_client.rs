@@ -319,8 +319,14 @@ impl GatewayClient {
         if i.identity_loading {
             return; // the identity loader opens the socket when it is done
         }
-        let ws = match WebSocket::open(&i.url) {
-            Ok(ws) => ws,
+        // The first socket may already be open: the page's loader opened it during the download.
+        let early = super::early_socket::take(&i.url);
+        let opened = match early {
+            Some(early) => WebSocket::try_from(early.socket.clone()).map(|ws| (ws, early.take_frames())),
+            None => WebSocket::open(&i.url).map(|ws| (ws, Vec::new())),
+        };
+        let (ws, replay) = match opened {
+            Ok(opened) => opened,
             Err(_) => {
                 let message = format!("Cannot open a connection to {}: the browser refused the address.", i.url);
                 drop(i);
@@ -329,7 +335,7 @@ impl GatewayClient {
             }
         };
         let (commands, queue) = mpsc::unbounded();
-        wasm_bindgen_futures::spawn_local(run_socket(*self, generation, ws, queue));
+        wasm_bindgen_futures::spawn_local(run_socket(*self, generation, ws, replay, queue));
         i.last_inbound_ms = browser::now_ms();
         i.socket = Some(Socket { commands });
         drop(i);
@@ -645,7 +651,18 @@ fn fail_pending(i: &mut Inner) {
 /// the page go out, and the close (the gateway's, the network's or our own watchdog's) is
 /// reported once to [`GatewayClient::handle_close`]. When the page drops the [`Socket`], the
 /// task ends and dropping `ws` closes the connection, with no report.
-async fn run_socket(client: GatewayClient, generation: u64, mut ws: WebSocket, mut commands: mpsc::UnboundedReceiver<SocketCommand>) {
+/// Runs one socket: the frames that came before the app took it (`replay`) first, then the
+/// socket's own and the commands, until it closes.
+async fn run_socket(
+    client: GatewayClient,
+    generation: u64,
+    mut ws: WebSocket,
+    replay: Vec<String>,
+    mut commands: mpsc::UnboundedReceiver<SocketCommand>,
+) {
+    for text in replay {
+        client.handle_text(generation, &text);
+    }
     loop {
         let step = match select(ws.next(), commands.next()).await {
             Either::Left((incoming, _)) => Either::Left(incoming),

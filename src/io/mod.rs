@@ -3,6 +3,7 @@
 
 pub mod browser;
 pub mod crash;
+pub mod early_socket;
 pub mod gateway_client;
 pub mod identity;
 pub mod json;

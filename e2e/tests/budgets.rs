@@ -10,10 +10,11 @@ use e2e::LocalGateway;
 use e2e::browser::Browser;
 use serde_json::json;
 
-/// Gzip -9 bytes of every wasm, JS and CSS file in the build together. A ratchet: it sits just
+/// Gzip -9 bytes of every wasm, JS and CSS file in the build together, and of the page (which
+/// carries the stylesheet and the loader). A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance.md` and the commit log.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 677_000;
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 681_000;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
@@ -40,14 +41,14 @@ fn gzip_size(file: &Path) -> u64 {
     gzip_level(file, "-9").len() as u64
 }
 
-/// Every wasm, JS and CSS file in the build, anywhere under `dist/`.
+/// Every wasm, JS and CSS file in the build, anywhere under `dist/`, and the page.
 fn all_assets(dist: &Path) -> Vec<String> {
     fn walk(dir: &Path, base: &Path, out: &mut Vec<String>) {
         for entry in std::fs::read_dir(dir).expect("dist is readable").flatten() {
             let path = entry.path();
             if path.is_dir() {
                 walk(&path, base, out);
-            } else if path.extension().is_some_and(|e| e == "wasm" || e == "js" || e == "css") {
+            } else if path.extension().is_some_and(|e| e == "wasm" || e == "js" || e == "css" || e == "html") {
                 out.push(path.strip_prefix(base).unwrap().to_string_lossy().into_owned());
             }
         }
@@ -67,7 +68,7 @@ fn every_wasm_js_and_css_file_of_the_build_fits_the_gzip_budget() {
     // The service worker is the one file the page does not name: the app registers it (and
     // counts in the budget like every other script).
     assert!(assets.iter().any(|a| a == "sw.js"), "the service worker is in the build: {assets:?}");
-    for a in assets.iter().filter(|a| *a != "sw.js") {
+    for a in assets.iter().filter(|a| *a != "sw.js" && *a != "index.html") {
         assert!(html.contains(a.as_str()), "index.html names every asset the build made (no stale files): {a}");
     }
 

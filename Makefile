@@ -73,8 +73,8 @@ test-wasm:
 
 ## Every e2e binary, E2E_JOBS (2) at a time with E2E_THREADS (2) tests each (scripts/tests.sh);
 ## `scripts/tests.sh e2e chat dock` runs only those.
-test-e2e:
-	bash scripts/tests.sh e2e
+test-e2e: real-gateway
+	OPENCLAW_REAL_DIR=$(REAL_DIR) bash scripts/tests.sh e2e
 
 ## Reliability load (not part of make test, about 2 minutes): 200 signed clients for 60 s raise and
 ## answer questions and send chat messages against the optimised gateway binary over loopback.

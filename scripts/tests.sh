@@ -2,7 +2,7 @@
 # Test binaries from one build: `scripts/tests.sh build` compiles every test of protocol, model,
 # gateway and e2e in one cargo invocation (two invocations with different package sets resolve
 # different dependency features and rebuild most of the tree); `native` runs the first three's
-# binaries one after another; `e2e [name ...]` runs the e2e binaries E2E_JOBS (2) at a time, each
+# binaries two at a time; `e2e [name ...]` runs the e2e binaries E2E_JOBS (2) at a time, each
 # with E2E_THREADS (2) test threads. Each e2e test starts its own browser, driver, local gateway
 # (free port, temporary data dir) and real gateway (its own directory), so binaries share nothing.
 # Every binary's output is kept in target/test-logs/<name>.log and a failing one's is printed
@@ -46,11 +46,12 @@ report_failures() { # times-file
 }
 
 if [ "$mode" = native ]; then
+  # Two at a time, the gateway's fuzz harness (one thread, the longest) first, so the other
+  # binaries run beside it on the second core.
   : > target/test-native-times.txt
-  while read -r pkg name dir exe; do
-    [ "$pkg" = e2e ] && continue
-    run_one "$pkg-$name" "$dir" "$exe" "$(nproc)" | tee -a target/test-native-times.txt
-  done < "$list"
+  grep -v '^e2e ' "$list" | sort -k2,2 | awk '{ print ($2 == "fuzz" ? 0 : 1), $0 }' | sort -s -k1,1n | cut -d' ' -f2- \
+    | while read -r pkg name dir exe; do echo "$pkg-$name $dir $exe $(nproc)"; done \
+    | xargs -P 2 -L 1 bash -c 'run_one "$0" "$1" "$2" "$3"' | tee -a target/test-native-times.txt
   failed=$(grep -c FAILED target/test-native-times.txt)
   [ "$failed" = 0 ] || { report_failures target/test-native-times.txt; echo "[native] $failed binaries failed" >&2; exit 1; }
   echo "[native] $(wc -l < target/test-native-times.txt) binaries passed ($(cat "$logs"/{protocol,model,gateway}-*.log | grep -h '^test result' | awk '{s+=$4} END {print s}') tests)"

@@ -97,11 +97,12 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
     let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
     assert!(csp.is_empty(), "CSP violations under the real gateway: {csp:?}");
 
-    // The service worker, registered under the base path, has the page and its files.
+    // The service worker, registered under the base path, has the page and its files (the
+    // wasm as the loader fetched it: gzip'd, since the real gateway sends a configured root as is).
     let deadline = tokio::time::Instant::now() + T;
     let cached = loop {
         let keys = b.js_async("if (!navigator.serviceWorker.controller) return null; const c = await caches.open('ocui-shell-v1'); return (await c.keys()).map(r => new URL(r.url).pathname);").await;
-        if keys.as_array().is_some_and(|k| k.iter().any(|p| p.as_str().is_some_and(|p| p.ends_with(".wasm")))) {
+        if keys.as_array().is_some_and(|k| k.iter().any(|p| p.as_str().is_some_and(|p| p.ends_with("_bg.wasm.gz")))) {
             break keys;
         }
         assert!(tokio::time::Instant::now() < deadline, "no service worker cache under /ui: {keys}; log {:#?}", b.browser_log().await);

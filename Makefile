@@ -91,9 +91,18 @@ clean:
 
 ## The real OpenClaw gateway (npm `openclaw`, with its Node 24), installed once into a cache.
 REAL_DIR ?= $(HOME)/.cache/ocui/openclaw-2026.9.6
+## An install cut off half way (its node_modules incomplete: `npm ls` finds a package missing or
+## invalid) is removed and done again; the install script alone would skip it, as its openclaw
+## package is there.
 real-gateway:
-	@[ -x "$(REAL_DIR)/node/package/bin/node" ] && [ -f "$(REAL_DIR)/app/node_modules/openclaw/openclaw.mjs" ] \
-	  || bash "$(OCUI_SHARED_DIR)/tools/openclaw-gateway/run-real-gateway.sh" "$(REAL_DIR)" install
+	@R="$(REAL_DIR)"; \
+	if [ -d "$$R/app/node_modules" ] && [ -x "$$R/node/package/bin/node" ] \
+	   && ! (cd "$$R/app" && PATH="$$R/node/package/bin:$$PATH" npm ls --all >/dev/null 2>&1); then \
+	  echo "[real-gateway] the install in $$R/app is incomplete (npm ls); installing it again"; \
+	  rm -rf "$$R/app/node_modules" "$$R/app/package-lock.json"; \
+	fi; \
+	[ -x "$$R/node/package/bin/node" ] && [ -f "$$R/app/node_modules/openclaw/openclaw.mjs" ] \
+	  || bash "$(OCUI_SHARED_DIR)/tools/openclaw-gateway/run-real-gateway.sh" "$$R" install
 
 ## Benchmarks (not part of make test, about 4 minutes with the builds warm): our UI beside the incumbent Control UI on
 ## the real gateway, plus our gateway, in headless Chromium. Prints a markdown table and writes

@@ -27,12 +27,15 @@ PUBLIC_URL ?= /
 ## has fetched the crates.)
 REGISTRY_SRC = $(firstword $(wildcard $(or $(CARGO_HOME),$(HOME)/.cargo)/registry/src/index.crates.io-*))
 UI_RUSTFLAGS = $(if $(REGISTRY_SRC),--remap-path-prefix=$(REGISTRY_SRC)/=)
+## Its own cargo target directory (target/ui), so that `make test` can compile it while the wasm
+## tests compile in target/: one cargo build directory admits one build at a time.
+UI_TARGET_DIR = $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/ui
 build: setup
-	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url $(PUBLIC_URL)
+	CARGO_TARGET_DIR=$(UI_TARGET_DIR) CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url $(PUBLIC_URL)
 
 ## The same build for a gateway with `controlUi.basePath: "/ui"`, for the real-gateway e2e test.
 build-ui-base-path: setup
-	CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url /ui/ --dist target/dist-ui
+	CARGO_TARGET_DIR=$(UI_TARGET_DIR) CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url /ui/ --dist target/dist-ui
 
 gateway: setup
 	cargo build --profile gateway -p gateway
@@ -44,16 +47,17 @@ run: build gateway
 
 ## Every test tier: native, wasm-bindgen-test in headless Chromium, then e2e in Chromium
 ## against the local gateway and the real OpenClaw gateway.
-## Each tier is timed (scripts/tier.sh); the times are printed at the end.
+## Each tier is timed (scripts/tier.sh); the times are printed at the end. The wasm tests and the
+## two release builds run side by side: each alone leaves a core idle for much of its time (the
+## release link, wasm-opt and the browser harnesses are single-threaded). The `/ui/` build waits
+## on the same cargo build directory, then runs its own wasm-bindgen and wasm-opt.
 test:
 	@rm -f target/test-times.txt target/test-e2e-times.txt
 	@T=scripts/tier.sh; \
 	$$T setup $(MAKE) --no-print-directory setup && \
 	$$T fmt-check $(MAKE) --no-print-directory fmt-check && \
 	$$T native $(MAKE) --no-print-directory test-native && \
-	$$T wasm $(MAKE) --no-print-directory test-wasm && \
-	$$T build $(MAKE) --no-print-directory build && \
-	$$T build-ui-base-path $(MAKE) --no-print-directory build-ui-base-path && \
+	$$T wasm+builds $(MAKE) --no-print-directory -j3 --output-sync=target test-wasm build build-ui-base-path && \
 	$$T e2e $(MAKE) --no-print-directory test-e2e; \
 	rc=$$?; bash scripts/test-times.sh; [ $$rc = 0 ] && bash scripts/check-leftovers.sh
 

@@ -77,10 +77,9 @@ impl RealGateway {
         let port = crate::free_port();
         // One install at a time across every test and every e2e binary (they run in parallel
         // processes): a second install that finds Node half unpacked fails with "Text file
-        // busy". The install is skipped when present; `make test-e2e` installs before any test.
+        // busy". Each call opens the file anew, so the lock also orders threads of one binary.
+        // The install is skipped when present; `make test-e2e` installs before any test.
         let out = {
-            static INSTALL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-            let _one = INSTALL.lock().unwrap_or_else(|e| e.into_inner());
             let lock = std::fs::File::create(install.join(".install.lock")).expect("install lock file");
             lock.lock().expect("lock the real gateway's install");
             run(&install, port, &["install"], None)

@@ -182,7 +182,6 @@ impl Browser {
         self.find_xpath(&format!("//label[contains(@class,'option-item')][.//span[contains(@class,'option-item__label') and normalize-space()='{label}']]//input"), Duration::from_secs(10)).await
     }
 
-    /// Whether an element matching `css` is present now.
     /// A link named another gateway (`#gatewayUrl=`): the page asks first; this clicks
     /// **Switch to <host>** (the page starts again on that gateway).
     pub async fn accept_gateway_switch(&self, gateway_url: &str) {
@@ -191,6 +190,7 @@ impl Browser {
         self.click_button(&format!("Switch to {host}")).await;
     }
 
+    /// Whether an element matching `css` is present now.
     pub async fn exists(&self, css: &str) -> bool {
         self.client.find(Locator::Css(css)).await.is_ok()
     }

@@ -209,10 +209,15 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     b.find_xpath(&discard, T).await.click().await.unwrap();
     // Back in both panes' docks with the choice as it was.
     for (n, p) in [(1, one), (2, two)] {
-        if b.exists(&format!("{} [data-testid=dock-bar]", pane(n))).await
-            && !b.exists(&format!("{} [data-testid=question-panel]", pane(n))).await
-        {
-            b.find_xpath(&format!("{p}//button[normalize-space()='Expand question']"), T).await.click().await.unwrap();
+        // The discard reaches the other pane through its store a moment later: until then the
+        // pane may show neither a panel nor a collapsed bar. Expand the bar once it is there.
+        let deadline = tokio::time::Instant::now() + T;
+        while !b.exists(&format!("{} [data-testid=question-panel]", pane(n))).await {
+            if b.exists(&format!("{} [data-testid=dock-bar]", pane(n))).await {
+                b.find_xpath(&format!("{p}//button[normalize-space()='Expand question']"), T).await.click().await.unwrap();
+            }
+            assert!(tokio::time::Instant::now() < deadline, "pane {n} never showed the reopened question in its dock");
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
         let deadline = tokio::time::Instant::now() + T;
         loop {

@@ -4,7 +4,8 @@
 // Prints a markdown table (medians over repeated runs, ratios measured in the same run, in
 // alternating order) and writes it to target/bench/bench.md.
 //
-//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7,8,9] [--rt-seconds S]
+//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7,8,9] [--rt-seconds S] [--timeline]
+//   (--timeline logs where each cold load's time went: files, frames, the app's start)
 //
 // Run with the real gateway's Node 24 (it resolves playwright-core from that install):
 // the Makefile does this. Env: OPENCLAW_REAL_DIR (~/.cache/ocui/openclaw-2026.9.6),
@@ -116,10 +117,19 @@ const INSTRUMENT = () => {
     constructor(...a) {
       super(...a);
       this.addEventListener("message", (e) => {
+        if (typeof e.data === "string") B.timeline.push([performance.now(), "← " + e.data.slice(0, 70)]);
         if (typeof e.data === "string" && B.watchFrame && e.data.includes(B.watchFrame)) { const f = { t: performance.now(), data: e.data }; B.frames.push(f); B.onFrame?.(f); }
       });
+      this.addEventListener("open", () => B.timeline.push([performance.now(), "socket open"]));
+    }
+    send(data) {
+      if (typeof data === "string") B.timeline.push([performance.now(), "→ " + data.slice(0, 70)]);
+      return super.send(data);
     }
   };
+  // --timeline: where a cold load's time goes (frames above, the app's start, each file's arrival).
+  B.timeline = [];
+  addEventListener("TrunkApplicationStarted", () => B.timeline.push([performance.now(), "app started (wasm instantiated)"]));
   // first enabled option named "Alpha" (radio/checkbox/button/label of an enabled control)
   const optionReady = () => {
     for (const el of document.querySelectorAll("input[type=radio],input[type=checkbox],[role=radio],[role=checkbox],[role=option],button,label")) {
@@ -163,6 +173,15 @@ async function coldLoad(gw, agent, label, link = null) {
   await page.goto(`${gw.http}/ask/${encodeURIComponent(id)}#token=${TOKEN}`);
   await page.waitForFunction(() => window.__bench.marks.optionPaint !== undefined, null, { timeout: 60000, polling: 50 });
   const ready = await page.evaluate(() => window.__bench.marks.optionPaint);
+  if (args.timeline) {
+    const t = await page.evaluate(() => [
+      ...performance.getEntriesByType("resource").concat(performance.getEntriesByType("navigation"))
+        .map((e) => [e.responseEnd, `${e.name.replace(/^.*\//, "").slice(0, 40)} arrived (${e.transferSize} B, started ${e.startTime.toFixed(0)})`]),
+      ...window.__bench.timeline,
+      [window.__bench.marks.optionPaint, "first option painted"],
+    ]);
+    log(`timeline ${label}${link ? `, ${link.name}` : ""}:\n` + t.sort((a, b) => a[0] - b[0]).map(([ms, what]) => `  ${ms.toFixed(0).padStart(6)} ms  ${what}`).join("\n"));
+  }
   await sleep(2000);
   await cdp.send("HeapProfiler.enable");
   await cdp.send("HeapProfiler.collectGarbage");

@@ -1,6 +1,10 @@
-// Trunk post_build hook (Trunk.toml). Two things, both on the staged build, before it becomes
+// Trunk post_build hook (Trunk.toml). Three things, all on the staged build, before it becomes
 // dist/:
 //
+// 0. wasm-bindgen's glue (its `no-modules` output, a classic script) goes into the page, as it
+//    is, in place of its `<script src>`, and its file is removed. The real gateway compresses
+//    the page and no other file of a configured root, and hashes every inline script into its
+//    CSP: the glue's 88 KB cross the wire as part of the page's gzip, with no request of its own.
 // 1. The wasm gets a gzip'd copy (zopfli), `app-…_bg.wasm.gz`, which the page's loader (Trunk.toml's
 //    `pattern_script`) fetches and unpacks with the browser's DecompressionStream. The real
 //    OpenClaw gateway sends a configured `controlUi.root` uncompressed (it compresses only its
@@ -13,9 +17,9 @@
 //    attributes: Chromium's warning about SRI on a preload names the page URL, #token fragment
 //    included, in its console.)
 //
-// Only index.html is rewritten, and only by adding that one element.
+// Only index.html is rewritten: the glue's element and that one meta element.
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync, readdirSync } from "node:fs";
+import { readFileSync, writeFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { gzip } from "@gfx/zopfli";
 
@@ -25,11 +29,29 @@ if (!stage) {
   process.exit(1);
 }
 const page = join(stage, "index.html");
-const html = readFileSync(page, "utf8");
+let html = readFileSync(page, "utf8");
 if (!html.includes("</head>")) {
   console.error("post-build: index.html has no </head>");
   process.exit(1);
 }
+
+// 0. wasm-bindgen's glue goes into the page as it is (Trunk.toml: `no-modules`, a classic script).
+const glueTag = /<script src=(["']?)([^"' >]*\/)?(app-[0-9a-f]+\.js)\1><\/script>/;
+const glueMatch = html.match(glueTag);
+if (!glueMatch) {
+  console.error("post-build: the page has no <script src=…app-….js></script> for wasm-bindgen's glue (Trunk.toml's pattern_script)");
+  process.exit(1);
+}
+const glueFile = join(stage, glueMatch[3]);
+const glue = readFileSync(glueFile, "utf8");
+// Text that would end or confuse an inline script element; wasm-bindgen's glue has none, and the
+// build stops rather than change it if a version ever does.
+if (/<\/script|<!--/i.test(glue) || /^export /m.test(glue)) {
+  console.error(`post-build: ${glueMatch[3]} cannot go into the page unchanged (it holds "</script", "<!--" or an ES export)`);
+  process.exit(1);
+}
+html = html.replace(glueTag, () => `<script>${glue}</script>`);
+rmSync(glueFile);
 
 const wasm = readdirSync(stage).filter((f) => f.endsWith("_bg.wasm"));
 if (wasm.length !== 1) {
@@ -48,7 +70,7 @@ if (!html.includes(wasm[0]) || !html.includes(".gz")) {
 
 // What the page loads: every built file it names, and the wasm by its packed copy only.
 const files = readdirSync(stage)
-  .filter((f) => /\.(?:js|css|svg)$/.test(f) && html.includes(f))
+  .filter((f) => /\.(?:js|css|svg)$/.test(f) && new RegExp(`(?:src|href)=["']?[^"' >]*/${f.replace(/\./g, "\\.")}["' >]`).test(html))
   .concat(packed);
 const entries = files.map((f) => `${f} sha384-${createHash("sha384").update(readFileSync(join(stage, f))).digest("base64")}`);
 writeFileSync(page, html.replace("</head>", `<meta name=ocui-files content="${entries.join(" ")}"></head>`));

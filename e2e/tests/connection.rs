@@ -162,3 +162,32 @@ async fn a_link_to_another_gateway_asks_first_and_connects_there_only_after_a_cl
     assert!(!session.as_str().unwrap().contains(&other.token), "the link's token is not kept: {session}");
     b.close().await;
 }
+
+/// The first `question.list` of a connection rides right behind its `connect`: the relay holds
+/// every frame of the gateway (`hello-ok` too) from the page's `connect` until the page sends
+/// `question.list`, so a page that waited for `hello-ok` before asking would never show the
+/// question. The gateway queues what comes during its handshake and answers it after `hello-ok`.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_question_list_is_sent_behind_connect_before_hello_ok() {
+    let gw = LocalGateway::start().await;
+    let mut agent = gw.agent().await;
+    agent
+        .request(
+            "question.request",
+            serde_json::json!({"questions": [{"questionId": "q", "header": "Early", "question": "Asked before the page came?", "options": [{"label": "Yes"}, {"label": "No"}]}], "timeoutMs": 120000}),
+        )
+        .await
+        .unwrap();
+    let relay = e2e::relay::Relay::start(gw.ws()).await;
+    relay.hold_between("\"method\":\"connect\"", "\"method\":\"question.list\"");
+    let b = Browser::start().await;
+    b.goto(&format!("{}/#token={}&gatewayUrl={}", gw.base(), gw.token, relay.url())).await;
+    b.accept_gateway_switch(&relay.url()).await;
+    b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Asked before the page came?")).await;
+    let sent = relay.sent.lock().unwrap().clone();
+    let at = |needle: &str| sent.iter().position(|f| f.contains(needle));
+    let (connect, list) = (at("\"method\":\"connect\""), at("\"method\":\"question.list\""));
+    assert!(connect.is_some() && list > connect, "connect, then question.list: {sent:?}");
+    assert_eq!(sent.iter().filter(|f| f.contains("\"method\":\"question.list\"")).count(), 1, "listed once: {sent:?}");
+    b.close().await;
+}

@@ -200,30 +200,29 @@ async fn a_poisoned_cache_entry_is_never_served_and_only_the_apps_pages_get_the_
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
     b.wait_for_shell_cache().await;
     // A same-origin script (an XSS, a malicious page under the origin) rewrites the cached app
-    // script to run its own code on the next load.
+    // code (the wasm; the JS glue is inside the page) to run its own code on the next load.
     let poisoned = b
         .js_async(
             "const c = await caches.open('ocui-shell-v1');
-             const key = (await c.keys()).map(r => r.url).find(u => /\\/app-[^/]*\\.js$/.test(u));
-             await c.put(key, new Response(\"localStorage.setItem('pwned', '1'); document.title = 'pwned';\", {headers: {'content-type': 'text/javascript'}}));
+             const key = (await c.keys()).map(r => r.url).find(u => /\\/app-[^/]*_bg\\.wasm\\.gz$/.test(u));
+             await c.put(key, new Response('pwned', {headers: {'content-type': 'application/gzip'}}));
              return key;",
         )
         .await;
-    assert!(poisoned.as_str().is_some_and(|k| k.ends_with(".js")), "{poisoned}");
+    assert!(poisoned.as_str().is_some_and(|k| k.ends_with("_bg.wasm.gz")), "{poisoned}");
 
-    // Online: the page the gateway serves names the real script's hash; the poisoned bytes do not
-    // match, so they never run, and the cache holds the real script again.
+    // Online: the page the gateway serves names the real wasm's hash; the poisoned bytes do not
+    // match, so they are never used (the app starts), and the cache holds the real wasm again.
     b.client.refresh().await.unwrap();
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
-    assert_eq!(b.js("return localStorage.getItem('pwned');").await, json!(null), "the poisoned script ran");
     let deadline = tokio::time::Instant::now() + T;
     loop {
         let body = b
             .js_async(&format!(
-                "const r = await caches.match({poisoned}, {{cacheName: 'ocui-shell-v1'}}); return r ? await r.text() : null;"
+                "const r = await caches.match({poisoned}, {{cacheName: 'ocui-shell-v1'}}); return r ? (await r.arrayBuffer()).byteLength : null;"
             ))
             .await;
-        if body.as_str().is_some_and(|t| !t.contains("pwned")) {
+        if body.as_u64().is_some_and(|n| n > 100_000) {
             break;
         }
         assert!(tokio::time::Instant::now() < deadline, "the cache still holds {body}");

@@ -12,7 +12,7 @@ export PORT DATA_DIR
 
 
 .PHONY: fmt-check
-.PHONY: setup build build-ui-base-path gateway run test test-native test-wasm test-e2e clean load bench real-gateway
+.PHONY: setup build build-ui-base-path release-builds gateway run test test-native test-wasm test-e2e clean load bench real-gateway
 
 setup:
 	@bash scripts/setup.sh
@@ -33,6 +33,14 @@ UI_TARGET_DIR = $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/ui
 build: setup
 	CARGO_TARGET_DIR=$(UI_TARGET_DIR) CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url $(PUBLIC_URL)
 
+## Both release builds, one after the other. They share one cargo build directory (the second
+## links nothing), and Trunk writes wasm-bindgen's output to one place in it
+## (target/ui/wasm-bindgen/release): side by side, one build copied the other's half-written wasm
+## and served a module of zeros.
+release-builds:
+	$(MAKE) --no-print-directory build
+	$(MAKE) --no-print-directory build-ui-base-path
+
 ## The same build for a gateway with `controlUi.basePath: "/ui"`, for the real-gateway e2e test.
 build-ui-base-path: setup
 	CARGO_TARGET_DIR=$(UI_TARGET_DIR) CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url /ui/ --dist target/dist-ui
@@ -48,16 +56,15 @@ run: build gateway
 ## Every test tier: native, wasm-bindgen-test in headless Chromium, then e2e in Chromium
 ## against the local gateway and the real OpenClaw gateway.
 ## Each tier is timed (scripts/tier.sh); the times are printed at the end. The wasm tests and the
-## two release builds run side by side: each alone leaves a core idle for much of its time (the
-## release link, wasm-opt and the browser harnesses are single-threaded). The `/ui/` build waits
-## on the same cargo build directory, then runs its own wasm-bindgen and wasm-opt.
+## release builds run side by side: each alone leaves a core idle for much of its time (the
+## release link, wasm-opt and the browser harnesses are single-threaded).
 test:
 	@rm -f target/test-times.txt target/test-e2e-times.txt
 	@T=scripts/tier.sh; \
 	$$T setup $(MAKE) --no-print-directory setup && \
 	$$T fmt-check $(MAKE) --no-print-directory fmt-check && \
 	$$T native $(MAKE) --no-print-directory test-native && \
-	$$T wasm+builds $(MAKE) --no-print-directory -j3 --output-sync=target test-wasm build build-ui-base-path && \
+	$$T wasm+builds $(MAKE) --no-print-directory -j2 --output-sync=target test-wasm release-builds && \
 	$$T e2e $(MAKE) --no-print-directory test-e2e; \
 	rc=$$?; bash scripts/test-times.sh; [ $$rc = 0 ] && bash scripts/check-leftovers.sh
 

@@ -130,6 +130,10 @@ const INSTRUMENT = () => {
   // --timeline: where a cold load's time goes (frames above, the app's start, each file's arrival).
   B.timeline = [];
   addEventListener("TrunkApplicationStarted", () => B.timeline.push([performance.now(), "app started (wasm instantiated)"]));
+  try {
+    new PerformanceObserver((l) => l.getEntries().forEach((e) => B.timeline.push([e.startTime, `main thread busy ${e.duration.toFixed(0)} ms (a long task starts)`])))
+      .observe({ type: "longtask", buffered: true });
+  } catch {}
   // first enabled option named "Alpha" (radio/checkbox/button/label of an enabled control)
   const optionReady = () => {
     for (const el of document.querySelectorAll("input[type=radio],input[type=checkbox],[role=radio],[role=checkbox],[role=option],button,label")) {

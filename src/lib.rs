@@ -14,4 +14,4 @@ pub mod components;
 pub mod io;
 pub mod state;
 
-pub use app::App;
+pub use app::{App, run};

@@ -1,5 +1,5 @@
 fn main() {
     // Panics are logged with their message and location, then show the reload banner.
     control_ui::io::crash::install();
-    leptos::mount::mount_to_body(control_ui::App);
+    control_ui::run();
 }

@@ -120,6 +120,10 @@ struct Inner {
     pipeline: Vec<&'static str>,
     /// Their answers on this socket, each taken once by [`GatewayClient::request`].
     pipelined: Vec<PipelinedRead>,
+    /// Waiting for the first `connect` to be on its way ([`GatewayClient::connect_underway`]).
+    underway: Vec<oneshot::Sender<()>>,
+    /// The first `connect` has been sent, or could not be.
+    first_connect_done: bool,
     next_id: u64,
     seq: SeqTracker,
     attempt: u32,
@@ -167,6 +171,8 @@ impl GatewayClient {
                 pending: HashMap::new(),
                 pipeline: Vec::new(),
                 pipelined: Vec::new(),
+                underway: Vec::new(),
+                first_connect_done: false,
                 next_id: 0,
                 seq: SeqTracker::default(),
                 attempt: 0,
@@ -292,6 +298,30 @@ impl GatewayClient {
     /// takes.
     pub fn pipeline_after_connect(&self, method: &'static str) {
         self.inner().borrow_mut().pipeline.push(method);
+    }
+
+    /// Resolves once this page's first `connect` has been sent (or could not be), or after
+    /// `at_most`, whichever comes first. The page builds its view only then: building it keeps
+    /// the main thread busy for about 90 ms, which then overlaps the gateway's handshake
+    /// instead of delaying the `connect` (the early socket usually holds the challenge already).
+    pub async fn connect_underway(&self, at_most: Duration) {
+        let (tx, rx) = oneshot::channel();
+        {
+            let inner = self.inner();
+            let mut i = inner.borrow_mut();
+            if i.first_connect_done {
+                return;
+            }
+            i.underway.push(tx);
+        }
+        let inner = self.inner();
+        set_timeout(move || first_connect_done(&mut inner.borrow_mut()), at_most);
+        let _ = rx.await;
+        // The socket's own task writes the frame when it next runs, after this wakes: one turn
+        // of the browser's event loop lets it, so what comes next cannot hold the frame back.
+        let (tx, rx) = oneshot::channel::<()>();
+        set_timeout(move || drop(tx.send(())), Duration::ZERO);
+        let _ = rx.await;
     }
 
     /// Sends a request; resolves with the payload or the gateway's error.
@@ -511,6 +541,7 @@ impl GatewayClient {
             let text = Frame::Req(RequestFrame::new(id.clone(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json();
             let inner = this.inner();
             let mut i = inner.borrow_mut();
+            first_connect_done(&mut i);
             if i.generation != generation || i.connect_id.as_deref() != Some(id.as_str()) {
                 return; // the socket this was signed for is gone
             }
@@ -619,6 +650,7 @@ impl GatewayClient {
         let mut i = inner.borrow_mut();
         i.refused = true;
         i.socket = None;
+        first_connect_done(&mut i);
         drop(i);
         self.status.set(status);
     }
@@ -683,6 +715,14 @@ impl GatewayClient {
             every,
         )
         .ok();
+    }
+}
+
+/// The first `connect` is on its way, or will not be: whoever waits for it goes on.
+fn first_connect_done(i: &mut Inner) {
+    i.first_connect_done = true;
+    for tx in i.underway.drain(..) {
+        let _ = tx.send(());
     }
 }
 

@@ -193,8 +193,6 @@ impl DockController {
 
     fn wire_events(&self) {
         let this = *self;
-        // The first listing of every connection rides behind its `connect` (see `hydrate`).
-        self.client.pipeline_after_connect("question.list");
         self.client.on_event("question.requested", move |p| {
             let typing = this.typing_in_dock.get_untracked() || this.typing_in_composer.get_untracked();
             let fx = this.dock.try_update(|d| d.requested(p, typing)).unwrap_or_default();
@@ -231,7 +229,8 @@ impl DockController {
         }
         let mark = self.dock.with_untracked(Dock::list_mark);
         // The first listing of a connection takes the answer to the one sent behind `connect`
-        // (nothing arrives between `connect` and `hello-ok`, so the mark holds for it too).
+        // (`app::run` asks for that; nothing arrives between `connect` and `hello-ok`, so the
+        // mark holds for it too).
         match self.client.request("question.list", json!({})).await {
             Ok(v) => {
                 let records: Vec<Value> = v.get("questions").and_then(Value::as_array).cloned().unwrap_or_default();

@@ -82,6 +82,9 @@ struct PipelinedRead {
 /// What the page asks of its socket. The socket itself lives in its task ([`run_socket`]).
 enum SocketCommand {
     Send(String),
+    /// Every frame before this one is written: the first `connect` is on its way
+    /// ([`GatewayClient::connect_underway`]).
+    FirstConnectWritten,
     /// Close with our own code (the watchdog's 4000), reported as if the gateway had closed.
     Close(u16, &'static str),
 }
@@ -316,11 +319,9 @@ impl GatewayClient {
         }
         let inner = self.inner();
         set_timeout(move || first_connect_done(&mut inner.borrow_mut()), at_most);
-        let _ = rx.await;
-        // The socket's own task writes the frame when it next runs, after this wakes: one turn
-        // of the browser's event loop lets it, so what comes next cannot hold the frame back.
-        let (tx, rx) = oneshot::channel::<()>();
-        set_timeout(move || drop(tx.send(())), Duration::ZERO);
+        // Woken by the socket's own task right after it wrote the frames, within the same turn
+        // of the event loop: no answer can be handled before what runs next (the view, with
+        // every controller's event handlers) exists.
         let _ = rx.await;
     }
 
@@ -541,12 +542,13 @@ impl GatewayClient {
             let text = Frame::Req(RequestFrame::new(id.clone(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json();
             let inner = this.inner();
             let mut i = inner.borrow_mut();
-            first_connect_done(&mut i);
             if i.generation != generation || i.connect_id.as_deref() != Some(id.as_str()) {
+                first_connect_done(&mut i);
                 return; // the socket this was signed for is gone
             }
             if !i.socket.as_ref().is_some_and(|s| s.send(text)) {
                 i.connect_id = None;
+                first_connect_done(&mut i);
                 return;
             }
             for method in i.pipeline.clone() {
@@ -559,6 +561,11 @@ impl GatewayClient {
                 let (tx, answer) = oneshot::channel();
                 i.pending.insert(id, tx);
                 i.pipelined.push(PipelinedRead { method, answer });
+            }
+            if !i.first_connect_done
+                && !i.socket.as_ref().is_some_and(|s| s.commands.unbounded_send(SocketCommand::FirstConnectWritten).is_ok())
+            {
+                first_connect_done(&mut i);
             }
         });
     }
@@ -773,6 +780,7 @@ async fn run_socket(
                     browser::log_warn(&format!("a frame could not be sent: {e}"));
                 }
             }
+            Either::Right(Some(SocketCommand::FirstConnectWritten)) => first_connect_done(&mut client.inner().borrow_mut()),
             Either::Right(Some(SocketCommand::Close(code, reason))) => {
                 let _ = ws.close(Some(code), Some(reason));
                 client.handle_close(generation, code, reason);

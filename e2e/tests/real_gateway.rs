@@ -249,6 +249,11 @@ async fn our_ui_on_the_real_gateway() {
     let log = b.browser_log().await;
     let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
     assert!(csp.is_empty(), "CSP violations under /ui: {csp:?}");
+    // A deep link hides the conversation rail: the panes take the whole width, not the rail's
+    // column (they were squeezed into 16rem at 1280 px).
+    let widths = b.js("return [document.querySelector('main.panes').getBoundingClientRect().width, innerWidth];").await;
+    let (panes, page) = (widths[0].as_f64().unwrap(), widths[1].as_f64().unwrap());
+    assert!(!b.exists(".workspace > .conversations").await && panes > page * 0.9, "the panes span the page without the rail: {widths}");
     b.screenshot("real-gateway-base-path").await;
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();

@@ -19,7 +19,7 @@
 //
 // Only index.html is rewritten: the glue's element and that one meta element.
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync, readdirSync, rmSync } from "node:fs";
+import { readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { gzip } from "@gfx/zopfli";
 
@@ -50,19 +50,54 @@ if (/<\/script|<!--/i.test(glue) || /^export /m.test(glue)) {
   console.error(`post-build: ${glueMatch[3]} cannot go into the page unchanged (it holds "</script", "<!--" or an ES export)`);
   process.exit(1);
 }
-html = html.replace(glueTag, () => `<script>${glue}</script>`);
-rmSync(glueFile);
+// Zopfli: a gzip stream any inflater reads, 4-5% smaller than gzip -9 (about 3 s per build).
+const pack = async (file) => {
+  const bytes = readFileSync(join(stage, file));
+  const squeezed = await new Promise((resolve, reject) => gzip(bytes, { numiterations: 1 }, (e, out) => (e ? reject(e) : resolve(out))));
+  writeFileSync(join(stage, `${file}.gz`), squeezed);
+  return `${file}.gz`;
+};
 
-const wasm = readdirSync(stage).filter((f) => f.endsWith("_bg.wasm"));
-if (wasm.length !== 1) {
-  console.error(`post-build: expected one wasm module in the build, found ${JSON.stringify(wasm)}`);
+// 0b. The early module (src/bin/early.rs, a Trunk `worker` asset: built, then left to the page).
+// Its glue is wasm-bindgen's `web` output, an ES module, which goes into the page as it is in a
+// module script, followed by its start: if the loader opened the gateway's socket, fetch the
+// module's gzip'd copy and initialise it (its `main` sends `connect`). Trunk names a worker's
+// files without a hash; the wasm gets one here, so a new build is a new URL.
+const earlyGlueFile = join(stage, "early.js");
+const earlyGlue = readFileSync(earlyGlueFile, "utf8");
+if (/<\/script|<!--/i.test(earlyGlue) || !/^export \{ initSync, __wbg_init as default \};$/m.test(earlyGlue)) {
+  console.error('post-build: early.js cannot go into the page unchanged (it holds "</script" or "<!--", or does not export `__wbg_init` as its default)');
   process.exit(1);
 }
-const packed = `${wasm[0]}.gz`;
-// Zopfli: a gzip stream any inflater reads, 4-5% smaller than gzip -9 (about 3 s per build).
-const bytes = readFileSync(join(stage, wasm[0]));
-const squeezed = await new Promise((resolve, reject) => gzip(bytes, { numiterations: 1 }, (e, out) => (e ? reject(e) : resolve(out))));
-writeFileSync(join(stage, packed), squeezed);
+const earlyBytes = readFileSync(join(stage, "early_bg.wasm"));
+const earlyWasm = `early-${createHash("sha256").update(earlyBytes).digest("hex").slice(0, 16)}_bg.wasm`;
+renameSync(join(stage, "early_bg.wasm"), join(stage, earlyWasm));
+const earlyPacked = await pack(earlyWasm);
+rmSync(earlyGlueFile);
+const base = glueMatch[2] || "";
+const earlyStart = `
+const early = window.ocuiSocket;
+if (early && early.settle) {
+  const plain = ${JSON.stringify(base + earlyWasm)};
+  const wasm = typeof DecompressionStream !== "function" ? fetch(plain) : fetch(plain + ".gz").then(function (r) {
+    return r.ok && r.body ? new Response(r.body.pipeThrough(new DecompressionStream("gzip")), { headers: { "content-type": "application/wasm" } }) : fetch(plain);
+  });
+  __wbg_init({ module_or_path: wasm }).catch(function (e) {
+    console.warn("The early connect could not start; the app connects by itself:", e);
+    early.settle();
+  });
+}
+`;
+
+html = html.replace(glueTag, () => `<script type=module>${earlyGlue}${earlyStart}</script><script>${glue}</script>`);
+rmSync(glueFile);
+
+const wasm = readdirSync(stage).filter((f) => /^app-.*_bg\.wasm$/.test(f));
+if (wasm.length !== 1) {
+  console.error(`post-build: expected one app wasm module in the build, found ${JSON.stringify(wasm)}`);
+  process.exit(1);
+}
+const packed = await pack(wasm[0]);
 if (!html.includes(wasm[0]) || !html.includes(".gz")) {
   console.error(`post-build: the page's loader does not fetch ${packed} (Trunk.toml's pattern_script)`);
   process.exit(1);
@@ -71,7 +106,7 @@ if (!html.includes(wasm[0]) || !html.includes(".gz")) {
 // What the page loads: every built file it names, and the wasm by its packed copy only.
 const files = readdirSync(stage)
   .filter((f) => /\.(?:js|css|svg)$/.test(f) && new RegExp(`(?:src|href)=["']?[^"' >]*/${f.replace(/\./g, "\\.")}["' >]`).test(html))
-  .concat(packed);
+  .concat(packed, earlyPacked);
 const entries = files.map((f) => `${f} sha384-${createHash("sha384").update(readFileSync(join(stage, f))).digest("base64")}`);
 writeFileSync(page, html.replace("</head>", `<meta name=ocui-files content="${entries.join(" ")}"></head>`));
-console.log(`post-build: ${packed} written; ${entries.length} files named in index.html`);
+console.log(`post-build: ${packed} and ${earlyPacked} written; ${entries.length} files named in index.html`);

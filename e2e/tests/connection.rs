@@ -47,6 +47,73 @@ async fn the_app_connects_on_the_socket_the_loader_opened_during_the_download() 
     b.close().await;
 }
 
+/// The page's early module signs and sends `connect` and the dock's first listing on the
+/// loader's socket while the app's wasm is still on its way. Here the app's wasm never comes
+/// (CDP blocks it), and the gateway still answers the early `connect` with `hello-ok` and the
+/// listing with the question: the frames the loader keeps for the app.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_first_connect_goes_out_before_the_app_wasm_has_arrived() {
+    let gw = LocalGateway::start().await;
+    let mut agent = gw.agent().await;
+    agent
+        .request(
+            "question.request",
+            serde_json::json!({"questions": [{"questionId": "q", "header": "Early", "question": "Listed before the app came?", "options": [{"label": "Yes"}, {"label": "No"}]}], "timeoutMs": 120000}),
+        )
+        .await
+        .unwrap();
+    let before = gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed);
+    let b = Browser::start().await;
+    b.cdp("Network.enable", serde_json::json!({})).await;
+    b.cdp("Network.setBlockedURLs", serde_json::json!({"urls": ["*/app-*_bg.wasm*"]})).await;
+    b.goto(&gw.ui_url()).await;
+    let kept = b
+        .wait_js("return ((window.ocuiSocket || {}).messages || []).map((f) => JSON.parse(f));", |v| {
+            v.as_array().is_some_and(|frames| ["connect:early", "early:1"].iter().all(|id| frames.iter().any(|f| f["id"] == *id)))
+        })
+        .await;
+    let frames = kept.as_array().unwrap();
+    let answer = |id: &str| frames.iter().find(|f| f["id"] == id).cloned().unwrap_or_default();
+    assert_eq!(answer("connect:early")["payload"]["type"], "hello-ok", "{frames:?}");
+    assert!(answer("early:1")["payload"].to_string().contains("Listed before the app came?"), "{frames:?}");
+    assert_eq!(b.js("return performance.getEntriesByName('ocui-early-connect-sent').length;").await, serde_json::json!(1));
+    // The app itself never started: its wasm was blocked, and the page says so.
+    b.wait_text("[role=alert]", T, |t| t.contains("could not start")).await;
+    assert_eq!(gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed) - before, 1, "the loader's socket only");
+    b.close().await;
+}
+
+/// With both modules arriving, the app takes the early module's `connect` and listing as its
+/// own: one `connect` and one `question.list` leave the page, and the question the listing
+/// carried is on screen.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_app_takes_the_early_connect_and_its_listing_as_its_own() {
+    let gw = LocalGateway::start().await;
+    let mut agent = gw.agent().await;
+    agent
+        .request(
+            "question.request",
+            serde_json::json!({"questions": [{"questionId": "q", "header": "Early", "question": "Shown from the early listing?", "options": [{"label": "Yes"}, {"label": "No"}]}], "timeoutMs": 120000}),
+        )
+        .await
+        .unwrap();
+    let before = gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed);
+    let b = Browser::start().await;
+    // Every frame the page sends, recorded before any of its scripts runs.
+    let record = "window.__sent = []; const send = WebSocket.prototype.send; WebSocket.prototype.send = function (d) { window.__sent.push(String(d)); return send.call(this, d); };";
+    b.cdp("Page.addScriptToEvaluateOnNewDocument", serde_json::json!({"source": record})).await;
+    b.goto(&gw.ui_url()).await;
+    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Shown from the early listing?")).await;
+    let sent: Vec<String> = serde_json::from_value(b.js("return window.__sent;").await).unwrap();
+    let count = |needle: &str| sent.iter().filter(|f| f.contains(needle)).count();
+    assert_eq!(count("\"method\":\"connect\""), 1, "one connect: {sent:?}");
+    assert_eq!(count("\"id\":\"connect:early\""), 1, "the early module's: {sent:?}");
+    assert_eq!(count("\"method\":\"question.list\""), 1, "listed once: {sent:?}");
+    assert_eq!(gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed) - before, 1, "one socket for the page");
+    b.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_wrong_token_asks_for_the_token_and_the_right_one_connects() {
     let gw = LocalGateway::start().await;

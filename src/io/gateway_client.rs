@@ -20,12 +20,14 @@ use model::connection::{
     ConnectFailure, SeqCheck, SeqTracker, backoff_ms, can_retry_with_device_token, classify_connect_error, describe_close,
     watchdog_deadline_ms,
 };
-use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth, HelloSummary};
+use protocol::connect::{ConnectChallenge, HelloSummary};
 use protocol::error::ErrorShape;
 use protocol::frame::{Frame, RequestFrame};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::io::browser;
+use crate::io::connect_request::{self, ConnectRequest};
+use crate::io::early_socket::SentConnect;
 use crate::io::identity::{self, DeviceIdentity};
 
 /// The scopes a gateway granted last, per gateway URL (not secret: they are shown on screen).
@@ -190,6 +192,9 @@ impl GatewayClient {
         // the identity.
         client.open();
         wasm_bindgen_futures::spawn_local(async move {
+            // The page's early module may be creating the identity and sending the first
+            // `connect` with it (src/io/early_connect.rs): one identity, one connect.
+            super::early_socket::settled(EARLY_CONNECT_WAIT).await;
             let identity = identity::load_or_create().await;
             {
                 let inner = client.inner();
@@ -382,6 +387,7 @@ impl GatewayClient {
         }
         // The first socket may already be open: the page's loader opened it during the download.
         let early = super::early_socket::take(&i.url);
+        let adopted = early.as_ref().and_then(|e| e.sent.clone());
         let opened = match early {
             Some(early) => WebSocket::try_from(early.socket.clone()).map(|ws| (ws, early.take_frames())),
             None => WebSocket::open(&i.url).map(|ws| (ws, Vec::new())),
@@ -395,6 +401,11 @@ impl GatewayClient {
                 return;
             }
         };
+        if let Some(sent) = adopted {
+            // Before the socket's task exists: the view (woken here) is built before the kept
+            // frames, `hello-ok` among them, are handled.
+            adopt_early_connect(&mut i, sent);
+        }
         let (commands, queue) = mpsc::unbounded();
         wasm_bindgen_futures::spawn_local(run_socket(*self, generation, ws, replay, queue));
         i.last_inbound_ms = browser::now_ms();
@@ -497,49 +508,22 @@ impl GatewayClient {
 
     fn send_connect(&self, challenge: &ConnectChallenge) {
         let inner = self.inner();
-        let (generation, id, client, scopes, auth, device) = {
+        let (generation, id, request) = {
             let mut i = inner.borrow_mut();
             if i.connected || i.connect_id.is_some() {
                 return;
             }
-            let scopes: Vec<String> = protocol::methods::UI_SCOPES.iter().map(|s| s.to_string()).collect();
-            let platform = browser::platform();
-            let stored_device_token = i.identity.as_ref().and_then(|id| identity::device_token(&id.device_id(), &i.url));
-            let shared = identity::session_token(&i.url);
-            // The guard refuses any text holding this tab's own tokens, whatever they look like.
-            let own: Vec<&str> = shared.iter().chain(stored_device_token.iter()).map(String::as_str).collect();
-            model::credential::set_own_secrets(&own);
-            // The shared token when we have one; the device token when it is all we have, or
-            // once after the gateway said the shared token is wrong but the device is known.
-            let auth = if i.using_device_token || shared.is_none() {
-                AuthParams { device_token: stored_device_token, ..Default::default() }
-            } else {
-                AuthParams { token: shared, ..Default::default() }
-            };
-            let client = ClientInfo::new(protocol::connect::CONTROL_UI_CLIENT_ID, env!("CARGO_PKG_VERSION"), &platform, "webchat");
+            let request = ConnectRequest::new(&i.url, i.identity.clone(), i.using_device_token);
+            model::credential::set_own_secrets(&request.own_secrets());
             let id = format!("connect:{}", i.generation);
             // Claimed now, so a repeated challenge while WebCrypto signs sends nothing twice.
             i.connect_id = Some(id.clone());
-            (i.generation, id, client, scopes, auth, i.identity.clone())
+            (i.generation, id, request)
         };
         let challenge = challenge.clone();
         let this = *self;
         wasm_bindgen_futures::spawn_local(async move {
-            let device = match device {
-                Some(d) => {
-                    let payload = ConnectParams::operator_payload(&client, &scopes, &auth, &d.device_id(), &challenge);
-                    match d.sign_b64(&payload).await {
-                        Ok(signature) => Some(DeviceAuth::signed(d.device_id(), d.public_key_b64(), signature, &challenge)),
-                        Err(e) => {
-                            browser::log_warn(&format!("connecting without a device signature: {e}"));
-                            None
-                        }
-                    }
-                }
-                None => None,
-            };
-            let params = ConnectParams::operator_signed(client, scopes, auth, device);
-            let text = Frame::Req(RequestFrame::new(id.clone(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json();
+            let text = request.frame(&id, &challenge).await;
             let inner = this.inner();
             let mut i = inner.borrow_mut();
             if i.generation != generation || i.connect_id.as_deref() != Some(id.as_str()) {
@@ -554,7 +538,7 @@ impl GatewayClient {
             for method in i.pipeline.clone() {
                 i.next_id += 1;
                 let id = format!("{}:{}", i.next_id, i.generation);
-                let text = Frame::Req(RequestFrame::new(id.clone(), method, json!({}))).to_json();
+                let text = connect_request::read_frame(&id, method);
                 if !i.socket.as_ref().is_some_and(|s| s.send(text)) {
                     break;
                 }
@@ -723,6 +707,28 @@ impl GatewayClient {
         )
         .ok();
     }
+}
+
+/// How long the app waits for the page's early module to send `connect` before it loads the
+/// identity and connects itself. The early module is a few dozen KB fetched beside the app's
+/// wasm, so it is done long before; this only bounds a module that failed without saying so.
+const EARLY_CONNECT_WAIT: Duration = Duration::from_secs(3);
+
+/// Takes the `connect` and reads the early module sent as this client's own: their answers,
+/// among the socket's kept frames, are handled as if this client had sent them.
+fn adopt_early_connect(i: &mut Inner, sent: SentConnect) {
+    let request = ConnectRequest::new(&i.url, i.identity.clone(), i.using_device_token);
+    model::credential::set_own_secrets(&request.own_secrets());
+    i.connect_id = Some(sent.connect_id);
+    for read in sent.reads {
+        let (tx, answer) = oneshot::channel();
+        i.pending.insert(read.id, tx);
+        // A read this page does not pipeline (an older module's) is answered to nobody.
+        if let Some(method) = i.pipeline.iter().copied().find(|m| *m == read.method) {
+            i.pipelined.push(PipelinedRead { method, answer });
+        }
+    }
+    first_connect_done(i);
 }
 
 /// The first `connect` is on its way, or will not be: whoever waits for it goes on.

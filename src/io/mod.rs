@@ -2,7 +2,9 @@
 //! `indexed_db_futures` or the browser's storage and URL APIs (a test greps for it).
 
 pub mod browser;
+pub mod connect_request;
 pub mod crash;
+pub mod early_connect;
 pub mod early_socket;
 pub mod gateway_client;
 pub mod identity;

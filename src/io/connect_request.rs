@@ -1,6 +1,5 @@
 //! The `connect` request, worked out in one place for both senders: the app's client
-//! ([`crate::io::gateway_client`]) and the page's early module (`src/bin/early.rs`,
-//! [`crate::io::early_connect`]), which sends the first one while the app's wasm is still on its
+//! (`gateway_client`) and the page's early module (`src/bin/early.rs`, `early_connect`), which sends the first one while the app's wasm is still on its
 //! way, so that the gateway's handshake overlaps the download.
 
 use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth};
@@ -10,7 +9,7 @@ use crate::io::browser;
 use crate::io::identity::{self, DeviceIdentity};
 
 /// The reads sent right behind the first `connect`, before `hello-ok`
-/// ([`crate::io::gateway_client::GatewayClient::pipeline_after_connect`]): the dock's first
+/// (`GatewayClient::pipeline_after_connect`): the dock's first
 /// listing. The early module sends these too, so the app finds their answers waiting.
 pub const FIRST_READS: &[&str] = &["question.list"];
 

@@ -4,7 +4,7 @@
 //! The loader keeps every text frame that arrives before the app takes the socket; the app
 //! replays them first, in order.
 //!
-//! The page's early module (`src/bin/early.rs`, [`crate::io::early_connect`]) may already have
+//! The page's early module (`src/bin/early.rs`, `early_connect`) may already have
 //! sent `connect` and the first reads on it: the holder then names their request ids
 //! ([`SentConnect`]), and the app takes their answers as its own.
 
@@ -32,7 +32,7 @@ pub struct SentRead {
 pub struct SentConnect {
     /// The `connect`'s request id: its answer (`hello-ok` or a refusal) is the app's to handle.
     pub connect_id: String,
-    /// The reads sent right behind it ([`crate::io::connect_request::FIRST_READS`]).
+    /// The reads sent right behind it (`connect_request::FIRST_READS`).
     pub reads: Vec<SentRead>,
 }
 

@@ -14,14 +14,14 @@ use serde_json::json;
 /// carries the stylesheet and the loader). A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance.md` and the commit log.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 684_000;
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 758_000;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
 /// gzip -6, its level), and every other file exactly as built, since it compresses nothing else.
 /// At most half of the incumbent's 1,482 KB (`make bench`, benchmark 8); a ratchet, like the one
 /// above.
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 662_000;
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 731_000;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");
@@ -64,7 +64,12 @@ fn every_wasm_js_and_css_file_of_the_build_fits_the_gzip_budget() {
     let dist = e2e::dist_dir();
     let assets = all_assets(&dist);
     let html = std::fs::read_to_string(dist.join("index.html")).unwrap();
-    assert_eq!(assets.iter().filter(|a| a.ends_with(".wasm")).count(), 1, "one wasm module: {assets:?}");
+    // The app, and the early module that sends the first `connect` while the app downloads.
+    let modules: Vec<&String> = assets.iter().filter(|a| a.ends_with(".wasm")).collect();
+    assert!(
+        modules.len() == 2 && modules.iter().any(|m| m.starts_with("app-")) && modules.iter().any(|m| m.starts_with("early-")),
+        "two wasm modules, the app and the early module: {assets:?}"
+    );
     // The service worker is the one file the page does not name: the app registers it (and
     // counts in the budget like every other script).
     assert!(assets.iter().any(|a| a == "sw.js"), "the service worker is in the build: {assets:?}");
@@ -80,18 +85,23 @@ fn every_wasm_js_and_css_file_of_the_build_fits_the_gzip_budget() {
 
 const T: Duration = Duration::from_secs(20);
 
-/// The page loads the wasm by its gzip'd copy, which holds exactly the wasm's bytes, and a first
-/// visit over the real gateway fits the wire budget.
+/// The page loads each wasm module (the app and the early module) by its gzip'd copy, which
+/// holds exactly the module's bytes, and a first visit over the real gateway fits the wire budget.
 #[test]
 fn a_first_visit_as_the_real_gateway_sends_it_fits_the_wire_budget() {
     let dist = e2e::dist_dir();
     let html = std::fs::read_to_string(dist.join("index.html")).unwrap();
     let files = named_files(&html);
     let wasm: Vec<&String> = files.iter().filter(|f| f.contains(".wasm")).collect();
-    assert!(wasm.len() == 1 && wasm[0].ends_with("_bg.wasm.gz"), "the page loads the wasm's gzip'd copy only: {files:?}");
-    let plain = dist.join(wasm[0].trim_end_matches(".gz"));
-    let unpacked = Command::new("gzip").args(["-d", "-c"]).arg(dist.join(wasm[0])).output().expect("gzip runs");
-    assert!(unpacked.status.success() && unpacked.stdout == std::fs::read(&plain).unwrap(), "the copy unpacks to the wasm itself");
+    assert!(
+        wasm.len() == 2 && wasm.iter().all(|w| w.ends_with("_bg.wasm.gz")),
+        "the page loads the gzip'd copies of its two modules only: {files:?}"
+    );
+    for packed in &wasm {
+        let plain = dist.join(packed.trim_end_matches(".gz"));
+        let unpacked = Command::new("gzip").args(["-d", "-c"]).arg(dist.join(packed)).output().expect("gzip runs");
+        assert!(unpacked.status.success() && unpacked.stdout == std::fs::read(&plain).unwrap(), "{packed} unpacks to the wasm itself");
+    }
     assert!(!html.contains("rel=stylesheet"), "the stylesheet is in the page, which the gateway compresses");
 
     let page = gzip_level(&dist.join("index.html"), "-6").len() as u64;
@@ -142,7 +152,12 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
         .filter(|p| [".js", ".wasm", ".gz", ".css", ".svg"].iter().any(|e| p.ends_with(e)))
         .map(str::to_string)
         .collect();
-    assert!(fetched.iter().any(|f| f.ends_with("_bg.wasm.gz")), "the wasm came by its gzip'd copy: {fetched:?}");
+    for module in ["app-", "early-"] {
+        assert!(
+            fetched.iter().any(|f| f.starts_with(module) && f.ends_with("_bg.wasm.gz")),
+            "{module}… came by its gzip'd copy: {fetched:?}"
+        );
+    }
     assert!(!fetched.iter().any(|f| f.ends_with(".wasm")), "the plain wasm was never fetched: {fetched:?}");
     for f in &fetched {
         assert!(named.contains(f), "{f} was fetched but the page does not name it ({named:?})");

@@ -138,9 +138,12 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     std::fs::create_dir_all(&new).unwrap();
     copy(&old);
     copy(&new);
-    // The new build: its wasm under a new name (as every real build has), and a marker.
-    let wasm =
-        std::fs::read_dir(&new).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).find(|n| n.ends_with("_bg.wasm")).unwrap();
+    // The new build: its app wasm under a new name (as every real build has), and a marker.
+    let wasm = std::fs::read_dir(&new)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with("app-") && n.ends_with("_bg.wasm"))
+        .unwrap();
     let renamed = wasm.replace("_bg.wasm", "-new_bg.wasm");
     std::fs::rename(new.join(&wasm), new.join(&renamed)).unwrap();
     // The page loads the wasm by its gzip'd copy (Trunk.toml's loader).

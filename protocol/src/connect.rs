@@ -12,6 +12,25 @@ pub struct ConnectChallenge {
     pub capabilities: Vec<String>,
 }
 
+impl ConnectChallenge {
+    /// The challenge in a gateway frame's text, when the frame is a `connect.challenge` event
+    /// with a nonce. Read straight into these types, without a `Value` in between: the page's
+    /// early module reads nothing else and stays small.
+    pub fn from_frame_text(text: &str) -> Option<ConnectChallenge> {
+        #[derive(Deserialize)]
+        struct ChallengeEvent {
+            #[serde(rename = "type")]
+            kind: String,
+            event: String,
+            payload: ConnectChallenge,
+        }
+        serde_json::from_str::<ChallengeEvent>(text)
+            .ok()
+            .filter(|f| f.kind == "event" && f.event == "connect.challenge" && !f.payload.nonce.is_empty())
+            .map(|f| f.payload)
+    }
+}
+
 /// Valid `client.id` values (closed enum on the gateway).
 pub const CLIENT_IDS: &[&str] = &[
     "webchat-ui",
@@ -448,6 +467,23 @@ impl HelloSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_challenge_is_read_from_its_event_and_from_nothing_else() {
+        let read = ConnectChallenge::from_frame_text(
+            r#"{"type":"event","event":"connect.challenge","payload":{"nonce":"n-1","ts":1796368645099,"extra":1},"seq":0}"#,
+        );
+        assert_eq!(read, Some(ConnectChallenge { nonce: "n-1".into(), ts: 1796368645099, capabilities: vec![] }));
+        for other in [
+            r#"{"type":"event","event":"tick","payload":{"nonce":"n-1","ts":1}}"#,
+            r#"{"type":"res","id":"connect:early","ok":true,"payload":{"nonce":"n-1","ts":1}}"#,
+            r#"{"type":"event","event":"connect.challenge","payload":{"nonce":"","ts":1}}"#,
+            r#"{"type":"event","event":"connect.challenge","payload":{"ts":1}}"#,
+            r#"{"type":"event","event":"connect.challenge"#,
+        ] {
+            assert_eq!(ConnectChallenge::from_frame_text(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn hello_summary_reads_the_used_fields_and_names_a_bad_one() {

@@ -57,6 +57,24 @@ impl std::fmt::Display for FrameError {
     }
 }
 
+/// The text of a `req` frame with typed `params`, serialised without a `Value` in between (the
+/// page's early module sends `connect` and its first reads with this alone).
+pub fn request_text<P: Serialize>(id: &str, method: &str, params: &P) -> String {
+    #[derive(Serialize)]
+    struct Request<'a, P> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        id: &'a str,
+        method: &'a str,
+        params: &'a P,
+    }
+    serde_json::to_string(&Request { kind: "req", id, method, params }).unwrap_or_default()
+}
+
+/// Empty `params`: `{}`.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct NoParams {}
+
 impl Frame {
     /// Lenient parse, for the UI: unknown fields are ignored, the frame kind and the
     /// required fields must be right.
@@ -145,6 +163,17 @@ pub fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn request_text_is_the_same_frame_as_a_value_built_one() {
+        let params = serde_json::json!({"questions": [], "note": "a \"quoted\" \u{2028} line"});
+        let typed = request_text("connect:early", "connect", &params);
+        assert_eq!(Frame::parse_closed(&typed).unwrap(), Frame::Req(RequestFrame::new("connect:early", "connect", params)));
+        assert_eq!(
+            request_text("early:1", "question.list", &NoParams {}),
+            r#"{"type":"req","id":"early:1","method":"question.list","params":{}}"#
+        );
+    }
 
     #[test]
     fn closed_parse_names_an_unknown_top_level_field() {

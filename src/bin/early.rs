@@ -4,10 +4,13 @@
 //! and started by the module script that `scripts/post-build.mjs` puts into the page.
 //!
 //! It links only what sending `connect` needs: the identity, the token and the request, none of
-//! the views. If it panics, the message goes to the console, the loader's `ready` promise is
-//! never settled, and the app connects by itself after its wait (`EARLY_CONNECT_WAIT`).
+//! the views. If it panics, the message goes to the console and the loader's `ready` promise
+//! is settled without a `connect`: the app connects by itself.
 
 fn main() {
-    console_error_panic_hook::set_once();
+    std::panic::set_hook(Box::new(|info| {
+        console_error_panic_hook::hook(info);
+        control_ui::io::early_connect::settle();
+    }));
     wasm_bindgen_futures::spawn_local(control_ui::io::early_connect::run());
 }

@@ -3,7 +3,7 @@
 //! way, so that the gateway's handshake overlaps the download.
 
 use protocol::connect::{AuthParams, ClientInfo, ConnectChallenge, ConnectParams, DeviceAuth};
-use protocol::frame::{Frame, RequestFrame};
+use protocol::frame::{NoParams, request_text};
 
 use crate::io::browser;
 use crate::io::identity::{self, DeviceIdentity};
@@ -64,12 +64,11 @@ impl ConnectRequest {
             }
             None => None,
         };
-        let params = ConnectParams::operator_signed(self.client, self.scopes, self.auth, device);
-        Frame::Req(RequestFrame::new(id.to_string(), "connect", serde_json::to_value(params).unwrap_or_default())).to_json()
+        request_text(id, "connect", &ConnectParams::operator_signed(self.client, self.scopes, self.auth, device))
     }
 }
 
 /// A read's request frame, with empty params (one of [`FIRST_READS`]).
 pub fn read_frame(id: &str, method: &str) -> String {
-    Frame::Req(RequestFrame::new(id.to_string(), method, serde_json::json!({}))).to_json()
+    request_text(id, method, &NoParams {})
 }

@@ -9,6 +9,7 @@
 //! token, the same [`ConnectRequest`]. It sends nothing once the app has taken the socket, and
 //! it always settles the loader's `ready` promise, which the app waits on.
 
+use protocol::connect::ConnectChallenge;
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::io::browser;
@@ -29,7 +30,7 @@ pub async fn run() {
     };
     match send_connect(&holder).await {
         Ok(sent) => {
-            let _ = js_sys::Reflect::set(&holder, &"sent".into(), &crate::io::json::encode(&sent).into());
+            let _ = js_sys::Reflect::set(&holder, &"sent".into(), &serde_json::to_string(&sent).unwrap_or_default().into());
             if let Some(p) = web_sys::window().and_then(|w| w.performance()) {
                 // For devtools and the e2e test: the connect went before the app's wasm.
                 let _ = p.mark("ocui-early-connect-sent");
@@ -38,7 +39,16 @@ pub async fn run() {
         // Not an error: the app connects as it always did.
         Err(why) => browser::log_warn(&format!("the page's early connect was left to the app: {why}")),
     }
-    if let Some(settle) = js_sys::Reflect::get(&holder, &"settle".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) {
+    settle();
+}
+
+/// Tells the app the early module is done (the loader's `ready` promise), with `sent` set or
+/// not. Also called by the module's panic hook, so the app never waits on a module that died.
+pub fn settle() {
+    let holder = web_sys::window().and_then(|w| js_sys::Reflect::get(&w, &HOLDER.into()).ok()).filter(|h| h.is_object());
+    if let Some(settle) =
+        holder.and_then(|h| js_sys::Reflect::get(&h, &"settle".into()).ok()).and_then(|f| f.dyn_into::<js_sys::Function>().ok())
+    {
         let _ = settle.call0(&JsValue::UNDEFINED);
     }
 }
@@ -85,17 +95,12 @@ async fn send_connect(holder: &JsValue) -> Result<SentConnect, String> {
 }
 
 /// The gateway's `connect.challenge`: among the frames the loader kept, or the next ones.
-async fn challenge(holder: &JsValue, socket: &web_sys::WebSocket) -> Result<protocol::connect::ConnectChallenge, String> {
+async fn challenge(holder: &JsValue, socket: &web_sys::WebSocket) -> Result<ConnectChallenge, String> {
     let deadline = browser::now_ms() + f64::from(CHALLENGE_WAIT_MS);
     loop {
         let kept = js_sys::Reflect::get(holder, &"messages".into()).ok().map(|m| js_sys::Array::from(&m)).unwrap_or_default();
-        for text in kept.iter().filter_map(|v| v.as_string()) {
-            if let Ok(protocol::frame::Frame::Event(ev)) = protocol::frame::Frame::parse(&text) {
-                if ev.event == "connect.challenge" {
-                    return serde_json::from_value(ev.payload.unwrap_or_default())
-                        .map_err(|e| format!("a connect.challenge without a nonce: {e}"));
-                }
-            }
+        if let Some(challenge) = kept.iter().filter_map(|v| v.as_string()).find_map(|t| ConnectChallenge::from_frame_text(&t)) {
+            return Ok(challenge);
         }
         if taken(holder) {
             return Err("the app took the socket first".into());

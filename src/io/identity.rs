@@ -114,7 +114,9 @@ impl DeviceIdentity {
 /// Loads the identity, or creates and stores one. If storage is unavailable the identity
 /// lives for this page only (the gateway then sees a new device after a reload).
 pub async fn load_or_create() -> Result<DeviceIdentity, String> {
-    if let Some(stored) = browser::local_get(IDENTITY_KEY).and_then(|s| crate::io::json::decode::<StoredIdentity>(&s)) {
+    // Read and written as typed JSON, not through `io::json`'s `Value`: the early module, which
+    // loads the identity too, then carries no `Value` parser at all.
+    if let Some(stored) = browser::local_get(IDENTITY_KEY).and_then(|s| serde_json::from_str::<StoredIdentity>(&s).ok()) {
         if let Some(seed) = protocol::device::decode_b64url(&stored.seed).and_then(|b| <[u8; 32]>::try_from(b).ok()) {
             let id = DeviceIdentity::from_seed(&seed).await?;
             if id.device_id == stored.device_id {
@@ -130,7 +132,7 @@ pub async fn load_or_create() -> Result<DeviceIdentity, String> {
         device_id: id.device_id(),
         created_at_ms: browser::now_ms(),
     };
-    if !browser::local_set(IDENTITY_KEY, &crate::io::json::encode(&stored)) {
+    if !browser::local_set(IDENTITY_KEY, &serde_json::to_string(&stored).unwrap_or_default()) {
         browser::log_warn("could not store the device identity; it lasts for this page only");
     }
     Ok(id)

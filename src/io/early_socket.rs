@@ -80,6 +80,12 @@ pub async fn settled(at_most: std::time::Duration) {
     let _ = wasm_bindgen_futures::JsFuture::from(js_sys::Promise::race(&js_sys::Array::of2(&ready, &timeout))).await;
 }
 
+/// Whether the early module has already sent `connect` on the loader's socket (and the app has
+/// not taken it yet): then nothing the app does holds the `connect` back.
+pub fn connect_sent() -> bool {
+    holder().and_then(|h| js_sys::Reflect::get(&h, &"sent".into()).ok()).is_some_and(|s| s.is_string())
+}
+
 /// Takes the loader's socket if it goes to `url` and is open or opening, and either carries
 /// the early module's `connect` or is fresh; closes it otherwise (a link to another gateway, a
 /// gateway chosen in this tab). There is only one per page: later calls get `None`.

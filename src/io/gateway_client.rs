@@ -317,7 +317,10 @@ impl GatewayClient {
         {
             let inner = self.inner();
             let mut i = inner.borrow_mut();
-            if i.first_connect_done {
+            // The early module's `connect` is out already: the view can be built now, while
+            // WebCrypto loads the identity. The socket's kept frames are handled only after
+            // that, so after the view, with its handlers, exists.
+            if i.first_connect_done || super::early_socket::connect_sent() {
                 return;
             }
             i.underway.push(tx);

@@ -4,8 +4,9 @@
 // Prints a markdown table (medians over repeated runs, ratios measured in the same run, in
 // alternating order) and writes it to target/bench/bench.md.
 //
-//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7,8,9] [--rt-seconds S] [--timeline]
-//   (--timeline logs where each cold load's time went: files, frames, the app's start)
+//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7,8,9] [--rt-seconds S] [--timeline] [--profile]
+//   (--timeline logs where each cold load's time went: files, frames, the app's start;
+//   --profile prints a CPU profile of each of our cold loads)
 //
 // Run with the real gateway's Node 24 (it resolves playwright-core from that install):
 // the Makefile does this. Env: OPENCLAW_REAL_DIR (~/.cache/ocui/openclaw-2026.9.6),
@@ -169,14 +170,41 @@ async function emulate(cdp, link) {
   await cdp.send("Network.emulateNetworkConditions", { offline: false, latency: link.rttMs, downloadThroughput: bytesPerSecond, uploadThroughput: bytesPerSecond });
 }
 
+// Self time per function (and per script) of a CDP CPU profile, the largest first.
+function summariseProfile(profile) {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = new Map();
+  const perScript = new Map();
+  profile.samples.forEach((id, i) => {
+    const n = byId.get(id);
+    const ms = (profile.timeDeltas[i] || 0) / 1000;
+    const f = n.callFrame;
+    const name = `${f.functionName || "(anonymous)"} ${f.url ? f.url.replace(/^.*\//, "").slice(0, 30) : ""}`;
+    self.set(name, (self.get(name) || 0) + ms);
+    const script = f.url ? f.url.replace(/^.*\//, "").slice(0, 40) : f.functionName;
+    perScript.set(script, (perScript.get(script) || 0) + ms);
+  });
+  const top = (m, k) => [...m].sort((a, b) => b[1] - a[1]).slice(0, k).map(([n, ms]) => `  ${ms.toFixed(1).padStart(7)} ms  ${n}`).join("\n");
+  return `by script:\n${top(perScript, 12)}\nby function (self):\n${top(self, 45)}`;
+}
+
 async function coldLoad(gw, agent, label, link = null) {
   const id = await raiseQuestion(agent, `Cold load ${label} ${Date.now()}?`);
   const { context, page, cdp, net } = await newPage();
   await emulate(cdp, link);
   await page.addInitScript(INSTRUMENT);
+  // --profile: a CPU profile of the load, to the first option's paint (build with names kept to
+  // read the wasm's functions: `data-wasm-opt-params="--debuginfo"` and `data-keep-debug`).
+  const profiling = args.profile && label.startsWith("ours");
+  if (profiling) {
+    await cdp.send("Profiler.enable");
+    await cdp.send("Profiler.setSamplingInterval", { interval: 100 });
+    await cdp.send("Profiler.start");
+  }
   await page.goto(`${gw.http}/ask/${encodeURIComponent(id)}#token=${TOKEN}`);
   await page.waitForFunction(() => window.__bench.marks.optionPaint !== undefined, null, { timeout: 60000, polling: 50 });
   const ready = await page.evaluate(() => window.__bench.marks.optionPaint);
+  if (profiling) log(`profile ${label}${link ? `, ${link.name}` : ""}:\n` + summariseProfile((await cdp.send("Profiler.stop")).profile));
   if (args.timeline) {
     const t = await page.evaluate(() => [
       ...performance.getEntriesByType("resource").concat(performance.getEntriesByType("navigation"))

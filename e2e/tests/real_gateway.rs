@@ -244,6 +244,11 @@ async fn our_ui_on_the_real_gateway() {
     let files: Vec<&str> = files.as_array().unwrap().iter().filter_map(Value::as_str).collect();
     // The loader fetches the gzip'd wasm (the real gateway does not compress a configured root).
     assert!(files.iter().any(|f| f.ends_with("_bg.wasm.gz")), "{files:?}");
+    // The early module, fetched from the base path too, sent the first `connect` under the real
+    // gateway's CSP, and the app took it as its own.
+    assert!(files.iter().any(|f| f.starts_with(&format!("{}/ui/early-", gw.base())) && f.ends_with("_bg.wasm.gz")), "{files:?}");
+    assert_eq!(b.js("return performance.getEntriesByName('ocui-early-connect-sent').length;").await, json!(1));
+    assert_eq!(b.js("return performance.getEntriesByName('ocui-early-socket-taken').length;").await, json!(1));
     let outside: Vec<&&str> = files.iter().filter(|f| !f.starts_with(&format!("{}/ui/", gw.base()))).collect();
     assert!(outside.is_empty(), "every file under the base path: {outside:?}");
     let log = b.browser_log().await;

@@ -61,7 +61,7 @@ const pack = async (file) => {
 // 0b. The early module (src/bin/early.rs, a Trunk `worker` asset: built, then left to the page).
 // Its glue is wasm-bindgen's `web` output, an ES module, which goes into the page as it is in a
 // module script, followed by its start: if the loader opened the gateway's socket, fetch the
-// module's gzip'd copy and initialise it (its `main` sends `connect`). Trunk names a worker's
+// module's gzip'd copy (the loader's `ocuiFetchWasm`) and initialise it (its `main` sends `connect`). Trunk names a worker's
 // files without a hash; the wasm gets one here, so a new build is a new URL.
 const earlyGlueFile = join(stage, "early.js");
 const earlyGlue = readFileSync(earlyGlueFile, "utf8");
@@ -78,11 +78,7 @@ const base = glueMatch[2] || "";
 const earlyStart = `
 const early = window.ocuiSocket;
 if (early && early.settle) {
-  const plain = ${JSON.stringify(base + earlyWasm)};
-  const wasm = typeof DecompressionStream !== "function" ? fetch(plain) : fetch(plain + ".gz").then(function (r) {
-    return r.ok && r.body ? new Response(r.body.pipeThrough(new DecompressionStream("gzip")), { headers: { "content-type": "application/wasm" } }) : fetch(plain);
-  });
-  __wbg_init({ module_or_path: wasm }).catch(function (e) {
+  __wbg_init({ module_or_path: window.ocuiFetchWasm(${JSON.stringify(base + earlyWasm)}) }).catch(function (e) {
     console.warn("The early connect could not start; the app connects by itself:", e);
     early.settle();
   });

@@ -14,7 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 
 use crate::io::browser;
 use crate::io::connect_request::{ConnectRequest, FIRST_READS, read_frame};
-use crate::io::early_socket::{HOLDER, SentConnect, SentRead};
+use crate::io::early_socket::{self, SentConnect, SentRead};
 use crate::io::identity;
 
 /// The request id of the early `connect`; the app's own are `connect:<n>`.
@@ -25,7 +25,7 @@ const CHALLENGE_WAIT_MS: i32 = 5_000;
 
 /// Runs once, when the early module starts.
 pub async fn run() {
-    let Some(holder) = web_sys::window().and_then(|w| js_sys::Reflect::get(&w, &HOLDER.into()).ok()).filter(|h| h.is_object()) else {
+    let Some(holder) = early_socket::holder() else {
         return;
     };
     match send_connect(&holder).await {
@@ -39,16 +39,19 @@ pub async fn run() {
         // Not an error: the app connects as it always did.
         Err(why) => browser::log_warn(&format!("the page's early connect was left to the app: {why}")),
     }
-    settle();
+    settle_holder(&holder);
 }
 
-/// Tells the app the early module is done (the loader's `ready` promise), with `sent` set or
-/// not. Also called by the module's panic hook, so the app never waits on a module that died.
+/// Tells the app the early module is done (the loader's `ready` promise). Called by the
+/// module's panic hook, so the app never waits on a module that died.
 pub fn settle() {
-    let holder = web_sys::window().and_then(|w| js_sys::Reflect::get(&w, &HOLDER.into()).ok()).filter(|h| h.is_object());
-    if let Some(settle) =
-        holder.and_then(|h| js_sys::Reflect::get(&h, &"settle".into()).ok()).and_then(|f| f.dyn_into::<js_sys::Function>().ok())
-    {
+    if let Some(holder) = early_socket::holder() {
+        settle_holder(&holder);
+    }
+}
+
+fn settle_holder(holder: &JsValue) {
+    if let Some(settle) = js_sys::Reflect::get(holder, &"settle".into()).ok().and_then(|f| f.dyn_into::<js_sys::Function>().ok()) {
         let _ = settle.call0(&JsValue::UNDEFINED);
     }
 }
@@ -114,16 +117,21 @@ async fn challenge(holder: &JsValue, socket: &web_sys::WebSocket) -> Result<Conn
 }
 
 /// Resolves at the socket's next frame or close, or after `ms`. The loader's own listener,
-/// added first, has kept the frame by then.
+/// added first, has kept the frame by then. Listeners, not the `on…` properties, so nothing of
+/// anyone else's on the socket is replaced or cleared.
 async fn next_frame(socket: &web_sys::WebSocket, ms: i32) {
+    let mut wake_up = None;
     let wake = js_sys::Promise::new(&mut |resolve, _| {
-        socket.set_onmessage(Some(&resolve));
-        socket.set_onclose(Some(&resolve));
+        let _ = socket.add_event_listener_with_callback("message", &resolve);
+        let _ = socket.add_event_listener_with_callback("close", &resolve);
         if let Some(w) = web_sys::window() {
             let _ = w.set_timeout_with_callback_and_timeout_and_arguments_0(&resolve, ms);
         }
+        wake_up = Some(resolve);
     });
     let _ = wasm_bindgen_futures::JsFuture::from(wake).await;
-    socket.set_onmessage(None);
-    socket.set_onclose(None);
+    if let Some(resolve) = wake_up {
+        let _ = socket.remove_event_listener_with_callback("message", &resolve);
+        let _ = socket.remove_event_listener_with_callback("close", &resolve);
+    }
 }

@@ -59,7 +59,8 @@ impl EarlySocket {
     }
 }
 
-fn holder() -> Option<JsValue> {
+/// The loader's holder, while the app has not taken it.
+pub(crate) fn holder() -> Option<JsValue> {
     js_sys::Reflect::get(&web_sys::window()?.into(), &HOLDER.into()).ok().filter(|h| h.is_object())
 }
 

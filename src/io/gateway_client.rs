@@ -713,9 +713,10 @@ impl GatewayClient {
 }
 
 /// How long the app waits for the page's early module to send `connect` before it loads the
-/// identity and connects itself. The early module is a few dozen KB fetched beside the app's
-/// wasm, so it is done long before; this only bounds a module that failed without saying so.
-const EARLY_CONNECT_WAIT: Duration = Duration::from_secs(3);
+/// identity and connects itself. The early module is a tenth of the app's size, fetched beside
+/// it, and settles the wait on every path (a failed fetch and a panic included), so this only
+/// bounds a module whose fetch stalled; generous, so a loaded machine never races the two.
+const EARLY_CONNECT_WAIT: Duration = Duration::from_secs(10);
 
 /// Takes the `connect` and reads the early module sent as this client's own: their answers,
 /// among the socket's kept frames, are handled as if this client had sent them.

@@ -44,7 +44,7 @@ self.addEventListener("fetch", (event) => {
     if (!APP_ROUTE.test(url.pathname.slice(SCOPE.pathname.length))) return;
     event.respondWith(navigate(event));
   } else if (/\.(?:js|wasm|wasm\.gz|css|svg)$/.test(url.pathname)) {
-    event.respondWith(file(request));
+    event.respondWith(file(event));
   }
 });
 
@@ -57,6 +57,10 @@ self.addEventListener("fetch", (event) => {
 // build its own load stored: its first question is answered from that, without fetching the
 // page again.
 self.addEventListener("message", (event) => {
+  if (event.data && event.data.type === "ocui-keep") {
+    event.waitUntil(keep(String(event.data.file)).catch(() => null));
+    return;
+  }
   const running = event.data && event.data.type === "ocui-check-update" ? event.data.running : null;
   if (!running) return;
   const client = event.source && event.source.id;
@@ -90,11 +94,11 @@ async function navigate(event) {
     if (response.ok) {
       const copy = response.clone();
       const forStore = response.redirected ? null : response.clone();
-      pageHashes = copy
+      freshPage = copy
         .text()
-        .then((html) => (MARKER.test(html) ? hashes(html) : null))
+        .then((html) => (MARKER.test(html) ? html : null))
         .catch(() => null);
-      const stored = pageHashes.then(() => (forStore ? queued(() => store(forStore)) : refresh())).catch(() => null);
+      const stored = freshPage.then(() => (forStore ? queued(() => store(forStore)) : refresh())).catch(() => null);
       if (event.resultingClientId) {
         justStored.set(event.resultingClientId, stored);
         if (justStored.size > 32) justStored.delete(justStored.keys().next().value);
@@ -114,24 +118,29 @@ async function navigate(event) {
   }
 }
 
-// The hashes the page fresh from the network named, as a promise (null until a page came from
-// the network since this worker started; then the stored page's are used).
-let pageHashes = null;
+// The page fresh from the network (its text, as a promise; null until a page came from the
+// network since this worker started; then the stored page is used): its hashes are what cached
+// files must match.
+let freshPage = null;
 
-// `file name -> "sha384-…"` from a page's `<meta name=ocui-files>`.
-function hashes(html) {
+// `file name -> "sha384-…"` from a page's `<meta name=ocui-files>` (the files every load
+// fetches, kept at install) and `<meta name=ocui-files-on-use>` (fetched the first time a
+// page needs them, the markdown module: kept once used), or from one of the two (`which`).
+function hashes(html, which = ["ocui-files", "ocui-files-on-use"]) {
   const out = new Map();
-  const meta = html.match(/<meta name=["']?ocui-files["']? content="([^"]*)"/);
-  const words = meta ? meta[1].split(/\s+/).filter(Boolean) : [];
-  for (let i = 0; i + 1 < words.length; i += 2) out.set(words[i], words[i + 1]);
+  for (const name of which) {
+    const meta = html.match(new RegExp(`<meta name=["']?${name}["']? content="([^"]*)"`));
+    const words = meta ? meta[1].split(/\s+/).filter(Boolean) : [];
+    for (let i = 0; i + 1 < words.length; i += 2) out.set(words[i], words[i + 1]);
+  }
   return out;
 }
 
-async function expectedHashes() {
-  const fresh = pageHashes && (await pageHashes);
-  if (fresh) return fresh;
+async function expectedHashes(which) {
+  const fresh = freshPage && (await freshPage);
+  if (fresh) return hashes(fresh, which);
   const page = await caches.match(SHELL, { cacheName: CACHE });
-  return page ? hashes(await page.text()) : new Map();
+  return page ? hashes(await page.text(), which) : new Map();
 }
 
 async function sha384(response) {
@@ -141,17 +150,37 @@ async function sha384(response) {
   return "sha384-" + btoa(binary);
 }
 
-async function file(request) {
+async function file(event) {
+  const request = event.request;
   const cached = await caches.match(request.url, { cacheName: CACHE });
-  if (!cached) return fetch(request);
-  const name = new URL(request.url).pathname.split("/").pop();
-  const want = (await expectedHashes()).get(name);
-  if (want && (await sha384(cached.clone())) === want) return cached;
-  // Not what the page names (or nothing names it): never served; the network's bytes instead,
-  // and the entry goes.
+  if (cached) {
+    const name = new URL(request.url).pathname.split("/").pop();
+    const want = (await expectedHashes()).get(name);
+    if (want && (await sha384(cached.clone())) === want) return cached;
+    // Not what the page names (or nothing names it): never served; the network's bytes instead,
+    // and the entry goes.
+    const cache = await caches.open(CACHE);
+    await cache.delete(request.url);
+  }
+  const response = await fetch(request);
+  // A file kept on use is kept as it passes, if its bytes are the ones the page names.
+  if (response.ok) event.waitUntil(keep(new URL(request.url).pathname.split("/").pop(), response.clone()).catch(() => null));
+  return response;
+}
+
+// Keeps a file that the page names for keeping on use (`ocui-files-on-use`), from `response`
+// or else fetched (from the browser's HTTP cache when it holds it: a page that no worker
+// controlled yet loaded it itself and asks for it to be kept). Only bytes matching the named
+// hash are stored; a file the page does not name for it is left alone.
+async function keep(name, response) {
+  const want = (await expectedHashes(["ocui-files-on-use"])).get(name);
+  if (!want) return;
+  const url = new URL(name, SCOPE).href;
   const cache = await caches.open(CACHE);
-  await cache.delete(request.url);
-  return fetch(request);
+  if (await cache.match(url)) return;
+  const bytes = response || (await fetch(url, { cache: "force-cache" }));
+  if (!bytes.ok || (await sha384(bytes.clone())) !== want) return;
+  await cache.put(url, bytes);
 }
 
 // Fetches the page afresh and stores it with its files, one refresh at a time (two at once
@@ -193,14 +222,16 @@ async function store(response) {
     }
   }
   await cache.put(SHELL, response);
+  // Files kept on use stay while the new page names them too (the same build's module).
+  const onUse = [...hashes(html, ["ocui-files-on-use"]).keys()].map((name) => new URL(name, SCOPE).href);
   for (const request of await cache.keys()) {
-    if (request.url !== SHELL && !files.includes(request.url)) await cache.delete(request);
+    if (request.url !== SHELL && !files.includes(request.url) && !onUse.includes(request.url)) await cache.delete(request);
   }
   return files;
 }
 
-// The files of this app that a page loads: exactly those its `<meta name=ocui-files>` names
-// (the wasm by its gzip'd copy, which the page's loader fetches).
+// The files of this app that every page load fetches: exactly those its `<meta name=ocui-files>`
+// names (the wasm by its gzip'd copy, which the page's loader fetches).
 function named(html) {
-  return [...hashes(html).keys()].map((name) => new URL(name, SCOPE).href);
+  return [...hashes(html, ["ocui-files"]).keys()].map((name) => new URL(name, SCOPE).href);
 }

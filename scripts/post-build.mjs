@@ -15,9 +15,10 @@
 //    files and serves a cached one only if its bytes match what the page fresh from the gateway
 //    names, so a same-origin script that wrote the cache cannot persist. (No `integrity`
 //    attributes: Chromium's warning about SRI on a preload names the page URL, #token fragment
-//    included, in its console.)
+//    included, in its console.) The markdown module, which a first visit does not fetch, is
+//    named apart (`<meta name="ocui-files-on-use">`): the worker keeps it once it is used.
 //
-// Only index.html is rewritten: the glue's element and that one meta element.
+// Only index.html is rewritten: the glue's element and those two meta elements.
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -58,34 +59,59 @@ const pack = async (file) => {
   return `${file}.gz`;
 };
 
-// 0b. The early module (src/bin/early.rs, a Trunk `worker` asset: built, then left to the page).
-// Its glue is wasm-bindgen's `web` output, an ES module, which goes into the page as it is in a
-// module script, followed by its start: if the loader opened the gateway's socket, fetch the
-// module's gzip'd copy (the loader's `ocuiFetchWasm`) and initialise it (its `main` sends `connect`). Trunk names a worker's
-// files without a hash; the wasm gets one here, so a new build is a new URL.
-const earlyGlueFile = join(stage, "early.js");
-const earlyGlue = readFileSync(earlyGlueFile, "utf8");
-if (/<\/script|<!--/i.test(earlyGlue) || !/^export \{ initSync, __wbg_init as default \};$/m.test(earlyGlue)) {
-  console.error('post-build: early.js cannot go into the page unchanged (it holds "</script" or "<!--", or does not export `__wbg_init` as its default)');
-  process.exit(1);
-}
-const earlyBytes = readFileSync(join(stage, "early_bg.wasm"));
-const earlyWasm = `early-${createHash("sha256").update(earlyBytes).digest("hex").slice(0, 16)}_bg.wasm`;
-renameSync(join(stage, "early_bg.wasm"), join(stage, earlyWasm));
-const earlyPacked = await pack(earlyWasm);
-rmSync(earlyGlueFile);
+// A module that Trunk built as a `worker` asset (built, then left to the page): its glue,
+// wasm-bindgen's `web` output (an ES module), checked to go into the page as it is in a module
+// script; its wasm renamed by its hash (Trunk names a worker's files without one, and a new build
+// must be a new URL) and packed. `exports` are the glue's named exports that its start uses.
+const workerModule = async (name, exports) => {
+  const glueFile = join(stage, `${name}.js`);
+  const glue = readFileSync(glueFile, "utf8");
+  const missing = exports.filter((e) => !new RegExp(`^export function ${e}\\(`, "m").test(glue));
+  if (/<\/script|<!--/i.test(glue) || !/^export \{ initSync, __wbg_init as default \};$/m.test(glue) || missing.length) {
+    console.error(`post-build: ${name}.js cannot go into the page unchanged (it holds "</script" or "<!--", or does not export \`__wbg_init\` as its default, or ${JSON.stringify(missing)})`);
+    process.exit(1);
+  }
+  const bytes = readFileSync(join(stage, `${name}_bg.wasm`));
+  const wasm = `${name}-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}_bg.wasm`;
+  renameSync(join(stage, `${name}_bg.wasm`), join(stage, wasm));
+  const packed = await pack(wasm);
+  rmSync(glueFile);
+  return { glue, wasm, packed };
+};
 const base = glueMatch[2] || "";
+
+// 0b. The early module (src/bin/early.rs): if the loader opened the gateway's socket, fetch the
+// module's gzip'd copy (the loader's `ocuiFetchWasm`) and initialise it (its `main` sends `connect`).
+const early = await workerModule("early", []);
 const earlyStart = `
 const early = window.ocuiSocket;
 if (early && early.settle) {
-  __wbg_init({ module_or_path: window.ocuiFetchWasm(${JSON.stringify(base + earlyWasm)}) }).catch(function (e) {
+  __wbg_init({ module_or_path: window.ocuiFetchWasm(${JSON.stringify(base + early.wasm)}) }).catch(function (e) {
     console.warn("The early connect could not start; the app connects by itself:", e);
     early.settle();
   });
 }
 `;
 
-html = html.replace(glueTag, () => `<script type=module>${earlyGlue}${earlyStart}</script><script>${glue}</script>`);
+// 0c. The markdown module (src/bin/markdown.rs), fetched the first time a message needs it:
+// `window.ocuiRenderMarkdown(element, text)` (src/io/markdown_module.rs) loads it once (again
+// after a failed try), then renders. Once it is loaded the service worker is asked to keep it:
+// it is not among the files a first visit fetches, so it is kept on use, not at install.
+const markdown = await workerModule("markdown", ["render"]);
+const markdownStart = `
+let loading = null;
+window.ocuiRenderMarkdown = function (element, text) {
+  if (!loading) {
+    loading = __wbg_init({ module_or_path: window.ocuiFetchWasm(${JSON.stringify(base + markdown.wasm)}) });
+    loading.then(function () {
+      if (navigator.serviceWorker) navigator.serviceWorker.ready.then(function (r) { if (r.active) r.active.postMessage({ type: "ocui-keep", file: ${JSON.stringify(markdown.packed)} }); });
+    }, function () { loading = null; });
+  }
+  return loading.then(function () { render(element, text); });
+};
+`;
+
+html = html.replace(glueTag, () => `<script type=module>${early.glue}${earlyStart}</script><script type=module>${markdown.glue}${markdownStart}</script><script>${glue}</script>`);
 rmSync(glueFile);
 
 const wasm = readdirSync(stage).filter((f) => /^app-.*_bg\.wasm$/.test(f));
@@ -102,7 +128,12 @@ if (!html.includes(wasm[0]) || !html.includes(".gz")) {
 // What the page loads: every built file it names, and the wasm by its packed copy only.
 const files = readdirSync(stage)
   .filter((f) => /\.(?:js|css|svg)$/.test(f) && new RegExp(`(?:src|href)=["']?[^"' >]*/${f.replace(/\./g, "\\.")}["' >]`).test(html))
-  .concat(packed, earlyPacked);
-const entries = files.map((f) => `${f} sha384-${createHash("sha384").update(readFileSync(join(stage, f))).digest("base64")}`);
-writeFileSync(page, html.replace("</head>", `<meta name=ocui-files content="${entries.join(" ")}"></head>`));
-console.log(`post-build: ${packed} and ${earlyPacked} written; ${entries.length} files named in index.html`);
+  .concat(packed, early.packed);
+const entry = (f) => `${f} sha384-${createHash("sha384").update(readFileSync(join(stage, f))).digest("base64")}`;
+const entries = files.map(entry);
+const onUse = [markdown.packed].map(entry);
+writeFileSync(
+  page,
+  html.replace("</head>", `<meta name=ocui-files content="${entries.join(" ")}"><meta name=ocui-files-on-use content="${onUse.join(" ")}"></head>`),
+);
+console.log(`post-build: ${packed}, ${early.packed} and ${markdown.packed} written; ${entries.length} files named in index.html, ${onUse.length} kept on use`);

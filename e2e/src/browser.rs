@@ -208,6 +208,14 @@ impl Browser {
         }
     }
 
+    /// Waits until every agent message in markdown has been rendered by the markdown module
+    /// (`.md[data-md=pending]` shows its text as written until then), and checks none failed.
+    pub async fn wait_markdown_rendered(&self) {
+        self.wait_gone(".md[data-md=pending]", Duration::from_secs(20)).await;
+        let failed = self.js("return [...document.querySelectorAll('.md[data-md=failed]')].map(e => e.textContent);").await;
+        assert_eq!(failed, serde_json::json!([]), "markdown that could not be rendered");
+    }
+
     /// Runs JavaScript in the page and returns its value.
     /// Replaces the value of the field `css` with `text`, as typing would (an `input` event).
     pub async fn set_field(&self, css: &str, text: &str) {

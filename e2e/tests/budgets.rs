@@ -14,14 +14,16 @@ use serde_json::json;
 /// carries the stylesheet and the loader). A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance.md` and the commit log.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 758_000;
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 790_000;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
-/// gzip -6, its level), and every other file exactly as built, since it compresses nothing else.
+/// gzip -6, its level), and every other file it names for every load exactly as built, since it
+/// compresses nothing else (the markdown module, fetched when a message first needs it, is not
+/// part of a first visit that shows no markdown).
 /// At most half of the incumbent's 1,482 KB (`make bench`, benchmark 8); a ratchet, like the one
 /// above.
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 731_000;
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 670_000;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");
@@ -32,7 +34,18 @@ fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
 /// The files the page loads, as its `<meta name=ocui-files>` names them (what the service worker
 /// keeps).
 fn named_files(html: &str) -> Vec<String> {
-    let start = html.find("name=ocui-files content=\"").expect("the page names its files") + "name=ocui-files content=\"".len();
+    named_in(html, "ocui-files")
+}
+
+/// The files the page loads only when it needs them, as its `<meta name=ocui-files-on-use>`
+/// names them (the markdown module; the service worker keeps them once used).
+fn on_use_files(html: &str) -> Vec<String> {
+    named_in(html, "ocui-files-on-use")
+}
+
+fn named_in(html: &str, meta: &str) -> Vec<String> {
+    let at = format!("name={meta} content=\"");
+    let start = html.find(&at).unwrap_or_else(|| panic!("the page has <meta name={meta}>")) + at.len();
     let words: Vec<&str> = html[start..html[start..].find('"').unwrap() + start].split_whitespace().collect();
     words.chunks(2).map(|pair| pair[0].to_string()).collect()
 }
@@ -64,11 +77,12 @@ fn every_wasm_js_and_css_file_of_the_build_fits_the_gzip_budget() {
     let dist = e2e::dist_dir();
     let assets = all_assets(&dist);
     let html = std::fs::read_to_string(dist.join("index.html")).unwrap();
-    // The app, and the early module that sends the first `connect` while the app downloads.
+    // The app, the early module that sends the first `connect` while the app downloads, and the
+    // markdown module, fetched the first time a message needs it.
     let modules: Vec<&String> = assets.iter().filter(|a| a.ends_with(".wasm")).collect();
     assert!(
-        modules.len() == 2 && modules.iter().any(|m| m.starts_with("app-")) && modules.iter().any(|m| m.starts_with("early-")),
-        "two wasm modules, the app and the early module: {assets:?}"
+        modules.len() == 3 && ["app-", "early-", "markdown-"].iter().all(|name| modules.iter().any(|m| m.starts_with(name))),
+        "three wasm modules, the app, the early module and the markdown module: {assets:?}"
     );
     // The service worker is the one file the page does not name: the app registers it (and
     // counts in the budget like every other script).
@@ -97,7 +111,12 @@ fn a_first_visit_as_the_real_gateway_sends_it_fits_the_wire_budget() {
         wasm.len() == 2 && wasm.iter().all(|w| w.ends_with("_bg.wasm.gz")),
         "the page loads the gzip'd copies of its two modules only: {files:?}"
     );
-    for packed in &wasm {
+    let on_use = on_use_files(&html);
+    assert!(
+        on_use.len() == 1 && on_use[0].starts_with("markdown-") && on_use[0].ends_with("_bg.wasm.gz"),
+        "the markdown module is loaded on use, by its gzip'd copy: {on_use:?}"
+    );
+    for packed in wasm.into_iter().chain(&on_use) {
         let plain = dist.join(packed.trim_end_matches(".gz"));
         let unpacked = Command::new("gzip").args(["-d", "-c"]).arg(dist.join(packed)).output().expect("gzip runs");
         assert!(unpacked.status.success() && unpacked.stdout == std::fs::read(&plain).unwrap(), "{packed} unpacks to the wasm itself");
@@ -159,8 +178,14 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
         );
     }
     assert!(!fetched.iter().any(|f| f.ends_with(".wasm")), "the plain wasm was never fetched: {fetched:?}");
+    // The reply ("You said: hello origin") is plain prose: it needed no markdown module.
+    assert!(
+        !fetched.iter().any(|f| f.starts_with("markdown-")),
+        "the markdown module was fetched for plain prose: {fetched:?}, for {}",
+        b.js("return [...document.querySelectorAll('.md[data-md]')].map(e => e.textContent)").await
+    );
     for f in &fetched {
-        assert!(named.contains(f), "{f} was fetched but the page does not name it ({named:?})");
+        assert!(named.contains(f), "{f} was fetched but the page does not name it among what every load fetches ({named:?})");
     }
     let sent = b.js("return performance.getEntriesByType('resource').reduce((n, e) => n + e.encodedBodySize, 0);").await;
     assert!(
@@ -174,4 +199,37 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
         !status.as_str().unwrap_or_default().contains("ws://") || status.as_str().unwrap().contains(&origin.replace("http://", "ws://")),
         "WebSocket URL is the gateway's"
     );
+}
+
+/// The markdown module is fetched the first time an agent's message needs it, once, and never
+/// for plain prose; until it is there, the message shows as written.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_markdown_module_is_fetched_once_when_a_message_first_needs_it() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    let fetches = "return performance.getEntriesByType('resource').filter(e => new URL(e.name).pathname.startsWith('/markdown-')).map(e => new URL(e.name).pathname);";
+    let say = |id: &str, seq: u64, text: &str| {
+        let frame = json!({"type": "event", "event": "session.message", "payload": {"sessionKey": "agent:main:main", "message": {
+            "role": "assistant", "content": [{"type": "text", "text": text}], "__openclaw": {"id": id, "seq": seq}}}});
+        gw.hub().inject_raw(&frame.to_string());
+    };
+    say("plain", 10, "Plain words only: nothing to format here.");
+    b.wait_text("[data-testid=message][data-role=assistant] .md p", T, |t| t.contains("nothing to format")).await;
+    assert!(!b.exists(".md[data-md]").await, "plain prose is rendered at once");
+    assert_eq!(b.js(fetches).await, json!([]), "no markdown module for plain prose");
+
+    say("bold", 11, "Now **bold** and `code`.");
+    b.wait_text(".md strong", T, |t| t == "bold").await;
+    b.wait_markdown_rendered().await;
+    say("more", 12, "- one\n- two");
+    b.wait_text(".md li", T, |t| t == "one").await;
+    b.wait_markdown_rendered().await;
+    let fetched = b.js(fetches).await;
+    let files = fetched.as_array().unwrap();
+    assert!(
+        files.len() == 1 && files[0].as_str().unwrap().ends_with("_bg.wasm.gz"),
+        "the markdown module was fetched once, by its gzip'd copy: {fetched}"
+    );
+    let html = std::fs::read_to_string(e2e::dist_dir().join("index.html")).unwrap();
+    assert_eq!(files[0].as_str().unwrap().trim_start_matches('/'), on_use_files(&html)[0], "the module the page names");
 }

@@ -298,6 +298,7 @@ async fn markdown_vectors_run_nothing_fetch_nothing_and_stay_readable() {
         "role": "assistant", "content": [{"type": "text", "text": MARKDOWN_CORPUS.join("\n\n")}], "__openclaw": {"id": "md-xss", "seq": 300}}}});
     gw.hub().inject_raw(&frame.to_string());
     b.wait_text("[data-testid=message][data-role=assistant]", T, |t| t.contains("bare45")).await;
+    b.wait_markdown_rendered().await;
     assert_inert(&b, "markdown").await;
     let text = body_text(&b).await;
     for readable in [

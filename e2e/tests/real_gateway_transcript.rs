@@ -87,6 +87,7 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
     assert!(!b.exists(&format!("[data-call=call_ask_{nonce}]")).await, "not a tool card");
     assert!(text.contains("unsupported part: mystery_widget"), "{text}");
     // The agent's markdown is rendered under the real gateway (and its CSP) as well.
+    b.wait_markdown_rendered().await;
     let md = b.js(&format!("const m = [...document.querySelectorAll('.md')].find(e => e.textContent.includes('Deployed {nonce}')); return m && [m.querySelector('strong').textContent, [...m.querySelectorAll('td')].map(c => c.textContent), m.querySelector('pre code').textContent, m.querySelector('a').dataset.host];")).await;
     assert_eq!(md, json!(["production", ["build", "ok"], "deploy --target production\n", "logs.example.com"]), "{md}");
     // The real gateway leaves image bytes out of history: the image is a note, not dropped.
@@ -102,7 +103,13 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
     let deadline = tokio::time::Instant::now() + T;
     let cached = loop {
         let keys = b.js_async("if (!navigator.serviceWorker.controller) return null; const c = await caches.open('ocui-shell-v1'); return (await c.keys()).map(r => new URL(r.url).pathname);").await;
-        if keys.as_array().is_some_and(|k| k.iter().any(|p| p.as_str().is_some_and(|p| p.ends_with("_bg.wasm.gz")))) {
+        // The markdown module too: this first visit loaded it before the worker controlled the
+        // page, and the page asked the worker to keep it.
+        let has = |prefix: &str| {
+            keys.as_array()
+                .is_some_and(|k| k.iter().any(|p| p.as_str().is_some_and(|p| p.starts_with(prefix) && p.ends_with("_bg.wasm.gz"))))
+        };
+        if has("/ui/app-") && has("/ui/markdown-") {
             break keys;
         }
         assert!(tokio::time::Instant::now() < deadline, "no service worker cache under /ui: {keys}; log {:#?}", b.browser_log().await);
@@ -118,6 +125,10 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
     b.wait_text("[data-testid=saved-copy]", T, |t| t.starts_with("Saved copy")).await;
     let text = b.wait_text("main", T, |t| t.contains(&format!("Deployed {nonce} to production."))).await;
     assert!(text.contains(&format!("Where should change {nonce} be deployed?")), "{text}");
+    // With the gateway gone, the markdown module comes from the worker's cache.
+    b.wait_markdown_rendered().await;
+    let offline_md = b.js(&format!("const m = [...document.querySelectorAll('.md')].find(e => e.textContent.includes('Deployed {nonce}')); return m && m.querySelector('strong').textContent;")).await;
+    assert_eq!(offline_md, json!("production"), "markdown rendered offline");
     b.screenshot("real-gateway-offline-saved-copy").await;
     b.close().await;
 }

@@ -119,6 +119,7 @@ async fn check_every_part(b: &Browser) {
     assert!(raw.as_str().unwrap().contains("window.__xss=1"), "{raw}");
     assert_eq!(b.js("return document.querySelectorAll('main b').length + (window.__xss || 0);").await, json!(0));
     // The agent's markdown is rendered; the person's message stays exactly as typed.
+    b.wait_markdown_rendered().await;
     let md = b.js("const m = [...document.querySelectorAll('.md')].find(e => e.textContent.includes('Build report')); return m && [m.querySelector('h4').textContent, m.querySelector('strong').textContent, m.querySelector('em').textContent, m.querySelector('del').textContent, [...m.querySelectorAll('input[type=checkbox]')].map(c => [c.checked, c.disabled]), [...m.querySelectorAll('th, td')].map(c => c.textContent), m.querySelector('pre code').textContent.startsWith('fn main() {'), [...m.querySelectorAll('a')].map(a => [a.getAttribute('href'), a.dataset.host, a.target, a.rel])];").await;
     assert_eq!(
         md,

@@ -266,6 +266,41 @@ pub fn parse(src: &str) -> Vec<MdNode> {
     stack.pop().map(|f| f.children).unwrap_or_default()
 }
 
+/// `src` when it is one paragraph of plain prose, which [`parse`] would turn into exactly
+/// `[El(P, [Text(src)])]`: one line of text with none of the characters that open or close an
+/// inline element or an entity anywhere (`` \ ` * _ [ ] < & ~ ``), no block marker at its start
+/// (`# > - + =`, a list number, an indent), and no bare address (`://`, which becomes a link).
+/// Most short replies ("Done!", "You said: yes") are such a line; the UI shows them at once,
+/// without loading the markdown module.
+///
+/// It errs towards `None`: a message it refuses is only rendered a moment later, while one it
+/// wrongly accepted would show its markdown as written (a property test holds it to [`parse`]).
+pub fn plain_paragraph(src: &str) -> Option<&str> {
+    const INLINE: &str = "\\`*_[]<&~";
+    const BLOCK_START: &str = "#>-+=";
+    let first = src.chars().next()?;
+    let last = src.chars().next_back()?;
+    let plain = !first.is_ascii_digit()
+        && !first.is_whitespace()
+        && !BLOCK_START.contains(first)
+        && !last.is_whitespace()
+        && !src.contains("://")
+        && src.chars().all(|c| !c.is_control() && !INLINE.contains(c) && (c == ' ' || !c.is_whitespace()));
+    plain.then_some(src)
+}
+
+/// What [`parse`] returns for `src`, when that is known without the parser: nothing for a blank
+/// text (a tool call's empty text part), one paragraph for [`plain_paragraph`] prose (with any
+/// trailing spaces and line ends, as a reply being streamed has).
+pub fn parse_without_parser(src: &str) -> Option<Vec<MdNode>> {
+    if src.chars().all(|c| matches!(c, ' ' | '\t' | '\n' | '\r')) {
+        return Some(Vec::new());
+    }
+    // A paragraph's trailing spaces and line ends are not its text (a streamed reply often ends
+    // with one).
+    plain_paragraph(src.trim_end_matches([' ', '\n'])).map(|p| vec![MdNode::El(Kind::P, vec![MdNode::Text(p.to_string())])])
+}
+
 /// All the text of `nodes`, as a person reads it (tests and accessibility checks).
 pub fn plain_text(nodes: &[MdNode]) -> String {
     let mut out = String::new();
@@ -393,6 +428,83 @@ mod tests {
         );
         assert_eq!(parse("not a link: https://"), vec![El(Kind::P, vec![t("not a link: https://")])]);
         assert_eq!(parse("`https://in.code`"), vec![El(Kind::P, vec![Code("https://in.code".into())])], "not inside code");
+    }
+
+    #[test]
+    fn plain_paragraph_accepts_only_what_parses_to_one_plain_paragraph() {
+        for src in [
+            "Done.",
+            "Done!",
+            "You said: hello origin",
+            "Sure, I'll check the logs (and the config) now?",
+            "Ünïcödé text, 2 apples; 100% \"quoted\"",
+            "a  b",
+            "well-known a + b = c, a | b, 50% #1 > #2 @ops {x} $5 ^",
+        ] {
+            assert_eq!(plain_paragraph(src), Some(src), "{src:?} is plain");
+            assert_eq!(parse(src), vec![El(Kind::P, vec![t(src)])], "{src:?}");
+        }
+        for src in [
+            "",
+            " leading",
+            "trailing ",
+            "1. a list",
+            "2) a list",
+            "two\nlines",
+            "tab\there",
+            "**bold**",
+            "a_b",
+            "see https://example.com",
+            "a &amp; b",
+            "<b>",
+            "- item",
+            "# head",
+            "x\u{0}y",
+            "non\u{a0}breaking",
+            "> quoted",
+            "+ item",
+            "=== not a heading on its own, but refused",
+            "a ~~gone~~ b",
+            "x [link](y) z",
+            "use `code` here",
+            "a &amp; b",
+            "<mailto:ops@example.com>",
+        ] {
+            assert_eq!(plain_paragraph(src), None, "{src:?} is not plain");
+        }
+        for blank in ["", " ", "\n\n", " \t\r\n"] {
+            assert_eq!(parse_without_parser(blank), Some(vec![]), "{blank:?} is nothing");
+        }
+        assert_eq!(parse_without_parser("\u{a0}"), None, "a no-break space is not blank to markdown");
+        assert_eq!(parse_without_parser("You said: \n"), Some(vec![El(Kind::P, vec![t("You said:")])]), "a streamed reply's end");
+    }
+
+    /// Text made of words, spaces and every kind of character markdown gives a meaning to, so
+    /// that pairs like `*a*` or `[a](b)` come up often.
+    fn markdownish() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::strategy::Strategy;
+        const PIECES: &[&str] = &[
+            "a", "b c", "word", " ", "  ", "*", "_", "`", "[", "]", "(", ")", "<", ">", "!", "#", "|", "~", "&", "-", "+", "=", ":", "\\",
+            "1", ".", "\n", "\t", "\u{a0}", "é", "http", "s://x.y", "//", "amp;", "{", "$", "^", "@", "\u{0}", "\"", "'", "---", "| - |",
+        ];
+        proptest::collection::vec(proptest::sample::select(PIECES), 0..12).prop_map(|v| v.concat())
+    }
+
+    const PLAIN_CASES: u32 = 4096;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config::with_cases(PLAIN_CASES))]
+        /// Whatever `plain_paragraph` accepts parses to exactly one paragraph of that text, so
+        /// showing it without the markdown module shows what the module would.
+        #[test]
+        fn what_plain_paragraph_accepts_parses_to_itself(src in markdownish()) {
+            if plain_paragraph(&src).is_some() {
+                proptest::prop_assert_eq!(parse(&src), vec![El(Kind::P, vec![t(&src)])]);
+            }
+            if let Some(nodes) = parse_without_parser(&src) {
+                proptest::prop_assert_eq!(parse(&src), nodes);
+            }
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod early_socket;
 pub mod gateway_client;
 pub mod identity;
 pub mod json;
+pub mod markdown_module;
 pub mod service_worker;
 pub mod storage;
 pub mod tabs;

@@ -7,6 +7,11 @@
 //! message is static once rendered, and one small builder is a fraction of the code that a
 //! typed view per element kind compiles to. One click listener on the message serves every
 //! Copy and image button inside it.
+//!
+//! The parser and the builder ([`fill`]) run in the markdown module (`src/bin/markdown.rs`),
+//! not in the app: a blank text and a message of plain prose (`model::markdown::parse_without_parser`)
+//! are shown at once as what they parse to; any other shows as written until the module is there
+//! (the first time, over the network; then from the service worker), then as markdown.
 
 use leptos::prelude::*;
 use model::markdown::{Align, Kind, MdNode};
@@ -22,12 +27,42 @@ pub fn Markdown(
     view! { <div class="msg__text md" use:markdown_dom=text on:click=on_click></div> }
 }
 
-/// Fills `el` with the nodes of `text` (the directive runs when the element is created).
+/// Fills `el` with the message (the directive runs when the element is created).
 fn markdown_dom(el: Element, text: String) {
     let Some(doc) = el.owner_document() else {
         return;
     };
-    build(&doc, &el, &model::markdown::parse(&text));
+    if let Some(nodes) = model::markdown::parse_without_parser(&text) {
+        build(&doc, &el, &nodes);
+        return;
+    }
+    // As written until the module has rendered it: readable, and inert (a text node).
+    let _ = el.set_attribute("data-md", "pending");
+    if let Some(p) = element(&doc, &el, "p", "md-source") {
+        self::text(&doc, &p, &text);
+    }
+    leptos::task::spawn_local(async move {
+        match crate::io::markdown_module::render(&el, &text).await {
+            Ok(()) => {
+                let _ = el.set_attribute("data-md", "rendered");
+            }
+            Err(why) => {
+                let _ = el.set_attribute("data-md", "failed");
+                if let Some(note) = element(&doc, &el, "p", "md-note") {
+                    self::text(&doc, &note, &format!("Shown as written: the formatting could not be loaded ({}).", why.0));
+                }
+            }
+        }
+    });
+}
+
+/// Replaces `el`'s children with the nodes of the markdown `text` (the markdown module's work).
+pub fn fill(el: &Element, text: &str) {
+    let Some(doc) = el.owner_document() else {
+        return;
+    };
+    el.set_text_content(None);
+    build(&doc, el, &model::markdown::parse(text));
 }
 
 fn element(doc: &Document, parent: &Node, tag: &str, class: &str) -> Option<Element> {

@@ -12,7 +12,7 @@ export PORT DATA_DIR
 
 
 .PHONY: fmt-check
-.PHONY: setup build build-ui-base-path release-builds gateway run test test-native test-wasm test-e2e clean load bench real-gateway
+.PHONY: setup build build-ui-base-path release-builds gateway run test test-native test-wasm test-e2e clean load bench real-gateway fuzz
 
 setup:
 	@bash scripts/setup.sh
@@ -86,6 +86,12 @@ test-wasm:
 ## `scripts/tests.sh e2e chat dock` runs only those.
 test-e2e: real-gateway
 	OPENCLAW_REAL_DIR=$(REAL_DIR) bash scripts/tests.sh e2e
+
+## The gateway's fuzz harness at a million cases (not part of make test, which runs 250,000;
+## about 2 minutes once built). FUZZ_SEED=<n> runs another seed's cases.
+FUZZ_CASES ?= 1000000
+fuzz:
+	FUZZ_CASES=$(FUZZ_CASES) cargo test -p gateway --test fuzz -- --nocapture
 
 ## Reliability load (not part of make test, about 2 minutes): 200 signed clients for 60 s raise and
 ## answer questions and send chat messages against the optimised gateway binary over loopback.

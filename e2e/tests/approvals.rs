@@ -82,24 +82,25 @@ async fn screenshots(t: &Target, agent: &mut Client) {
         json!({"warningText": "Deletes the build directory"}),
     )
     .await;
+    // The first page at 1000 px, then one at 390 px; the theme changes in place.
     let mut first = Some(first);
     for (w, h) in [(1000u32, 800u32), (390, 844)] {
+        let b = match first.take() {
+            Some(b) => b,
+            None => {
+                let b = Browser::start_sized(w, h).await;
+                b.goto(&t.ui("/")).await;
+                b
+            }
+        };
+        b.wait_text(&card(&id), T, |s| s.contains("shutil.rmtree")).await;
         for theme in ["light", "dark"] {
-            let b = match first.take() {
-                Some(b) => b,
-                None => {
-                    let b = Browser::start_sized(w, h).await;
-                    b.goto(&t.ui("/")).await;
-                    b
-                }
-            };
-            b.wait_text(&card(&id), T, |s| s.contains("shutil.rmtree")).await;
             b.js(&format!("document.documentElement.dataset.theme = '{theme}';")).await;
             let (overflow, _) = b.horizontal_overflow().await;
             assert_eq!(overflow, 0, "horizontal overflow at {w} px ({theme})");
             b.screenshot(&format!("approval-{}-{w}-{theme}", t.name)).await;
-            b.close().await;
         }
+        b.close().await;
     }
     agent.request("approval.resolve", json!({"id": id, "kind": "exec", "decision": "deny"})).await.unwrap();
 }

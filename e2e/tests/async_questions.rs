@@ -202,22 +202,27 @@ async fn async_dock_layout_at_390_and_430_in_light_and_dark() {
         .request("chat.send", serde_json::json!({"sessionKey": MAIN, "message": "async", "idempotencyKey": "layout-async"}))
         .await
         .unwrap();
+    // One browser per width: the bar in both themes, then the panel in both (the theme changes
+    // in place).
     for width in [390u32, 430] {
+        let b = Browser::start_sized(width, 844).await;
+        b.goto(&gw.ui_url()).await;
+        b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
         for theme in ["light", "dark"] {
-            let b = Browser::start_sized(width, 844).await;
-            b.goto(&gw.ui_url()).await;
-            b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
             b.js(&format!("document.documentElement.dataset.theme = '{theme}';")).await;
             let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
             assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at {width} px ({theme})");
             b.screenshot(&format!("async-bar-{width}-{theme}")).await;
-            b.click_button("Expand question").await;
-            b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+        }
+        b.click_button("Expand question").await;
+        b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
+        for theme in ["light", "dark"] {
+            b.js(&format!("document.documentElement.dataset.theme = '{theme}';")).await;
             let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
             assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at {width} px ({theme}), expanded");
             b.screenshot(&format!("async-panel-{width}-{theme}")).await;
-            b.close().await;
         }
+        b.close().await;
     }
 }
 

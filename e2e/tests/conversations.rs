@@ -219,20 +219,20 @@ async fn flows(t: Target, agent: &mut Client) {
 
     // 10. Screenshots: the rail at 1000 px, the drawer at 390 px.
     for (w, h) in [(1000u32, 800u32), (390, 844)] {
+        let s = Browser::start_sized(w, h).await;
+        s.goto(&t.ui("/")).await;
+        s.wait_text("[data-testid=connection-status]", T, |x| x == "Connected").await;
+        if w < 900 {
+            s.click_button("Conversations").await;
+        }
+        s.wait_text(&row_css(&elsewhere), T, |x| x.contains("Waiting on you")).await;
         for theme in ["light", "dark"] {
-            let s = Browser::start_sized(w, h).await;
-            s.goto(&t.ui("/")).await;
-            s.wait_text("[data-testid=connection-status]", T, |x| x == "Connected").await;
-            if w < 900 {
-                s.click_button("Conversations").await;
-            }
-            s.wait_text(&row_css(&elsewhere), T, |x| x.contains("Waiting on you")).await;
             s.js(&format!("document.documentElement.dataset.theme = '{theme}';")).await;
             let (overflow, _) = s.horizontal_overflow().await;
             assert_eq!(overflow, 0, "horizontal overflow at {w} px ({theme})");
             s.screenshot(&format!("conversations-{}-{w}-{theme}", t.name)).await;
-            s.close().await;
         }
+        s.close().await;
     }
 
     b.find_xpath(&format!("//button[@data-key='{elsewhere}']"), T).await.click().await.unwrap();

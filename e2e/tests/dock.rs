@@ -233,16 +233,17 @@ async fn dock_layout_at_390_and_430_in_light_and_dark() {
     let gw = LocalGateway::start().await;
     let mut agent = gw.agent().await;
     ask(&mut agent, two_questions(600_000)).await;
+    // One browser per width; the theme changes in place.
     for width in [390u32, 430] {
+        let b = Browser::start_sized(width, 844).await;
+        b.goto(&gw.ui_url()).await;
+        b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
         for theme in ["light", "dark"] {
-            let b = Browser::start_sized(width, 844).await;
-            b.goto(&gw.ui_url()).await;
-            b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
             b.js(&format!("document.documentElement.dataset.theme = '{theme}';")).await;
             let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
             assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at {width} px ({theme})");
             b.screenshot(&format!("dock-{width}-{theme}")).await;
-            b.close().await;
         }
+        b.close().await;
     }
 }

@@ -159,18 +159,19 @@ async fn check_every_part(b: &Browser) {
 async fn every_part_type_has_a_view_and_nothing_is_dropped() {
     let gw = LocalGateway::start().await;
     seed_every_part(&gw);
+    // One browser per width; the theme changes in place.
     for width in [1000u32, 390] {
+        let b = Browser::start_sized(width, 900).await;
+        b.goto(&gw.ui_url()).await;
+        b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+        check_every_part(&b).await;
         for theme in ["light", "dark"] {
-            let b = Browser::start_sized(width, 900).await;
-            b.goto(&gw.ui_url()).await;
-            b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
-            check_every_part(&b).await;
             b.js(&format!("document.documentElement.dataset.theme = '{theme}'; document.querySelectorAll('[data-testid=tool-call], [data-testid=thinking]').forEach(d => d.open = true);")).await;
             let (overflow, wide) = b.horizontal_overflow().await;
             assert_eq!(overflow, 0, "horizontal overflow at {width} px ({theme}), widest: {wide}");
             b.screenshot(&format!("transcript-parts-{width}-{theme}")).await;
-            b.close().await;
         }
+        b.close().await;
     }
 }
 

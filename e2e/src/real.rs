@@ -40,6 +40,10 @@ fn script() -> PathBuf {
 fn run(dir: &Path, port: u16, args: &[&str], ui_root: Option<(&Path, &str)>) -> std::process::Output {
     let mut cmd = Command::new("bash");
     cmd.arg(script()).arg(dir).args(args).env("PORT", port.to_string()).env("TOKEN", TOKEN);
+    // One V8 code cache for every gateway of every test (Node's compile cache, which openclaw
+    // enables; it checks each entry against its source and rejects a stale or cut one): a
+    // gateway in a fresh directory then starts in about 12.7 s instead of 15.3 s here.
+    cmd.env("NODE_COMPILE_CACHE", install_dir().join("node-compile-cache"));
     if let Some((root, base_path)) = ui_root {
         cmd.env("CONTROL_UI_ROOT", root);
         if !base_path.is_empty() {

@@ -162,9 +162,11 @@ async function file(event) {
     const cache = await caches.open(CACHE);
     await cache.delete(request.url);
   }
-  const response = await fetch(request);
   // A file kept on use is kept as it passes, if its bytes are the ones the page names.
-  if (response.ok) event.waitUntil(keep(new URL(request.url).pathname.split("/").pop(), response.clone()).catch(() => null));
+  const name = new URL(request.url).pathname.split("/").pop();
+  const onUse = (await expectedHashes(["ocui-files-on-use"])).has(name);
+  const response = await fetch(request);
+  if (onUse && response.ok) event.waitUntil(keep(name, response.clone()).catch(() => null));
   return response;
 }
 

@@ -233,3 +233,29 @@ async fn the_markdown_module_is_fetched_once_when_a_message_first_needs_it() {
     let html = std::fs::read_to_string(e2e::dist_dir().join("index.html")).unwrap();
     assert_eq!(files[0].as_str().unwrap().trim_start_matches('/'), on_use_files(&html)[0], "the module the page names");
 }
+
+/// A message whose markdown module cannot be fetched stays readable: its text as written (inert
+/// text), with a note saying why; the next message tries again and renders once the module can
+/// be fetched.
+#[tokio::test(flavor = "multi_thread")]
+async fn markdown_without_its_module_shows_as_written_and_the_next_message_tries_again() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.cdp("Network.enable", json!({})).await;
+    b.cdp("Network.setBlockedURLs", json!({"urls": ["*/markdown-*_bg.wasm*"]})).await;
+    let say = |id: &str, seq: u64, text: &str| {
+        let frame = json!({"type": "event", "event": "session.message", "payload": {"sessionKey": "agent:main:main", "message": {
+            "role": "assistant", "content": [{"type": "text", "text": text}], "__openclaw": {"id": id, "seq": seq}}}});
+        gw.hub().inject_raw(&frame.to_string());
+    };
+    say("blocked", 20, "Some **bold** <img src=x onerror=window.__xss=1> words");
+    let note = b.wait_text(".md[data-md=failed] .md-note", T, |t| !t.is_empty()).await;
+    assert!(note.starts_with("Shown as written: the formatting could not be loaded ("), "{note}");
+    let shown = b.js("const m = document.querySelector('.md[data-md=failed]'); return [m.querySelector('.md-source').textContent, m.querySelectorAll('strong, img').length, window.__xss || 0];").await;
+    assert_eq!(shown, json!(["Some **bold** <img src=x onerror=window.__xss=1> words", 0, 0]), "as written, inert");
+
+    b.cdp("Network.setBlockedURLs", json!({"urls": []})).await;
+    say("unblocked", 21, "Now *it* loads");
+    b.wait_text(".md em", T, |t| t == "it").await;
+    b.wait_gone(".md[data-md=pending]", T).await;
+}

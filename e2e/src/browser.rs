@@ -190,6 +190,38 @@ impl Browser {
         self.click_button(&format!("Switch to {host}")).await;
     }
 
+    /// Waits until this browser's saved copy of `session` (in any gateway's database) holds a
+    /// message with `text`: a reload may then show it before the gateway answers.
+    pub async fn wait_for_saved_copy(&self, session: &str, text: &str) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        let read = format!(
+            "const copies = [];
+             for (const {{ name }} of await indexedDB.databases()) {{
+               copies.push(await new Promise((resolve) => {{
+                 const open = indexedDB.open(name);
+                 open.onsuccess = () => {{
+                   const db = open.result;
+                   if (!db.objectStoreNames.contains('transcripts')) {{ db.close(); return resolve(null); }}
+                   const get = db.transaction('transcripts').objectStore('transcripts').get({session});
+                   get.onsuccess = () => {{ db.close(); resolve(get.result || null); }};
+                   get.onerror = () => {{ db.close(); resolve(null); }};
+                 }};
+                 open.onerror = () => resolve(null);
+               }}));
+             }}
+             return JSON.stringify(copies);",
+            session = json!(session)
+        );
+        loop {
+            let saved = self.js_async(&read).await;
+            if saved.as_str().is_some_and(|s| s.contains(text)) {
+                return;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "no saved copy of {session} with {text:?}: {saved}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     /// Whether an element matching `css` is present now.
     pub async fn exists(&self, css: &str) -> bool {
         self.client.find(Locator::Css(css)).await.is_ok()

@@ -246,8 +246,8 @@ async fn flows(t: Target, agent: &mut Client) {
         .await
         .expect("chat.send a long message");
     b.goto(&t.ui(&format!("/?session={elsewhere}"))).await;
-    // The saved copy shows the shortened row before the socket is up; a click then fails
-    // (not connected) and the history's row replaces it, error and all. Click once connected.
+    // The saved copy shows the shortened row before the socket is up (a click then waits for the
+    // history: transcript_parts pins that); here the row is read from the gateway's history.
     b.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
     let cut = "return document.querySelectorAll('[data-testid=message-cut]').length;";
     let before = b.wait_js(cut, |v| v.as_u64().is_some_and(|n| n > 0)).await.as_u64().unwrap();

@@ -13,34 +13,6 @@ const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 const EXPECTED: &str = "> Which environment should I use?\n\nProduction\n\n> Which checks should run?\n\nunit";
 
-/// Waits until this browser's saved copy of `session` holds a message with `text`.
-async fn wait_for_saved_copy(b: &Browser, session: &str, text: &str) {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let saved = b
-            .js_async(&format!(
-                "return await new Promise((resolve) => {{
-                   const open = indexedDB.open('ocui');
-                   open.onsuccess = () => {{
-                     const db = open.result;
-                     if (!db.objectStoreNames.contains('transcripts')) {{ db.close(); return resolve(null); }}
-                     const get = db.transaction('transcripts').objectStore('transcripts').get({session});
-                     get.onsuccess = () => {{ db.close(); resolve(get.result || null); }};
-                     get.onerror = () => {{ db.close(); resolve(null); }};
-                   }};
-                   open.onerror = () => resolve(null);
-                 }});",
-                session = json!(session)
-            ))
-            .await;
-        if saved.as_str().is_some_and(|s| s.contains(text)) {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "no saved copy of {session} with {text:?}: {saved}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-}
-
 async fn user_texts(gw: &LocalGateway, n: usize) -> Vec<String> {
     e2e::wait_user_texts(gw, MAIN, n).await
 }
@@ -66,7 +38,7 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
     b.wait_text("[data-testid=dock-bar]", T, |t| t.contains("1 pending")).await;
     b.wait_gone("[data-testid=stream]", T).await;
     let cached = b.wait_for_shell_cache().await;
-    wait_for_saved_copy(&b, MAIN, "Which checks should run?").await;
+    b.wait_for_saved_copy(MAIN, "Which checks should run?").await;
     // The worker keeps the page and the files it names, nothing else (no socket, no API).
     for url in cached.as_array().unwrap() {
         let url = url.as_str().unwrap();

@@ -203,3 +203,58 @@ async fn a_question_answered_in_one_browser_shows_its_summary_in_a_second_fresh_
     assert!(!second.exists("[data-testid=tool-call]").await, "an ask_user call is a question summary, not a tool card");
     second.close().await;
 }
+
+/// Pins a failure seen under load (stop 31): "Show the whole message" clicked on the saved copy
+/// before the gateway answered was refused (not connected), and the history's row then drew
+/// the button again, the refusal with it. The click now waits for the gateway's history and is
+/// then carried out, and a reconnect's history (which shortens the row again) keeps it whole.
+/// The relay holds the page offline for as long as the test needs.
+#[tokio::test(flavor = "multi_thread")]
+async fn show_the_whole_message_clicked_before_the_gateway_answers_waits_and_then_shows_it() {
+    let gw = LocalGateway::start().await;
+    let long = format!("long message {}", "x".repeat(20_000));
+    // Saved, not sent: no run answers it, so it stays the one shortened row.
+    gw.gateway().store.create_session(MAIN, "e2e", None, None, None, 0).expect("the session");
+    save(&gw, json!({"role": "user", "content": long, "timestamp": 1.0}));
+    let relay = e2e::relay::Relay::start(gw.ws()).await;
+    let b = Browser::start().await;
+    b.goto(&format!("{}/#token={}&gatewayUrl={}", gw.base(), gw.token, relay.url())).await;
+    b.accept_gateway_switch(&relay.url()).await;
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    let cut = "return document.querySelectorAll('[data-testid=message-cut]').length;";
+    let longest = "return Math.max(0, ...[...document.querySelectorAll('[data-testid=message][data-role=user] .msg__text')].map(e => e.textContent.length));";
+    b.wait_js(cut, |v| v.as_u64() == Some(1)).await;
+    b.wait_for_saved_copy(MAIN, "long message").await;
+
+    // Offline: the reload shows the saved copy, shortened, and the click waits.
+    relay.block();
+    b.client.refresh().await.unwrap();
+    b.wait_js(cut, |v| v.as_u64() == Some(1)).await;
+    assert_ne!(b.js("return document.querySelector('[data-testid=connection-status]').textContent;").await, json!("Connected"));
+    b.click_button("Show the whole message").await;
+    let waiting = b.wait_text("[data-testid=message-cut] [role=status]", T, |t| !t.is_empty()).await;
+    assert!(waiting.contains("Waiting for the gateway"), "{waiting}");
+    assert!(!b.exists("[data-testid=message-cut] [role=alert]").await, "nothing refused");
+    assert!(
+        b.js("return document.querySelector('[data-testid=message-cut] button').disabled;").await == json!(true),
+        "one request at a time"
+    );
+
+    relay.unblock();
+    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_js(cut, |v| v.as_u64() == Some(0)).await;
+    b.wait_js(longest, |v| v.as_u64().is_some_and(|n| n >= long.len() as u64)).await;
+    let asked = relay.sent.lock().unwrap().iter().filter(|f| f.contains("\"method\":\"chat.message.get\"")).count();
+    assert_eq!(asked, 1, "fetched once");
+
+    // A reconnect's history shortens the row again; the page keeps it whole. The row saved while
+    // the page is offline reaches it only through that history.
+    relay.block();
+    b.wait_js("return document.querySelector('[data-testid=connection-status]').textContent;", |v| v != &json!("Connected")).await;
+    save(&gw, json!({"role": "assistant", "content": [{"type": "text", "text": "Saved while you were away."}], "timestamp": 2.0}));
+    relay.unblock();
+    b.wait_text("main", T, |t| t.contains("Saved while you were away.")).await;
+    assert_eq!(b.js(cut).await, json!(0), "still whole after the reconnect's history");
+    assert!(b.js(longest).await.as_u64().is_some_and(|n| n >= long.len() as u64));
+    b.close().await;
+}

@@ -124,6 +124,30 @@ impl RunState {
     }
 }
 
+/// A person's request to read a shortened row whole ("Show the whole message"). Kept by the
+/// conversation, not by the row's view: the history that replaces the saved copy, or a
+/// reconnect, draws the row again, and the request and its outcome stay.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WholeMessage {
+    /// Asked for while the page was not connected, or before the gateway's history replaced
+    /// the saved copy: fetched as soon as that history is in.
+    Waiting,
+    /// `chat.message.get` is on its way.
+    Loading,
+    /// Shown whole; a later page of history that shortens it again is given this row instead.
+    Shown(Box<TranscriptRow>),
+    /// The gateway could not give it, in words; the button asks again.
+    Failed(String),
+}
+
+/// One row a person asked to read whole, and where that request is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WholeRequest {
+    /// The row's key (`__openclaw.id`).
+    pub key: String,
+    pub state: WholeMessage,
+}
+
 #[derive(Clone, Copy)]
 pub struct ChatController {
     /// Whether a pane shows this conversation. A closed pane's controller keeps no session
@@ -150,6 +174,8 @@ pub struct ChatController {
     pub saved_copy: RwSignal<Option<f64>>,
     /// Why no saved copy of this conversation can be kept, when one cannot.
     pub saved_copy_error: RwSignal<Option<String>>,
+    /// The rows a person asked to read whole in this conversation (a handful at most).
+    pub whole: RwSignal<Vec<WholeRequest>>,
     /// Whether the gateway gave this session's history since it was chosen.
     fresh: StoredValue<bool>,
     /// A save of the saved copy is due (debounced).
@@ -213,6 +239,7 @@ impl ChatController {
             link_error: RwSignal::new(None),
             saved_copy: RwSignal::new(None),
             saved_copy_error: RwSignal::new(None),
+            whole: RwSignal::new(Vec::new()),
             fresh: StoredValue::new(false),
             save_due: StoredValue::new(false),
             short_link: StoredValue::new(match route {
@@ -254,6 +281,7 @@ impl ChatController {
                 c.streams.set(BTreeMap::new());
                 c.active_runs.set(Vec::new());
                 c.stop_outcome.set(None);
+                c.whole.set(Vec::new());
                 c.fresh.set_value(false);
                 c.saved_copy.set(None);
                 spawn_local(async move { c.load_history().await });
@@ -322,11 +350,12 @@ impl ChatController {
         }
         match result {
             Ok(v) => {
-                let rows: Vec<TranscriptRow> = v
+                let mut rows: Vec<TranscriptRow> = v
                     .get("messages")
                     .and_then(Value::as_array)
                     .map(|a| a.iter().map(TranscriptRow::from_message).collect())
                     .unwrap_or_default();
+                let waiting = self.keep_whole(&mut rows);
                 self.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
                 let info = v.get("sessionInfo");
                 self.run_active.set(info.and_then(|i| i.get("hasActiveRun")).and_then(Value::as_bool).unwrap_or(false));
@@ -346,6 +375,9 @@ impl ChatController {
                 self.fresh.set_value(true);
                 self.saved_copy.set(None);
                 self.schedule_save();
+                for key in waiting {
+                    spawn_local(async move { self.fetch_whole(key).await });
+                }
             }
             Err(e) => self.history_error.set(Some(format!("The conversation could not be loaded: {e}"))),
         }
@@ -563,10 +595,72 @@ impl ChatController {
         }
     }
 
-    /// Fetches the whole text of a row the gateway shortened (`chat.message.get`) and shows it
-    /// in the row's place. Errors come back in words.
-    pub async fn show_whole(self, key: String) -> Result<(), String> {
+    /// "Show the whole message": the row's whole text, now if the gateway's history is in,
+    /// else as soon as it is (a click on the saved copy before the socket is up is kept, never
+    /// refused for being early). The outcome is in `whole`.
+    pub fn show_whole(self, key: String) {
+        if self.client.status.get_untracked() == Status::Connected && self.fresh.get_value() {
+            spawn_local(async move { self.fetch_whole(key).await });
+        } else {
+            self.set_whole(key, WholeMessage::Waiting);
+        }
+    }
+
+    /// Where the request to read row `key` whole is, if there is one.
+    fn set_whole(&self, key: String, state: WholeMessage) {
+        self.whole.update(|w| match w.iter_mut().find(|r| r.key == key) {
+            Some(r) => r.state = state,
+            None => w.push(WholeRequest { key, state }),
+        });
+    }
+
+    /// Gives each shortened row of a history page the whole row shown before (a reconnect's
+    /// page shortens it again); returns the keys still waiting to be fetched. Requests for
+    /// rows the page holds whole are dropped: nothing is left to fetch.
+    fn keep_whole(&self, rows: &mut [TranscriptRow]) -> Vec<String> {
+        let mut waiting = Vec::new();
+        self.whole.update(|whole| {
+            whole.retain(|request| {
+                let Some(row) = rows.iter_mut().find(|r| r.key == request.key) else { return true };
+                if !row.truncated {
+                    return false;
+                }
+                match &request.state {
+                    WholeMessage::Shown(kept) => *row = TranscriptRow { key: row.key.clone(), seq: row.seq, ..(**kept).clone() },
+                    WholeMessage::Waiting => waiting.push(request.key.clone()),
+                    WholeMessage::Loading | WholeMessage::Failed(_) => {}
+                }
+                true
+            });
+        });
+        waiting
+    }
+
+    async fn fetch_whole(self, key: String) {
         let session = self.session.get_untracked();
+        self.set_whole(key.clone(), WholeMessage::Loading);
+        let result = self.whole_row(&session, &key).await;
+        if self.session.get_untracked() != session {
+            return;
+        }
+        let outcome = match result {
+            Ok(whole) => {
+                self.messages.update(|rows| {
+                    if let Some(row) = rows.iter_mut().find(|r| r.key == key) {
+                        *row = TranscriptRow { key: row.key.clone(), seq: row.seq, ..whole.clone() };
+                    }
+                });
+                WholeMessage::Shown(Box::new(whole))
+            }
+            // The connection dropped on the way: asked again once the next history is in.
+            Err(_) if self.client.status.get_untracked() != Status::Connected => WholeMessage::Waiting,
+            Err(why) => WholeMessage::Failed(why),
+        };
+        self.set_whole(key, outcome);
+    }
+
+    /// `chat.message.get`: the row whole, or why the gateway could not give it.
+    async fn whole_row(&self, session: &str, key: &str) -> Result<TranscriptRow, String> {
         let reply = self
             .client
             .request("chat.message.get", json!({"sessionKey": session, "messageId": key, "maxChars": 500000}))
@@ -584,12 +678,7 @@ impl ChatController {
         if whole.truncated {
             return Err("it is too large for the gateway to send whole.".into());
         }
-        self.messages.update(|rows| {
-            if let Some(row) = rows.iter_mut().find(|r| r.key == key) {
-                *row = TranscriptRow { key: row.key.clone(), seq: row.seq, ..whole };
-            }
-        });
-        Ok(())
+        Ok(whole)
     }
 
     /// Stop, now: `chat.abort` for the run (`model::command::abort_params`), straight to the

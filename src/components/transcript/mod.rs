@@ -328,28 +328,33 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
     .into_any()
 }
 
-/// "Show the whole message" under a row the gateway shortened.
+/// "Show the whole message" under a row the gateway shortened. The request and its outcome
+/// are the conversation's (`ChatController::whole`): a click made before the gateway's history
+/// is in waits for it, and a row drawn again keeps what was asked.
 #[component]
-fn ShowWhole(key: String) -> impl IntoView {
+fn ShowWhole(
+    /// The row's key (`__openclaw.id`).
+    key: String,
+) -> impl IntoView {
+    use crate::state::chat::WholeMessage;
     let chat = expect_context::<ChatController>();
     let key = StoredValue::new(key);
-    let state = RwSignal::new(None::<String>);
-    let busy = RwSignal::new(false);
-    let fetch = move |_| {
-        busy.set(true);
-        leptos::task::spawn_local(async move {
-            let result = chat.show_whole(key.get_value()).await;
-            busy.set(false);
-            if let Err(why) = result {
-                state.set(Some(format!("The whole message could not be shown: {why}")));
-            }
-        });
+    // What the request says, as (busy, role, words): no view of its own per state.
+    let said = move || {
+        key.with_value(|k| {
+            chat.whole.with(|w| match w.iter().find(|r| &r.key == k).map(|r| &r.state) {
+                Some(WholeMessage::Waiting) => (true, "status", " Waiting for the gateway: shown whole as soon as it answers.".to_string()),
+                Some(WholeMessage::Loading) => (true, "status", " Loading…".to_string()),
+                Some(WholeMessage::Failed(why)) => (false, "alert", format!(" The whole message could not be shown: {why}")),
+                _ => (false, "status", String::new()),
+            })
+        })
     };
     view! {
         <p class="msg__cut" data-testid="message-cut">
             "The gateway shortened this message. "
-            <button type="button" disabled=move || busy.get() on:click=fetch>"Show the whole message"</button>
-            {move || state.get().map(|s| view! { <span role="alert">{s}</span> })}
+            <button type="button" disabled=move || said().0 on:click=move |_| chat.show_whole(key.get_value())>"Show the whole message"</button>
+            <span role=move || said().1>{move || said().2}</span>
         </p>
     }
 }

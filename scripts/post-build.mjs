@@ -95,17 +95,21 @@ if (early && early.settle) {
 
 // 0c. The markdown module (src/bin/markdown.rs), fetched the first time a message needs it:
 // `window.ocuiRenderMarkdown(element, text)` (src/io/markdown_module.rs) loads it once (again
-// after a failed try), then renders. Once it is loaded the service worker is asked to keep it:
+// after a failed try, at most every 3 s), then renders. Once it is loaded the service worker is asked to keep it:
 // it is not among the files a first visit fetches, so it is kept on use, not at install.
 const markdown = await workerModule("markdown", ["render"]);
+// After a failed try, messages within the next 3 s are shown as written without another
+// fetch: a reply streaming while the module cannot be fetched would otherwise fetch it again on
+// every update.
 const markdownStart = `
-let loading = null;
+let loading = null, failure = null, failedAt = 0;
 window.ocuiRenderMarkdown = function (element, text) {
+  if (!loading && failure && Date.now() - failedAt < 3000) return Promise.reject(failure);
   if (!loading) {
     loading = __wbg_init({ module_or_path: window.ocuiFetchWasm(${JSON.stringify(base + markdown.wasm)}) });
     loading.then(function () {
       if (navigator.serviceWorker) navigator.serviceWorker.ready.then(function (r) { if (r.active) r.active.postMessage({ type: "ocui-keep", file: ${JSON.stringify(markdown.packed)} }); });
-    }, function () { loading = null; });
+    }, function (e) { loading = null; failure = e; failedAt = Date.now(); });
   }
   return loading.then(function () { render(element, text); });
 };

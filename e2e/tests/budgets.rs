@@ -255,6 +255,9 @@ async fn markdown_without_its_module_shows_as_written_and_the_next_message_tries
     assert_eq!(shown, json!(["Some **bold** <img src=x onerror=window.__xss=1> words", 0, 0]), "as written, inert");
 
     b.cdp("Network.setBlockedURLs", json!({"urls": []})).await;
+    // The loader tries again at most every 3 s after a failure (a reply streaming meanwhile
+    // does not fetch it on every update): the next message comes later than that.
+    tokio::time::sleep(Duration::from_millis(3_200)).await;
     say("unblocked", 21, "Now *it* loads");
     b.wait_text(".md em", T, |t| t == "it").await;
     b.wait_gone(".md[data-md=pending]", T).await;

@@ -379,7 +379,15 @@ impl ChatController {
                     spawn_local(async move { self.fetch_whole(key).await });
                 }
             }
-            Err(e) => self.history_error.set(Some(format!("The conversation could not be loaded: {e}"))),
+            Err(e) => {
+                // A click that waited for this history gets the reason, and can be tried again.
+                self.whole.update(|w| {
+                    for r in w.iter_mut().filter(|r| r.state == WholeMessage::Waiting) {
+                        r.state = WholeMessage::Failed(format!("the conversation could not be loaded ({e})."));
+                    }
+                });
+                self.history_error.set(Some(format!("The conversation could not be loaded: {e}")));
+            }
         }
     }
 
@@ -393,17 +401,23 @@ impl ChatController {
             let result = this.client.request("chat.history", json!({"sessionKey": session, "limit": 100, "offset": offset})).await;
             this.loading.set(false);
             if let Ok(v) = result {
-                let older: Vec<TranscriptRow> = v
+                let mut older: Vec<TranscriptRow> = v
                     .get("messages")
                     .and_then(Value::as_array)
                     .map(|a| a.iter().map(TranscriptRow::from_message).collect())
                     .unwrap_or_default();
+                // An older row asked for whole earlier (shown, or waiting since a reconnect's
+                // newest page did not hold it) is given or fetched now.
+                let waiting = this.keep_whole(&mut older);
                 this.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
                 this.messages.update(|m| {
                     let mut merged: Vec<TranscriptRow> = older.into_iter().filter(|o| !m.iter().any(|x| x.key == o.key)).collect();
                     merged.append(m);
                     *m = merged;
                 });
+                for key in waiting {
+                    spawn_local(async move { this.fetch_whole(key).await });
+                }
             }
         });
     }

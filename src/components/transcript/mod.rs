@@ -343,7 +343,11 @@ fn ShowWhole(
     let said = move || {
         key.with_value(|k| {
             chat.whole.with(|w| match w.iter().find(|r| &r.key == k).map(|r| &r.state) {
-                Some(WholeMessage::Waiting) => (true, "status", " Waiting for the gateway: shown whole as soon as it answers.".to_string()),
+                // Not disabled while waiting: a click once the page is connected fetches it (a
+                // request the history left waiting is never stuck).
+                Some(WholeMessage::Waiting) => {
+                    (false, "status", " Waiting for the gateway: shown whole as soon as it answers.".to_string())
+                }
                 Some(WholeMessage::Loading) => (true, "status", " Loading…".to_string()),
                 Some(WholeMessage::Failed(why)) => (false, "alert", format!(" The whole message could not be shown: {why}")),
                 _ => (false, "status", String::new()),

@@ -217,7 +217,8 @@ async fn show_the_whole_message_clicked_before_the_gateway_answers_waits_and_the
     gw.gateway().store.create_session(MAIN, "e2e", None, None, None, 0).expect("the session");
     save(&gw, json!({"role": "user", "content": long, "timestamp": 1.0}));
     let relay = e2e::relay::Relay::start(gw.ws()).await;
-    let b = Browser::start().await;
+    // At a phone's width: the waiting line is looked at there (a screenshot, no overflow).
+    let b = Browser::start_sized(390, 844).await;
     b.goto(&format!("{}/#token={}&gatewayUrl={}", gw.base(), gw.token, relay.url())).await;
     b.accept_gateway_switch(&relay.url()).await;
     b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
@@ -235,6 +236,9 @@ async fn show_the_whole_message_clicked_before_the_gateway_answers_waits_and_the
     let waiting = b.wait_text("[data-testid=message-cut] [role=status]", T, |t| !t.is_empty()).await;
     assert!(waiting.contains("Waiting for the gateway"), "{waiting}");
     assert!(!b.exists("[data-testid=message-cut] [role=alert]").await, "nothing refused");
+    b.js("document.querySelector('[data-testid=message-cut]').scrollIntoView();").await;
+    assert_eq!(b.horizontal_overflow().await.0, 0, "no horizontal overflow at 390 px");
+    b.screenshot("show-whole-waiting-390").await;
     // A second click while it waits asks nothing more.
     b.click_button("Show the whole message").await;
 

@@ -337,28 +337,37 @@ fn ShowWhole(
     key: String,
 ) -> impl IntoView {
     use crate::state::chat::WholeMessage;
+    /// What the line under the row says about the request.
+    struct Said {
+        /// The button waits for an answer already on its way.
+        busy: bool,
+        /// `status`, or `alert` for a failure.
+        role: &'static str,
+        words: String,
+    }
     let chat = expect_context::<ChatController>();
     let key = StoredValue::new(key);
-    // What the request says, as (busy, role, words): no view of its own per state.
     let said = move || {
         key.with_value(|k| {
             chat.whole.with(|w| match w.iter().find(|r| &r.key == k).map(|r| &r.state) {
-                // Not disabled while waiting: a click once the page is connected fetches it (a
+                // Not busy while waiting: a click once the page is connected fetches it (a
                 // request the history left waiting is never stuck).
                 Some(WholeMessage::Waiting) => {
-                    (false, "status", " Waiting for the gateway: shown whole as soon as it answers.".to_string())
+                    Said { busy: false, role: "status", words: " Waiting for the gateway: shown whole as soon as it answers.".into() }
                 }
-                Some(WholeMessage::Loading) => (true, "status", " Loading…".to_string()),
-                Some(WholeMessage::Failed(why)) => (false, "alert", format!(" The whole message could not be shown: {why}")),
-                _ => (false, "status", String::new()),
+                Some(WholeMessage::Loading) => Said { busy: true, role: "status", words: " Loading…".into() },
+                Some(WholeMessage::Failed(why)) => {
+                    Said { busy: false, role: "alert", words: format!(" The whole message could not be shown: {why}") }
+                }
+                _ => Said { busy: false, role: "status", words: String::new() },
             })
         })
     };
     view! {
         <p class="msg__cut" data-testid="message-cut">
             "The gateway shortened this message. "
-            <button type="button" disabled=move || said().0 on:click=move |_| chat.show_whole(key.get_value())>"Show the whole message"</button>
-            <span role=move || said().1>{move || said().2}</span>
+            <button type="button" disabled=move || said().busy on:click=move |_| chat.show_whole(key.get_value())>"Show the whole message"</button>
+            <span role=move || said().role>{move || said().words}</span>
         </p>
     }
 }

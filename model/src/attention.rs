@@ -153,8 +153,8 @@ pub fn notice(w: &Waiting, phase: Phase, now_ms: i64) -> Notice {
 #[derive(Debug, Clone, Default)]
 pub struct Watch {
     /// Requests seen at least once (their arrival was handled, shown or not).
-    arrived: std::collections::BTreeSet<String>,
-    last: std::collections::BTreeSet<String>,
+    arrived: std::collections::HashSet<String>,
+    last: std::collections::HashSet<String>,
 }
 
 impl Watch {

@@ -1,7 +1,7 @@
 //! A person's unfinished answer to one request: selections and typed text per question,
 //! and the step they are on. Drafts are keyed by request id and never touch each other.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use protocol::question::{Question, QuestionAnswers, QuestionRecord};
 use serde::{Deserialize, Serialize};
@@ -29,10 +29,10 @@ pub struct QuestionDraft {
     #[serde(default)]
     pub step: usize,
     #[serde(default)]
-    pub answers: BTreeMap<String, AnswerDraft>,
+    pub answers: HashMap<String, AnswerDraft>,
     /// Values typed into secret questions: never serialised, so never stored.
     #[serde(skip)]
-    pub secrets: BTreeMap<String, String>,
+    pub secrets: HashMap<String, String>,
     /// Bumped on every change; storage writes only move forward. 0 means untouched.
     #[serde(default)]
     pub revision: u64,

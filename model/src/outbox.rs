@@ -202,6 +202,12 @@ impl From<OutboxRow> for OutboxRowStored {
 pub const DEFAULT_STALE_MS: f64 = 24.0 * 3600.0 * 1000.0;
 
 impl OutboxRow {
+    /// The order rows are sent and listed in. Every place that sorts rows names this one key,
+    /// so the browser build carries one copy of the sort.
+    pub fn queue_order(&self) -> u64 {
+        self.order
+    }
+
     pub fn new(id: &str, session_key: &str, text: &str, idempotency_key: &str, now_ms: f64, order: u64) -> OutboxRow {
         OutboxRow {
             id: id.into(),

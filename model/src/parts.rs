@@ -193,7 +193,7 @@ pub fn tool_call_ids(messages: &[Value]) -> Vec<String> {
             _ => None,
         })
         .collect();
-    ids.sort();
+    ids.sort_unstable();
     ids.dedup();
     ids
 }

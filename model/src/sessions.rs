@@ -2,7 +2,7 @@
 //! Load more, searched by title on the gateway, with archived ones behind a filter; and which
 //! conversations have news this browser has not shown yet.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -211,7 +211,7 @@ pub struct ReadMarks {
     pub since: i64,
     /// Activity last shown, by key.
     #[serde(default)]
-    pub seen: BTreeMap<String, i64>,
+    pub seen: HashMap<String, i64>,
 }
 
 /// At most this many conversations are remembered as read (the oldest go first).

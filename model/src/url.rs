@@ -263,7 +263,7 @@ pub const LEGACY_DB_NAME: &str = "ocui";
 /// that keys storage by gateway.
 pub fn legacy_owner(own: &str, used: &[String]) -> String {
     let mut distinct: Vec<String> = used.iter().map(|u| normalize_gateway_url(u)).filter(|u| !u.is_empty()).collect();
-    distinct.sort();
+    distinct.sort_unstable();
     distinct.dedup();
     match distinct.as_slice() {
         [only] => only.clone(),

@@ -2,7 +2,7 @@
 //! blocking, answered through the outbox, confirmed from saved history, dismissed (with
 //! Undo) or retired into history and reopened. The rules are in `model::async_q`.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -58,7 +58,7 @@ pub struct AsyncQController {
     /// The async questions in every open pane's transcript, each with the pane controller
     /// (`Panes::chats` index) whose conversation it is in; once each.
     pub questions: Memo<Vec<(usize, AsyncQuestion)>>,
-    pub local: RwSignal<BTreeMap<String, LocalAsync>>,
+    pub local: RwSignal<HashMap<String, LocalAsync>>,
     /// The item whose dismissal can still be undone.
     pub undo: RwSignal<Option<String>>,
     /// A question to show expanded as soon as it is back in the dock (after Answer).
@@ -85,7 +85,7 @@ impl AsyncQController {
             }
             found
         });
-        let local = RwSignal::new(BTreeMap::<String, LocalAsync>::new());
+        let local = RwSignal::new(HashMap::<String, LocalAsync>::new());
         let reload = RwSignal::new(0u64);
         let channel = Channel::open(&crate::io::storage::scoped("ocui-async"), move |_| reload.update(|n| *n += 1));
         let c = AsyncQController {
@@ -103,7 +103,7 @@ impl AsyncQController {
             let _ = reload.get();
             if db.opened.get() > 0 {
                 spawn_local(async move {
-                    let stored: BTreeMap<String, LocalAsync> =
+                    let stored: HashMap<String, LocalAsync> =
                         db.get_all(ASYNC).await.into_iter().filter_map(|(k, v)| Some((k, crate::io::json::decode(&v)?))).collect();
                     local.set(stored);
                 });

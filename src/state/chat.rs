@@ -192,7 +192,7 @@ thread_local! {
     /// Text given back by Discard to a conversation no pane shows, that looked like a
     /// credential: it is never stored (the composer's rule), so it waits here, in memory, until
     /// a pane opens that conversation.
-    static HELD_DRAFTS: std::cell::RefCell<BTreeMap<String, String>> = const { std::cell::RefCell::new(BTreeMap::new()) };
+    static HELD_DRAFTS: std::cell::RefCell<std::collections::HashMap<String, String>> = std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 fn merge_text(current: &str, text: &str) -> String {

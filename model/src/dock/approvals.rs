@@ -117,7 +117,7 @@ impl Dock {
                 self.place(
                     Entry::Invalid(InvalidRecord {
                         id,
-                        problem: format!("The {} does not match the protocol: {problem}.", kind.noun().to_lowercase()),
+                        problem: format!("The {} does not match the protocol: {problem}.", kind.noun().to_ascii_lowercase()),
                         raw,
                     }),
                     typing,
@@ -412,7 +412,7 @@ impl Dock {
             self.receipts.push(receipt.clone());
             fx.push(Effect::SaveReceipt(receipt));
         }
-        self.receipts.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+        self.receipts.sort_by(Receipt::by_time);
         fx
     }
 }

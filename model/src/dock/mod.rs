@@ -4,7 +4,7 @@
 //!
 //! Nothing here ever answers for the person: expiry only marks a request unanswerable.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{HashMap, HashSet};
 
 use protocol::approval::{Approval, ApprovalResolution, ApprovalSummary, Decision};
 use protocol::error::{ErrorShape, reason};
@@ -266,6 +266,14 @@ pub struct Receipt {
     pub approval: Option<ApprovalSummary>,
 }
 
+impl Receipt {
+    /// Oldest first: the order receipts are kept and shown in. One named comparison for every
+    /// place that sorts them, so the browser build carries one copy of the sort.
+    pub fn by_time(a: &Receipt, b: &Receipt) -> std::cmp::Ordering {
+        a.at_ms.total_cmp(&b.at_ms)
+    }
+}
+
 /// What the glue should do after a transition.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
@@ -302,17 +310,17 @@ pub struct Dock {
     /// Summaries of requests that left, oldest first.
     pub receipts: Vec<Receipt>,
     /// Ids that are resolved: a later listing never brings them back.
-    tombstones: BTreeSet<String>,
+    tombstones: HashSet<String>,
     /// Resolutions that arrived before their request (kept, and applied on arrival).
-    early: BTreeMap<String, (QuestionStatus, Option<QuestionAnswers>)>,
+    early: HashMap<String, (QuestionStatus, Option<QuestionAnswers>)>,
     /// Approval resolutions that arrived before their request.
-    early_approvals: BTreeMap<String, ApprovalResolution>,
-    get_attempts: BTreeMap<String, usize>,
+    early_approvals: HashMap<String, ApprovalResolution>,
+    get_attempts: HashMap<String, usize>,
     /// Counts resolutions taken from `question.resolved` events ...
     resolution_clock: u64,
     /// ... and remembers when each id was closed that way. An event can be a lie (a broken
     /// or replayed frame); a listing asked for after it is the truth.
-    closed_by_event: BTreeMap<String, u64>,
+    closed_by_event: HashMap<String, u64>,
 }
 
 /// What the gateway answered to a `question.get` or `approval.get`.
@@ -333,7 +341,7 @@ impl Dock {
 
     /// Restores receipts saved earlier (they also tombstone their ids).
     pub fn restore_receipts(&mut self, mut receipts: Vec<Receipt>) {
-        receipts.sort_by(|a, b| a.at_ms.total_cmp(&b.at_ms));
+        receipts.sort_by(Receipt::by_time);
         for r in receipts {
             self.tombstones.insert(r.id.clone());
             if matches!(r.outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) {
@@ -527,7 +535,7 @@ impl Dock {
     pub fn listed_since(&mut self, records: &[Value], mark: u64) -> Vec<Effect> {
         let mut fx = Vec::new();
         // `question.list` holds the pending requests only.
-        let listed: BTreeSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
+        let listed: HashSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
         let due: Vec<String> = self.closed_by_event.iter().filter(|(_, at)| **at <= mark).map(|(id, _)| id.clone()).collect();
         for id in due {
             self.closed_by_event.remove(&id);
@@ -903,7 +911,7 @@ pub fn describe_resolve_error(e: &ErrorShape) -> String {
 fn same_answers(a: &QuestionAnswers, b: &QuestionAnswers) -> bool {
     // The gateway trims and canonicalises; compare the same way.
     let norm = |x: &QuestionAnswers| {
-        x.answers.iter().map(|(k, v)| (k.clone(), v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>())).collect::<BTreeMap<_, _>>()
+        x.answers.iter().map(|(k, v)| (k.clone(), v.iter().map(|s| s.trim().to_string()).collect::<Vec<_>>())).collect::<HashMap<_, _>>()
     };
     norm(a) == norm(b) || b.answers.values().any(|v| v.iter().any(|s| s == "stored"))
 }

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use model::dock::Receipt;
 use model::outbox::{OutboxRow, SendState, describe};
 
-use std::collections::BTreeMap;
+use std::collections::{HashMap, HashSet};
 
 use model::parts::{ImageSource, Part, ToolResult};
 
@@ -27,7 +27,7 @@ fn same_question(r: &Receipt, asked: &[(String, f64)], session: &str) -> bool {
 
 /// The tool results of the transcript, by call id (a context for the message views).
 #[derive(Clone, Copy)]
-struct ToolResults(Memo<BTreeMap<String, ToolResult>>);
+struct ToolResults(Memo<HashMap<String, ToolResult>>);
 
 #[derive(Clone, PartialEq)]
 enum Item {
@@ -114,7 +114,7 @@ pub fn Transcript() -> impl IntoView {
         chat.messages.with(|rows| {
             rows.iter()
                 .filter_map(|r| r.tool_result.as_ref().map(|t| (t.call_id.clone(), t.clone())))
-                .collect::<BTreeMap<String, ToolResult>>()
+                .collect::<HashMap<String, ToolResult>>()
         })
     });
     provide_context(ToolResults(results));
@@ -124,7 +124,7 @@ pub fn Transcript() -> impl IntoView {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
         let rows = chat.messages.get();
-        let calls: std::collections::BTreeSet<&str> = rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
+        let calls: HashSet<&str> = rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
         // The wording of every question asked through `ask_user` in this transcript: a summary
         // this browser keeps for one of them is shown by that call's card, not twice.
         let asked: Vec<(String, f64)> = rows.iter().flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp))).collect();

@@ -83,7 +83,7 @@ pub struct OutboxController {
     loading: StoredValue<Rc<Cell<LoadState>>, LocalStorage>,
     /// Rows open in an editor in this tab: the sender waits for them (and for what is queued
     /// behind them) until the edit is saved or cancelled.
-    editing: StoredValue<std::collections::BTreeSet<String>>,
+    editing: StoredValue<std::collections::HashSet<String>>,
     /// Counts edits of `rows` made outside a load, so that a load which read storage before
     /// an edit does not write the older rows back over it.
     edits: StoredValue<Rc<Cell<u64>>, LocalStorage>,

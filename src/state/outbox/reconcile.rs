@@ -53,7 +53,7 @@ impl OutboxController {
     pub(super) async fn reconcile(self) {
         let sessions: Vec<String> = self.rows.with_untracked(|rows| {
             let mut s: Vec<String> = rows.iter().filter(|r| r.is_unsent()).map(|r| r.session_key.clone()).collect();
-            s.sort();
+            s.sort_unstable();
             s.dedup();
             s
         });

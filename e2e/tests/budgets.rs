@@ -180,9 +180,8 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
     assert!(!fetched.iter().any(|f| f.ends_with(".wasm")), "the plain wasm was never fetched: {fetched:?}");
     // The page preloads the app's wasm and the loader's fetch takes that response over: one
     // request, not two (a preload the fetch did not match would double the first visit).
-    let app_requests = b
-        .js("return performance.getEntriesByType('resource').filter(e => /\\/app-[0-9a-f]+_bg\\.wasm\\.gz$/.test(e.name)).length;")
-        .await;
+    let app_requests =
+        b.js("return performance.getEntriesByType('resource').filter(e => /\\/app-[0-9a-f]+_bg\\.wasm\\.gz$/.test(e.name)).length;").await;
     assert_eq!(app_requests, json!(1), "the app's wasm was requested once, preload included: {fetched:?}");
     // The reply ("You said: hello origin") is plain prose: it needed no markdown module.
     assert!(

@@ -18,8 +18,8 @@
 //    included, in its console.) The markdown module, which a first visit does not fetch, is
 //    named apart (`<meta name="ocui-files-on-use">`): the worker keeps it once it is used.
 //
-// 3. The page preloads the app's gzip'd wasm (`<link rel=preload as=fetch crossorigin>`, first in
-//    `<head>`): the browser's preload scanner reads it as the page's first bytes arrive, before
+// 3. The page preloads the app's gzip'd wasm (`<link rel=preload as=fetch crossorigin>`, right after
+//    the charset): the browser's preload scanner reads it as the page's first bytes arrive, before
 //    the parser has run the loader, and the loader's `fetch()` of the same URL takes that
 //    response over (a same-origin fetch is what `as=fetch` with `crossorigin` stands for), so
 //    nothing is fetched twice (`budgets.rs` counts the bytes). Over a real link the app's wasm is

@@ -536,7 +536,9 @@ impl Dock {
         let mut fx = Vec::new();
         // `question.list` holds the pending requests only.
         let listed: HashSet<String> = records.iter().filter_map(|r| r.get("id").and_then(Value::as_str).map(str::to_string)).collect();
-        let due: Vec<String> = self.closed_by_event.iter().filter(|(_, at)| **at <= mark).map(|(id, _)| id.clone()).collect();
+        let mut due: Vec<String> = self.closed_by_event.iter().filter(|(_, at)| **at <= mark).map(|(id, _)| id.clone()).collect();
+        // By id: the map's order is arbitrary, the effects' order is not.
+        due.sort_unstable();
         for id in due {
             self.closed_by_event.remove(&id);
             if listed.contains(&id) {

@@ -5,6 +5,7 @@ pub mod browser;
 pub mod model_hold;
 pub mod real;
 pub mod relay;
+pub mod scripted_model;
 
 use std::path::PathBuf;
 

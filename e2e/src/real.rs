@@ -159,6 +159,26 @@ impl RealGateway {
         config_patch(agent, &patch, None).await;
     }
 
+    /// Points every run at the project's scripted model ([`crate::scripted_model`]) and has host
+    /// exec ask a person for commands off the allowlist (`tools.exec.mode: "ask"`), as a person
+    /// who set the gateway up for real work would. Applied at once over `config.patch`.
+    pub async fn use_scripted_model(&self, agent: &mut gateway::client::Client, model: &crate::scripted_model::ScriptedModel) {
+        use crate::scripted_model::{MODEL, PROVIDER};
+        let patch = serde_json::json!({
+            "models": {"mode": "merge", "providers": {PROVIDER: model.provider_config()}},
+            "agents": {"defaults": {"model": {"primary": format!("{PROVIDER}/{MODEL}")}}},
+            "tools": {"exec": {"mode": "ask"}},
+        });
+        config_patch(agent, &patch, None).await;
+    }
+
+    /// The agent's workspace, where its commands run (`<state dir>/workspace`).
+    pub fn workspace(&self) -> PathBuf {
+        let dir = self.dir.join("state/workspace");
+        std::fs::create_dir_all(&dir).expect("the agent's workspace");
+        dir
+    }
+
     /// Removes the provider [`Self::use_model`] added, so that a run that is still to start (a
     /// queued input's follow-up) fails before it takes its input: the input ends "interrupted".
     pub async fn remove_model(&self, agent: &mut gateway::client::Client) {

@@ -16,6 +16,7 @@ pub mod outbox;
 pub mod panes;
 pub mod parts;
 pub mod sessions;
+pub mod transcript;
 pub mod url;
 
 /// The first `max` characters of `s` on one line, for naming a message in a sentence.

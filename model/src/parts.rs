@@ -35,7 +35,11 @@ pub enum Part {
         id: String,
         name: String,
         arguments: Value,
+        /// The `tool_call` that reached this tool (a nested tool row's call).
+        parent: Option<String>,
     },
+    /// A tool's result inside a row (a nested tool row's second part).
+    ToolResult(ToolResult),
     Image {
         source: ImageSource,
         alt: String,
@@ -136,7 +140,9 @@ pub fn parts(m: &Value) -> Vec<Part> {
                     id: p.get("id").and_then(Value::as_str).unwrap_or("").to_string(),
                     name: p.get("name").and_then(Value::as_str).unwrap_or("tool").to_string(),
                     arguments: p.get("arguments").or_else(|| p.get("input")).cloned().unwrap_or(Value::Null),
+                    parent: p.get("parentToolCallId").and_then(Value::as_str).map(str::to_string),
                 },
+                "toolResult" | "tool_result" => Part::ToolResult(result_of(p)),
                 "image" | "image_url" | "input_image" => image(p),
                 _ => Part::Unsupported { kind: if kind.is_empty() { "untyped".into() } else { kind.to_string() }, raw: p.clone() },
             }
@@ -164,9 +170,11 @@ pub fn is_tool_result(m: &Value) -> bool {
 }
 
 pub fn tool_result(m: &Value) -> Option<ToolResult> {
-    if !is_tool_result(m) {
-        return None;
-    }
+    is_tool_result(m).then(|| result_of(m))
+}
+
+/// A result from a row or part: its `toolCallId`, `toolName`, text content and `isError`.
+fn result_of(m: &Value) -> ToolResult {
     let text = parts(m)
         .into_iter()
         .filter_map(|p| match p {
@@ -175,12 +183,34 @@ pub fn tool_result(m: &Value) -> Option<ToolResult> {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    Some(ToolResult {
+    ToolResult {
         call_id: m.get("toolCallId").or_else(|| m.get("tool_call_id")).and_then(Value::as_str).unwrap_or("").to_string(),
         name: m.get("toolName").and_then(Value::as_str).unwrap_or("tool").to_string(),
         text,
         is_error: m.get("isError") == Some(&Value::Bool(true)),
-    })
+    }
+}
+
+/// The results inside a row (a nested tool row carries its call and its result as parts).
+pub fn nested_results(m: &Value) -> Vec<ToolResult> {
+    parts(m)
+        .into_iter()
+        .filter_map(|p| match p {
+            Part::ToolResult(r) if !r.call_id.is_empty() => Some(r),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The tool a call really reaches: OpenClaw's `tool_call {id, args}` calls the tool `id` with
+/// `args` (how agents reach `ask_user`, `secrets` and most tools); any other call is itself.
+pub fn inner_call(name: &str, arguments: &Value) -> (String, Value) {
+    if name == "tool_call"
+        && let Some(id) = arguments.get("id").and_then(Value::as_str)
+    {
+        return (id.to_string(), arguments.get("args").cloned().unwrap_or(Value::Null));
+    }
+    (name.to_string(), arguments.clone())
 }
 
 /// The tool call ids of a page's tool calls (their results are shown with them).
@@ -380,7 +410,7 @@ mod tests {
                 Part::Thinking { text: "Need the deploy target.".into(), redacted: false },
                 Part::Thinking { text: "".into(), redacted: true },
                 Part::Text("I need one decision first.".into()),
-                Part::ToolCall { id: "call_a1".into(), name: "ask_user".into(), arguments: json!({"questions": []}) },
+                Part::ToolCall { id: "call_a1".into(), name: "ask_user".into(), arguments: json!({"questions": []}), parent: None },
                 Part::Image { source: ImageSource::Omitted { bytes: Some(48213) }, alt: "".into() },
                 Part::Image { source: ImageSource::Inline("data:image/png;base64,iVBORw0KGgo=".into()), alt: "".into() },
                 Part::Image { source: ImageSource::Omitted { bytes: None }, alt: "".into() },

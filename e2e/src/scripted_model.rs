@@ -67,14 +67,15 @@ pub fn person_words(raw: &str) -> Option<String> {
     if text.starts_with("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>") {
         return None;
     }
-    // A follow-up queued while a run streamed: `Conversation info: …```json … ```\n\n<words>`.
-    let text = match text.strip_prefix("Conversation info:") {
-        Some(rest) => rest.rsplit_once("```").map_or(rest, |(_, after)| after).trim(),
-        None => text,
-    };
     // `[Sat 2026-12-05 19:20 UTC] <words>\n\nRuntime: agent=… | session=…`
     let text = match text.strip_prefix('[').and_then(|r| r.split_once("] ")) {
         Some((_, rest)) => rest,
+        None => text,
+    };
+    // A Control UI's message (and a follow-up queued while a run streamed) comes in an envelope:
+    // `Conversation info: …```json … ```\n\n<words>`.
+    let text = match text.strip_prefix("Conversation info:") {
+        Some(rest) => rest.split_once("```json").and_then(|(_, r)| r.split_once("```")).map_or(rest, |(_, after)| after),
         None => text,
     };
     let text = match text.rfind("\n\nRuntime:") {
@@ -358,6 +359,9 @@ mod tests {
             person_words("Conversation info: ⟦openclaw:ctx⟧\n```json\n{\"a\": 1}\n```\n\nmd: second").as_deref(),
             Some("md: second")
         );
+        // As a Control UI's message reaches the model (captured from the real gateway).
+        let ui = "[Sat 2026-12-05 19:40 UTC] Conversation info: ⟦openclaw:ctx⟧\n```json\n{\"sender\":{\"id\":\"gateway-owner\"}}\n```\n\nmd: probe\n\nRuntime: agent=main | session=agent:main:main | channel=webchat";
+        assert_eq!(person_words(ui).as_deref(), Some("md: probe"));
     }
 
     #[test]

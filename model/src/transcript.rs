@@ -64,7 +64,13 @@ impl TranscriptRow {
             .map(str::to_string)
             .unwrap_or_else(|| format!("seq-{seq}-{}", protocol::frame::compact(m).len()));
         let role = m.get("role").and_then(Value::as_str).unwrap_or("custom").to_string();
-        let note = m.get("stopReason").or_else(|| m.get("customType")).and_then(Value::as_str).map(str::to_string);
+        // A stopped run's row says `stopReason: "stop"`; `openclawAbort` tells.
+        let aborted = m.get("openclawAbort").and_then(|a| a.get("aborted")) == Some(&Value::Bool(true));
+        let note = if aborted {
+            Some("aborted".to_string())
+        } else {
+            m.get("stopReason").or_else(|| m.get("customType")).and_then(Value::as_str).map(str::to_string)
+        };
         let timestamp = m
             .get("timestamp")
             .and_then(Value::as_f64)
@@ -376,6 +382,10 @@ pub struct Transcript {
     newest_seq: u64,
     /// A history fetch is due or under way: gaps meanwhile need no second one.
     sync_due: bool,
+    /// Counts changes to `rows` (a view copies them out only when it moved).
+    pub rows_version: u64,
+    /// Counts changes to `runs`.
+    pub runs_version: u64,
 }
 
 fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
@@ -424,8 +434,9 @@ impl Transcript {
     /// The newest page of history (`chat.history`): it replaces the rows it covers; rows that
     /// arrived live after it stay. `active` is `sessionInfo.activeRunIds`.
     pub fn history(&mut self, page: &Value) -> Vec<Effect> {
-        let mut rows: Vec<TranscriptRow> =
-            page.get("messages").and_then(Value::as_array).map(|a| a.iter().map(TranscriptRow::from_message).collect()).unwrap_or_default();
+        self.rows_version += 1;
+        self.runs_version += 1;
+        let mut rows = page_rows(page);
         self.has_more = page.get("hasMore").and_then(Value::as_bool).unwrap_or(false);
         let page_newest = rows.iter().map(|r| r.seq).max().unwrap_or(0);
         let page_oldest = rows.iter().map(|r| r.seq).filter(|s| *s > 0).min().unwrap_or(0);
@@ -510,8 +521,8 @@ impl Transcript {
 
     /// An older page (Load older): prepended, without rows already shown.
     pub fn older(&mut self, page: &Value) {
-        let older: Vec<TranscriptRow> =
-            page.get("messages").and_then(Value::as_array).map(|a| a.iter().map(TranscriptRow::from_message).collect()).unwrap_or_default();
+        self.rows_version += 1;
+        let older = page_rows(page);
         self.has_more = page.get("hasMore").and_then(Value::as_bool).unwrap_or(false);
         let mut merged: Vec<TranscriptRow> = older.into_iter().filter(|o| !self.rows.iter().any(|x| x.key == o.key)).collect();
         merged.append(&mut self.rows);
@@ -520,6 +531,7 @@ impl Transcript {
 
     /// This browser's saved copy, until the gateway answers.
     pub fn saved_copy(&mut self, messages: &[Value]) {
+        self.rows_version += 1;
         self.rows = messages.iter().map(|m| TranscriptRow { from_saved_copy: true, ..TranscriptRow::from_message(m) }).collect();
     }
 
@@ -533,7 +545,11 @@ impl Transcript {
             row.seq = seq;
         }
         let mut effects = Vec::new();
-        if self.rows.iter().any(|r| r.key == row.key) {
+        // The same row again (a steered follow-up's row is sent twice, the second copy naming
+        // the run it steered): the later copy wins, in place.
+        if let Some(same) = self.rows.iter_mut().find(|r| r.key == row.key) {
+            *same = row;
+            self.rows_version += 1;
             return effects;
         }
         // A row skipped: the gateway saved one it did not send (a tool's result).
@@ -552,6 +568,8 @@ impl Transcript {
         };
         self.newest_seq = self.newest_seq.max(row.seq);
         self.rows.insert(at, row);
+        self.rows_version += 1;
+        self.runs_version += 1;
         self.settle_saved();
         effects.push(Effect::SaveCopy);
         effects
@@ -566,10 +584,8 @@ impl Transcript {
                 continue;
             }
             run.saved_texts = saved.iter().map(|r| r.text.clone()).collect();
-            if run.saved_texts.iter().any(|t| *t == run.text) || run.text.is_empty() {
-                run.text.clear();
-            }
-            if run.unsaved_reply.as_ref().is_some_and(|m| run.saved_texts.iter().any(|t| *t == crate::message_text(m))) {
+            run.text = unsaved_part(&run.text, &run.saved_texts).to_string();
+            if run.unsaved_reply.as_ref().is_some_and(|m| unsaved_part(&crate::message_text(m), &run.saved_texts).is_empty()) {
                 run.unsaved_reply = None;
             }
             if run.end().is_some() {
@@ -582,6 +598,7 @@ impl Transcript {
     /// A `chat` event for this conversation.
     pub fn chat(&mut self, p: &Value) -> Vec<Effect> {
         let Some(id) = str_of(p, "runId") else { return Vec::new() };
+        self.runs_version += 1;
         let seq = p.get("seq").and_then(Value::as_u64).unwrap_or(0);
         let state = str_of(p, "state").unwrap_or("");
         let known = self.runs.iter().any(|r| r.id == id);
@@ -613,9 +630,7 @@ impl Transcript {
                     None if p.get("replace") == Some(&Value::Bool(true)) => str_of(p, "deltaText").unwrap_or("").to_string(),
                     None => format!("{}{}", run.text, str_of(p, "deltaText").unwrap_or("")),
                 };
-                if !run.saved_texts.contains(&text) {
-                    run.text = text;
-                }
+                run.text = unsaved_part(&text, &run.saved_texts).to_string();
                 if matches!(run.phase, RunPhase::Preparing(_)) {
                     run.phase = RunPhase::Model;
                 }
@@ -632,10 +647,11 @@ impl Transcript {
                 }
                 if let Some(m) = p.get("message").filter(|m| m.is_object()) {
                     let text = crate::message_text(m);
-                    if !text.is_empty() && !run.saved_texts.contains(&text) {
-                        run.unsaved_reply = Some(m.clone());
+                    let rest = unsaved_part(&text, &run.saved_texts);
+                    if !rest.is_empty() {
+                        run.unsaved_reply = Some(serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": rest}]}));
                     }
-                } else if !run.text.is_empty() && !run.saved_texts.contains(&run.text) && state != "final" {
+                } else if !run.text.is_empty() && state != "final" {
                     run.unsaved_reply = Some(serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": run.text}]}));
                 }
                 run.text.clear();
@@ -652,6 +668,7 @@ impl Transcript {
     /// An `agent` event for this conversation (with `caps: ["tool-events"]`).
     pub fn agent(&mut self, p: &Value) -> Vec<Effect> {
         let Some(id) = str_of(p, "runId") else { return Vec::new() };
+        self.runs_version += 1;
         let seq = p.get("seq").and_then(Value::as_u64).unwrap_or(0);
         let stream = str_of(p, "stream").unwrap_or("");
         let empty = Value::Null;
@@ -799,79 +816,126 @@ impl Transcript {
         Vec::new()
     }
 
-    /// The rows a person reads, in order: nested tool rows whose `tool_call` is on the page are
-    /// drawn by that call's card, and tool results by their call's card.
+    /// The rows a person reads, in order ([`shown_rows`]).
     pub fn shown_rows(&self) -> Vec<&TranscriptRow> {
-        let calls: std::collections::HashSet<&str> = self.rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
-        self.rows
-            .iter()
-            .filter(|r| {
-                let result_shown = r.tool_result.as_ref().is_some_and(|t| calls.contains(t.call_id.as_str()));
-                let nested_shown = r.is_nested_tool() && r.parent_call.as_deref().is_some_and(|p| calls.contains(p));
-                !result_shown && !nested_shown
-            })
-            .collect()
+        shown_rows(&self.rows)
     }
 
-    /// Each tool call's result, by call id: a result row's, and for a `tool_call` that reached
-    /// another tool, that tool's own result (from its nested row) rather than the wrapper's.
+    /// Each tool call's result, by call id ([`results`]).
     pub fn results(&self) -> HashMap<String, ToolResult> {
-        let mut out: HashMap<String, ToolResult> = HashMap::new();
-        for r in &self.rows {
-            if let Some(t) = &r.tool_result {
-                out.entry(t.call_id.clone()).or_insert_with(|| t.clone());
-            }
-        }
-        for r in self.rows.iter().filter(|r| r.is_nested_tool()) {
-            for nested in crate::parts::nested_results(&r.raw) {
-                if let Some(parent) = r.parent_call.clone() {
-                    out.insert(parent, nested.clone());
-                }
-                out.insert(nested.call_id.clone(), nested);
-            }
-        }
-        out
+        results(&self.rows)
     }
 
-    /// The tools a nested row names for call `parent` (the real tool behind a `tool_call`).
+    /// The real tool behind call `parent` ([`nested_call`]).
     pub fn nested_call(&self, parent: &str) -> Option<(String, Value)> {
-        self.rows.iter().filter(|r| r.is_nested_tool() && r.parent_call.as_deref() == Some(parent)).find_map(|r| {
-            crate::parts::parts(&r.raw).into_iter().find_map(|p| match p {
-                Part::ToolCall { name, arguments, .. } => Some((name, arguments)),
-                _ => None,
-            })
-        })
+        nested_call(&self.rows, parent)
     }
 
-    /// How long each run took, by the id of its last saved row: from the live run when it was
-    /// seen, else from its rows (the person's row to the run's last).
+    /// How long each run took ([`run_durations`]).
     pub fn run_durations(&self) -> HashMap<String, (RunEnd, f64)> {
-        let mut last: HashMap<&str, (&TranscriptRow, f64)> = HashMap::new();
-        for r in &self.rows {
-            let Some(run) = r.run_id.as_deref() else { continue };
-            let first = last.get(run).map_or(r.timestamp, |(_, f)| *f);
-            last.insert(run, (r, first.min(r.timestamp)));
-        }
-        let mut out = HashMap::new();
-        for (run, (row, first)) in last {
-            if row.role == "user" {
-                continue;
-            }
-            match self.run(run) {
-                Some(live) if live.is_active() => {}
-                Some(live) => {
-                    let d = live.duration_ms().unwrap_or(row.timestamp - first);
-                    out.insert(row.key.clone(), (live.end().cloned().unwrap_or(RunEnd::Done), d));
-                }
-                None if first > 0.0 && row.timestamp >= first => {
-                    let end = if row.note.as_deref() == Some("aborted") { RunEnd::Stopped } else { RunEnd::Done };
-                    out.insert(row.key.clone(), (end, row.timestamp - first));
-                }
-                None => {}
-            }
-        }
-        out
+        run_durations(&self.rows, &self.runs)
     }
+}
+
+/// A history page's rows, each once: the real gateway's page can hold one row twice (a run's
+/// tool-call row, seen on 2026.9.6); the later copy wins, in the first one's place.
+fn page_rows(page: &Value) -> Vec<TranscriptRow> {
+    let mut rows: Vec<TranscriptRow> = Vec::new();
+    for m in page.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default() {
+        let row = TranscriptRow::from_message(m);
+        match rows.iter_mut().find(|r| r.key == row.key) {
+            Some(same) => *same = row,
+            None => rows.push(row),
+        }
+    }
+    rows
+}
+
+/// The rows a person reads, in order: nested tool rows whose `tool_call` is on the page are
+/// drawn by that call's card, and tool results by their call's card.
+pub fn shown_rows(rows: &[TranscriptRow]) -> Vec<&TranscriptRow> {
+    let calls: std::collections::HashSet<&str> = rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
+    rows.iter()
+        .filter(|r| {
+            let result_shown = r.tool_result.as_ref().is_some_and(|t| calls.contains(t.call_id.as_str()));
+            let nested_shown = r.is_nested_tool() && r.parent_call.as_deref().is_some_and(|p| calls.contains(p));
+            !result_shown && !nested_shown
+        })
+        .collect()
+}
+
+/// Each tool call's result, by call id: a result row's, and for a `tool_call` that reached
+/// another tool, that tool's own result (from its nested row) rather than the wrapper's.
+pub fn results(rows: &[TranscriptRow]) -> HashMap<String, ToolResult> {
+    let mut out: HashMap<String, ToolResult> = HashMap::new();
+    for r in rows {
+        if let Some(t) = &r.tool_result {
+            out.entry(t.call_id.clone()).or_insert_with(|| t.clone());
+        }
+    }
+    for r in rows.iter().filter(|r| r.is_nested_tool()) {
+        for nested in crate::parts::nested_results(&r.raw) {
+            if let Some(parent) = r.parent_call.clone() {
+                out.insert(parent, nested.clone());
+            }
+            out.insert(nested.call_id.clone(), nested);
+        }
+    }
+    out
+}
+
+/// The real tool a nested row names for call `parent` (the tool behind a `tool_call`), with
+/// its arguments.
+pub fn nested_call(rows: &[TranscriptRow], parent: &str) -> Option<(String, Value)> {
+    rows.iter().filter(|r| r.is_nested_tool() && r.parent_call.as_deref() == Some(parent)).find_map(|r| {
+        crate::parts::parts(&r.raw).into_iter().find_map(|p| match p {
+            Part::ToolCall { name, arguments, .. } => Some((name, arguments)),
+            _ => None,
+        })
+    })
+}
+
+/// How long each run took, by the key of its last saved row: from the live run when it was
+/// seen (`runs`), else from its rows (the person's row to the run's last).
+pub fn run_durations(rows: &[TranscriptRow], runs: &[Run]) -> HashMap<String, (RunEnd, f64)> {
+    let mut last: HashMap<&str, (&TranscriptRow, f64)> = HashMap::new();
+    for r in rows {
+        let Some(run) = r.run_id.as_deref() else { continue };
+        let first = last.get(run).map_or(r.timestamp, |(_, f)| *f);
+        last.insert(run, (r, first.min(r.timestamp)));
+    }
+    let mut out = HashMap::new();
+    for (run, (row, first)) in last {
+        if row.role == "user" {
+            continue;
+        }
+        match runs.iter().find(|r| r.id == run) {
+            Some(live) if live.is_active() => {}
+            Some(live) => {
+                let d = live.duration_ms().unwrap_or(row.timestamp - first);
+                out.insert(row.key.clone(), (live.end().cloned().unwrap_or(RunEnd::Done), d));
+            }
+            None if first > 0.0 && row.timestamp >= first => {
+                let end = if row.note.as_deref() == Some("aborted") { RunEnd::Stopped } else { RunEnd::Done };
+                out.insert(row.key.clone(), (end, row.timestamp - first));
+            }
+            None => {}
+        }
+    }
+    out
+}
+
+/// What of a run's streamed text no saved row shows yet: the gateway streams the run's messages
+/// as one text, joined by blank lines, and trims what the saved rows keep (trailing spaces).
+pub fn unsaved_part<'a>(streamed: &'a str, saved: &[String]) -> &'a str {
+    let mut rest = streamed.trim_start();
+    for s in saved {
+        let s = s.trim();
+        if !s.is_empty() && rest.starts_with(s) {
+            rest = rest[s.len()..].trim_start();
+        }
+    }
+    rest
 }
 
 fn result_text(v: &Value) -> String {

@@ -269,3 +269,20 @@ fn a_history_that_no_longer_names_a_run_active_ends_it_and_adopts_one_in_flight(
     t.history(&json!({"messages": [], "sessionInfo": {"hasActiveRun": true, "activeRunIds": ["new"]}}));
     assert_eq!(t.active_run_ids(), vec!["new".to_string()]);
 }
+
+#[test]
+fn a_row_seen_live_and_again_in_a_sync_page_is_shown_once() {
+    let mut t = Transcript::new(SESSION);
+    t.history(&json!({"messages": []}));
+    t.saved_row(&json!({"message": row(1, "user", "u")}));
+    t.saved_row(&json!({"message": row(2, "assistant", "call")}));
+    assert_eq!(t.saved_row(&json!({"message": row(4, "assistant", "reply")})), vec![Effect::SyncHistory, Effect::SaveCopy]);
+    t.history(
+        &json!({"messages": [row(1, "user", "u"), row(2, "assistant", "call"), row(3, "toolResult", "r"), row(4, "assistant", "reply")]}),
+    );
+    // The real gateway's page can hold a row twice.
+    t.history(&json!({"messages": [row(1, "user", "u"), row(2, "assistant", "call"), row(2, "assistant", "call"), row(3, "toolResult", "r"), row(4, "assistant", "reply")]}));
+    t.saved_row(&json!({"message": row(4, "assistant", "reply")}));
+    let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
+    assert_eq!(keys, ["id-1", "id-2", "id-3", "id-4"]);
+}

@@ -127,6 +127,9 @@ impl AuthParams {
     }
 }
 
+/// The cap that asks the gateway for a run's tool events.
+pub const CAP_TOOL_EVENTS: &str = "tool-events";
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConnectParams {
@@ -231,7 +234,9 @@ impl ConnectParams {
             client,
             role: Some("operator".into()),
             scopes: Some(scopes),
-            caps: Some(vec![]),
+            // Tool events: each tool of a run as it starts, streams and ends (`agent` events
+            // with `stream: item | tool | command_output`), handled by `model::transcript`.
+            caps: Some(vec![CAP_TOOL_EVENTS.into()]),
             device,
             auth: Some(auth),
             locale: None,

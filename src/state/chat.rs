@@ -1,7 +1,6 @@
 //! The conversation: which session, its saved transcript (paged), live run streams, and
 //! the composer's draft per session.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use leptos::prelude::*;
@@ -9,120 +8,13 @@ use leptos::task::spawn_local;
 use serde_json::{Value, json};
 
 use model::url::ChatRoute;
-use protocol::chat::{ChatEvent, ChatEventState};
 
 use crate::io::browser;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::io::storage::LocalDb;
 
-/// One saved transcript row, reduced to what the page shows.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TranscriptRow {
-    /// `__openclaw.id`, or a stand-in for rows without one.
-    pub key: String,
-    pub role: String,
-    pub text: String,
-    pub seq: u64,
-    pub timestamp: f64,
-    /// `stopReason` for assistant rows, `customType` for custom rows.
-    pub note: Option<String>,
-    /// Ids of the tool calls in this row (their results are shown with them).
-    pub tool_calls: Vec<String>,
-    /// For a tool result row, the result (with the id of the call it answers).
-    pub tool_result: Option<model::parts::ToolResult>,
-    /// The first question's wording of each `ask_user` call in this row.
-    pub asks: Vec<String>,
-    /// Shown from this browser's saved copy, not (yet) from the gateway.
-    pub from_saved_copy: bool,
-    /// The gateway shortened it in the history (`__openclaw.truncated`): the whole text is
-    /// fetched on request (`chat.message.get`).
-    pub truncated: bool,
-    pub raw: Value,
-}
-
-impl TranscriptRow {
-    pub fn from_message(m: &Value) -> TranscriptRow {
-        let meta = m.get("__openclaw");
-        let seq = meta.and_then(|o| o.get("seq")).and_then(Value::as_u64).unwrap_or(0);
-        let key = meta
-            .and_then(|o| o.get("id"))
-            .and_then(Value::as_str)
-            .map(str::to_string)
-            .unwrap_or_else(|| format!("seq-{seq}-{}", protocol::frame::compact(m).len()));
-        let role = m.get("role").and_then(Value::as_str).unwrap_or("custom").to_string();
-        let note = m.get("stopReason").or_else(|| m.get("customType")).and_then(Value::as_str).map(str::to_string);
-        let timestamp = m
-            .get("timestamp")
-            .and_then(Value::as_f64)
-            .or_else(|| meta.and_then(|o| o.get("recordTimestampMs")).and_then(Value::as_f64))
-            .unwrap_or(0.0);
-        let text = match model::offline::withheld(m) {
-            Some(reason) => format!("Not kept in this browser's saved copy: {reason}. It shows again when the gateway is back."),
-            None => model::message_text(m),
-        };
-        // Worked out once per row, so the transcript does not parse every row again whenever
-        // one arrives.
-        let (mut tool_calls, mut asks) = (Vec::new(), Vec::new());
-        for part in model::parts::parts(m) {
-            if let model::parts::Part::ToolCall { id, name, arguments } = part {
-                if name == "ask_user"
-                    && let Some(q) = model::parts::ask_questions(&arguments).into_iter().next()
-                {
-                    asks.push(q.question);
-                }
-                if !id.is_empty() {
-                    tool_calls.push(id);
-                }
-            }
-        }
-        let tool_result = model::parts::tool_result(m).filter(|r| !r.call_id.is_empty());
-        let truncated = meta.and_then(|o| o.get("truncated")).and_then(Value::as_bool).unwrap_or(false);
-        TranscriptRow {
-            key,
-            role,
-            text,
-            seq,
-            timestamp,
-            note,
-            tool_calls,
-            tool_result,
-            asks,
-            from_saved_copy: false,
-            truncated,
-            raw: m.clone(),
-        }
-    }
-}
-
-/// A run streaming right now.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunStream {
-    pub text: String,
-    pub state: RunState,
-}
-
-/// Where a streaming run is (a finished one is replaced by its saved row).
-#[derive(Debug, Clone, PartialEq)]
-pub enum RunState {
-    Streaming,
-    /// Stopped (`aborted`): what it wrote so far stays.
-    Aborted,
-    /// The run failed, with the gateway's words.
-    Failed {
-        reason: String,
-    },
-}
-
-impl RunState {
-    /// The name the page carries in `data-state`, as the gateway's `chat` event names it.
-    pub fn name(&self) -> &'static str {
-        match self {
-            RunState::Streaming => "streaming",
-            RunState::Aborted => "aborted",
-            RunState::Failed { .. } => "error",
-        }
-    }
-}
+pub use model::transcript::TranscriptRow;
+use model::transcript::{Effect as Do, Run, Transcript};
 
 /// A person's request to read a shortened row whole ("Show the whole message"). Kept by the
 /// conversation, not by the row's view: the history that replaces the saved copy, or a
@@ -154,11 +46,15 @@ pub struct ChatController {
     /// and does nothing until a pane opens with it again.
     pub open: RwSignal<bool>,
     pub session: RwSignal<String>,
+    /// The saved rows, in order (the model's, copied out when they change).
     pub messages: RwSignal<Vec<TranscriptRow>>,
     pub has_more: RwSignal<bool>,
     pub loading: RwSignal<bool>,
     pub history_error: RwSignal<Option<String>>,
-    pub streams: RwSignal<BTreeMap<String, RunStream>>,
+    /// The runs seen here, live (the model's, copied out when a run event changes them).
+    pub runs: RwSignal<Vec<Run>>,
+    /// Messages accepted while a run was busy and not answered yet (`pendingInputs`).
+    pub pending_inputs: RwSignal<Vec<model::transcript::PendingInput>>,
     /// The gateway says a run is active in this session.
     pub run_active: RwSignal<bool>,
     /// The ids of the runs known to be active here (from history and `chat` events): a Stop
@@ -176,6 +72,8 @@ pub struct ChatController {
     pub saved_copy_error: RwSignal<Option<String>>,
     /// The rows a person asked to read whole in this conversation (a handful at most).
     pub whole: RwSignal<Vec<WholeRequest>>,
+    /// The conversation's rules and state (`model::transcript`).
+    model: StoredValue<Transcript>,
     /// Whether the gateway gave this session's history since it was chosen.
     fresh: StoredValue<bool>,
     /// A save of the saved copy is due (debounced).
@@ -207,8 +105,12 @@ fn merge_text(current: &str, text: &str) -> String {
 /// Saved copies of recent conversations (`model::offline`), and their index under this key.
 const TRANSCRIPTS: &str = "transcripts";
 const SAVED_INDEX_KEY: &str = "\u{0}index";
-/// Key prefix of a reply shown from a `final` event before its saved row arrived.
-const LIVE_PREFIX: &str = "live:";
+
+/// The keys of a history page's rows.
+fn page_keys(page: &Value) -> std::collections::HashSet<String> {
+    let rows = page.get("messages").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    rows.iter().filter_map(|m| m.get("__openclaw")?.get("id")?.as_str().map(str::to_string)).collect()
+}
 
 /// The conversation the address names: `?session=`, else an incumbent-style `/chat/…` link.
 pub fn route_from_url() -> Option<ChatRoute> {
@@ -231,7 +133,8 @@ impl ChatController {
             has_more: RwSignal::new(false),
             loading: RwSignal::new(false),
             history_error: RwSignal::new(None),
-            streams: RwSignal::new(BTreeMap::new()),
+            runs: RwSignal::new(Vec::new()),
+            pending_inputs: RwSignal::new(Vec::new()),
             run_active: RwSignal::new(false),
             active_runs: RwSignal::new(Vec::new()),
             stop_outcome: RwSignal::new(None),
@@ -240,6 +143,7 @@ impl ChatController {
             saved_copy: RwSignal::new(None),
             saved_copy_error: RwSignal::new(None),
             whole: RwSignal::new(Vec::new()),
+            model: StoredValue::new(Transcript::default()),
             fresh: StoredValue::new(false),
             save_due: StoredValue::new(false),
             short_link: StoredValue::new(match route {
@@ -277,9 +181,7 @@ impl ChatController {
                 return s;
             }
             if prev.as_ref().is_some_and(|p| *p != s) {
-                c.messages.set(Vec::new());
-                c.streams.set(BTreeMap::new());
-                c.active_runs.set(Vec::new());
+                c.reset(&s);
                 c.stop_outcome.set(None);
                 c.whole.set(Vec::new());
                 c.fresh.set_value(false);
@@ -303,9 +205,63 @@ impl ChatController {
                 spawn_local(async move { c.show_saved_copy().await });
             }
         });
-        client.on_event("session.message", move |p| c.on_session_message(p));
-        client.on_event("chat", move |p| c.on_chat(p));
+        client.on_event("session.message", move |p| c.on_event(p, Transcript::saved_row));
+        client.on_event("chat", move |p| c.on_event(p, Transcript::chat));
+        client.on_event("agent", move |p| c.on_event(p, Transcript::agent));
         c
+    }
+
+    /// A new conversation: nothing of the last one stays.
+    fn reset(&self, session: &str) {
+        self.model.set_value(Transcript::new(session));
+        self.messages.set(Vec::new());
+        self.runs.set(Vec::new());
+        self.pending_inputs.set(Vec::new());
+        self.run_active.set(false);
+        self.active_runs.set(Vec::new());
+    }
+
+    /// Changes the model, copies out what changed, and carries out its effects.
+    fn apply(&self, change: impl FnOnce(&mut Transcript) -> Vec<Do>) {
+        let mut effects = Vec::new();
+        let (rows, runs) = self
+            .model
+            .try_update_value(|t| {
+                let (rows_before, runs_before) = (t.rows_version, t.runs_version);
+                effects = change(t);
+                ((t.rows_version != rows_before).then(|| t.rows.clone()), (t.runs_version != runs_before).then(|| t.runs.clone()))
+            })
+            .unwrap_or_default();
+        if let Some(rows) = rows {
+            self.messages.set(rows);
+        }
+        if let Some(runs) = runs {
+            let active: Vec<String> = runs.iter().filter(|r| r.is_active()).map(|r| r.id.clone()).collect();
+            self.run_active.set(!active.is_empty());
+            if self.active_runs.with_untracked(|a| *a != active) {
+                self.active_runs.set(active);
+            }
+            self.runs.set(runs);
+        }
+        for effect in effects {
+            match effect {
+                Do::SyncHistory => {
+                    let this = *self;
+                    spawn_local(async move { this.sync_history().await });
+                }
+                Do::SaveCopy if self.fresh.get_value() => self.schedule_save(),
+                Do::SaveCopy => {}
+            }
+        }
+    }
+
+    /// A live event for this conversation (`chat`, `agent`, `session.message`).
+    fn on_event(&self, p: &Value, handle: fn(&mut Transcript, &Value) -> Vec<Do>) {
+        let session = p.get("sessionKey").and_then(Value::as_str).unwrap_or_default();
+        if session.is_empty() || session != self.session.get_untracked() {
+            return;
+        }
+        self.apply(|t| handle(t, p));
     }
 
     /// Opens the session a short `/chat/…` link names, or says that it names none.
@@ -337,41 +293,46 @@ impl ChatController {
 
     /// The newest page of the transcript (and a subscription to its live rows).
     pub async fn load_history(self) {
+        self.fetch_history(true).await
+    }
+
+    /// The newest page again: a saved row was missed (a gap), or a run ended.
+    async fn sync_history(self) {
+        self.fetch_history(false).await
+    }
+
+    async fn fetch_history(self, subscribe: bool) {
         let session = self.session.get_untracked();
         if session.is_empty() {
             return;
         }
-        let _ = self.client.request("sessions.messages.subscribe", json!({"key": session})).await;
-        self.loading.set(true);
+        if subscribe {
+            let _ = self.client.request("sessions.messages.subscribe", json!({"key": session})).await;
+            self.loading.set(true);
+        }
         let result = self.client.request("chat.history", json!({"sessionKey": session, "limit": 100})).await;
-        self.loading.set(false);
+        if subscribe {
+            self.loading.set(false);
+        }
         if self.session.get_untracked() != session {
             return;
         }
         match result {
             Ok(v) => {
-                let mut rows: Vec<TranscriptRow> = v
-                    .get("messages")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().map(TranscriptRow::from_message).collect())
-                    .unwrap_or_default();
-                let waiting = self.keep_whole(&mut rows);
-                self.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
-                let info = v.get("sessionInfo");
-                self.run_active.set(info.and_then(|i| i.get("hasActiveRun")).and_then(Value::as_bool).unwrap_or(false));
-                let runs = info.and_then(|i| i.get("activeRunIds")).and_then(Value::as_array);
-                self.active_runs.set(runs.map(|a| a.iter().filter_map(Value::as_str).map(str::to_string).collect()).unwrap_or_default());
-                self.history_error.set(None);
-                // Rows that arrived as events while the page loaded stay (newer than the page).
-                let newest = rows.iter().map(|r| r.seq).max().unwrap_or(0);
-                // Rows of the saved copy all go (they may be older than the page, or from a
-                // transcript the gateway no longer has); rows that arrived live meanwhile stay.
-                self.messages.update(|m| {
-                    let extra: Vec<TranscriptRow> =
-                        m.drain(..).filter(|r| !r.from_saved_copy && r.seq > newest && !rows.iter().any(|x| x.key == r.key)).collect();
-                    *m = rows;
-                    m.extend(extra);
+                let mut waiting = Vec::new();
+                self.apply(|t| {
+                    if t.session_key.is_empty() {
+                        t.session_key = session.clone();
+                    }
+                    let effects = t.history(&v);
+                    waiting = self.keep_whole(&mut t.rows, &page_keys(&v));
+                    effects
                 });
+                self.model.with_value(|t| {
+                    self.has_more.set(t.has_more);
+                    self.pending_inputs.set(t.pending_inputs.clone());
+                });
+                self.history_error.set(None);
                 self.fresh.set_value(true);
                 self.saved_copy.set(None);
                 self.schedule_save();
@@ -379,7 +340,7 @@ impl ChatController {
                     spawn_local(async move { self.fetch_whole(key).await });
                 }
             }
-            Err(e) => {
+            Err(e) if subscribe => {
                 // A click that waited for this history gets the reason, and can be tried again.
                 self.whole.update(|w| {
                     for r in w.iter_mut().filter(|r| r.state == WholeMessage::Waiting) {
@@ -388,6 +349,8 @@ impl ChatController {
                 });
                 self.history_error.set(Some(format!("The conversation could not be loaded: {e}")));
             }
+            // A sync that failed (the connection dropped): the reconnect loads the history.
+            Err(_) => {}
         }
     }
 
@@ -400,67 +363,23 @@ impl ChatController {
             this.loading.set(true);
             let result = this.client.request("chat.history", json!({"sessionKey": session, "limit": 100, "offset": offset})).await;
             this.loading.set(false);
-            if let Ok(v) = result {
-                let mut older: Vec<TranscriptRow> = v
-                    .get("messages")
-                    .and_then(Value::as_array)
-                    .map(|a| a.iter().map(TranscriptRow::from_message).collect())
-                    .unwrap_or_default();
+            if let Ok(v) = result
+                && this.session.get_untracked() == session
+            {
                 // An older row asked for whole earlier (shown, or waiting since a reconnect's
                 // newest page did not hold it) is given or fetched now.
-                let waiting = this.keep_whole(&mut older);
-                this.has_more.set(v.get("hasMore").and_then(Value::as_bool).unwrap_or(false));
-                this.messages.update(|m| {
-                    let mut merged: Vec<TranscriptRow> = older.into_iter().filter(|o| !m.iter().any(|x| x.key == o.key)).collect();
-                    merged.append(m);
-                    *m = merged;
+                let mut waiting = Vec::new();
+                this.apply(|t| {
+                    t.older(&v);
+                    waiting = this.keep_whole(&mut t.rows, &page_keys(&v));
+                    Vec::new()
                 });
+                this.has_more.set(this.model.with_value(|t| t.has_more));
                 for key in waiting {
                     spawn_local(async move { this.fetch_whole(key).await });
                 }
             }
         });
-    }
-
-    fn on_session_message(&self, p: &Value) {
-        let session = p.get("sessionKey").and_then(Value::as_str).unwrap_or_default();
-        if session != self.session.get_untracked() {
-            return;
-        }
-        let Some(m) = p.get("message") else { return };
-        let row = TranscriptRow::from_message(m);
-        if let Some(run) = m.get("__openclaw").and_then(|o| o.get("runId")).and_then(Value::as_str) {
-            if row.role == "assistant" || row.role == "custom" {
-                // The saved reply replaces its stream.
-                self.streams.update(|s| {
-                    s.remove(run);
-                });
-            }
-        }
-        let run = m.get("__openclaw").and_then(|o| o.get("runId")).and_then(Value::as_str);
-        self.messages.update(|rows| {
-            if rows.iter().any(|r| r.key == row.key) {
-                return;
-            }
-            // A reply shown from its run's `final` event before it was saved: the saved row
-            // takes its place (same run, or the same words from the same role).
-            let provisional = rows.iter().position(|r| {
-                r.key.starts_with(LIVE_PREFIX)
-                    && r.role == row.role
-                    && (run.is_some_and(|run| r.key[LIVE_PREFIX.len()..] == *run) || r.text == row.text)
-            });
-            match provisional {
-                Some(i) if !row.key.starts_with(LIVE_PREFIX) => rows[i] = row,
-                Some(_) => {}
-                None => {
-                    let at = rows.iter().position(|r| r.seq > row.seq && row.seq > 0).unwrap_or(rows.len());
-                    rows.insert(at, row);
-                }
-            }
-        });
-        if self.fresh.get_value() {
-            self.schedule_save();
-        }
     }
 
     /// Shows this browser's saved copy of the conversation, if the gateway has not given
@@ -493,8 +412,11 @@ impl ChatController {
         if self.fresh.get_value() || self.session.get_untracked() != session || !self.messages.with_untracked(Vec::is_empty) {
             return;
         }
-        self.messages
-            .set(saved.messages.iter().map(|m| TranscriptRow { from_saved_copy: true, ..TranscriptRow::from_message(m) }).collect());
+        self.apply(|t| {
+            t.session_key = session.clone();
+            t.saved_copy(&saved.messages);
+            Vec::new()
+        });
         self.saved_copy.set(Some(saved.confirmed_ms));
     }
 
@@ -515,8 +437,7 @@ impl ChatController {
                 .set(Some("Browser storage is not available, so this conversation is not saved for reading offline.".into()));
             return;
         }
-        let messages: Vec<serde_json::Value> =
-            self.messages.with_untracked(|rows| rows.iter().filter(|r| !r.key.starts_with(LIVE_PREFIX)).map(|r| r.raw.clone()).collect());
+        let messages: Vec<serde_json::Value> = self.messages.with_untracked(|rows| rows.iter().map(|r| r.raw.clone()).collect());
         let saved = model::offline::SavedConversation {
             session_key: session.clone(),
             confirmed_ms: browser::now_ms(),
@@ -543,72 +464,6 @@ impl ChatController {
         }
     }
 
-    fn on_chat(&self, p: &Value) {
-        let Some(event) = ChatEvent::read(p) else { return };
-        let session = event.session_key.as_str();
-        if session != self.session.get_untracked() {
-            return;
-        }
-        let Some(run) = event.run_id.clone() else { return };
-        let running = matches!(event.state, ChatEventState::Delta | ChatEventState::Status);
-        let ended = matches!(event.state, ChatEventState::Final | ChatEventState::Aborted | ChatEventState::Error);
-        if running && self.active_runs.with_untracked(|r| !r.contains(&run)) {
-            self.active_runs.update(|r| r.push(run.clone()));
-        } else if ended && self.active_runs.with_untracked(|r| r.contains(&run)) {
-            self.active_runs.update(|r| r.retain(|x| *x != run));
-        }
-        match event.state {
-            ChatEventState::Delta => {
-                self.run_active.set(true);
-                let text = event.delta_text.unwrap_or_default();
-                let replace = event.replace;
-                self.streams.update(|s| {
-                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: RunState::Streaming });
-                    if replace {
-                        e.text = text;
-                    } else {
-                        e.text.push_str(&text);
-                    }
-                });
-            }
-            ChatEventState::Status => self.run_active.set(true),
-            ChatEventState::Final => {
-                self.run_active.set(false);
-                // The saved row (session.message, or `message` here) replaces the stream.
-                if let Some(m) = event.message.as_ref().filter(|m| m.is_object()) {
-                    let mut wrapped = json!({"sessionKey": session, "message": m});
-                    wrapped["message"]["__openclaw"]["runId"] = json!(run);
-                    // Without its saved id the row is provisional: its `session.message` (or
-                    // the next history page) replaces it instead of showing it twice.
-                    if m.get("__openclaw").and_then(|o| o.get("id")).and_then(Value::as_str).is_none() {
-                        wrapped["message"]["__openclaw"]["id"] = json!(format!("{LIVE_PREFIX}{run}"));
-                    }
-                    self.on_session_message(&wrapped);
-                }
-                self.streams.update(|s| {
-                    s.remove(&run);
-                });
-            }
-            ChatEventState::Aborted => {
-                self.run_active.set(false);
-                self.streams.update(|s| {
-                    if let Some(e) = s.get_mut(&run) {
-                        e.state = RunState::Aborted;
-                    }
-                });
-            }
-            ChatEventState::Error => {
-                self.run_active.set(false);
-                let msg = event.error_message.unwrap_or_else(|| "the run failed".to_string());
-                self.streams.update(|s| {
-                    let e = s.entry(run).or_insert(RunStream { text: String::new(), state: RunState::Streaming });
-                    e.state = RunState::Failed { reason: msg };
-                });
-            }
-            ChatEventState::Other => {}
-        }
-    }
-
     /// "Show the whole message": the row's whole text, now if the gateway's history is in,
     /// else as soon as it is (a click on the saved copy before the socket is up is kept, never
     /// refused for being early). The outcome is in `whole`.
@@ -631,11 +486,11 @@ impl ChatController {
     /// Gives each shortened row of a history page the whole row shown before (a reconnect's
     /// page shortens it again); returns the keys still waiting to be fetched. Requests for
     /// rows the page holds whole are dropped: nothing is left to fetch.
-    fn keep_whole(&self, rows: &mut [TranscriptRow]) -> Vec<String> {
+    fn keep_whole(&self, rows: &mut [TranscriptRow], page: &std::collections::HashSet<String>) -> Vec<String> {
         let mut waiting = Vec::new();
         self.whole.update(|whole| {
             whole.retain(|request| {
-                let Some(row) = rows.iter_mut().find(|r| r.key == request.key) else { return true };
+                let Some(row) = rows.iter_mut().find(|r| r.key == request.key && page.contains(&r.key)) else { return true };
                 if !row.truncated {
                     return false;
                 }
@@ -659,10 +514,12 @@ impl ChatController {
         }
         let outcome = match result {
             Ok(whole) => {
-                self.messages.update(|rows| {
-                    if let Some(row) = rows.iter_mut().find(|r| r.key == key) {
+                self.apply(|t| {
+                    if let Some(row) = t.rows.iter_mut().find(|r| r.key == key) {
                         *row = TranscriptRow { key: row.key.clone(), seq: row.seq, ..whole.clone() };
+                        t.rows_version += 1;
                     }
+                    Vec::new()
                 });
                 WholeMessage::Shown(Box::new(whole))
             }
@@ -783,8 +640,7 @@ impl ChatController {
     pub fn close(&self) {
         self.open.set(false);
         self.session.set(String::new());
-        self.messages.set(Vec::new());
-        self.streams.set(BTreeMap::new());
+        self.reset("");
         self.draft.set(String::new());
         self.saved_copy.set(None);
         self.fresh.set_value(false);

@@ -4,14 +4,14 @@
 
 use leptos::prelude::*;
 
-use crate::state::chat::{ChatController, RunState};
+use crate::state::chat::ChatController;
 use crate::state::composer::ComposerController;
 
 /// Stop for this pane's conversation, and the outcome of the last Stop.
 #[component]
 pub fn RunBar() -> impl IntoView {
     let chat = expect_context::<ChatController>();
-    let running = move || chat.run_active.get() || chat.streams.with(|s| s.values().any(|r| r.state == RunState::Streaming));
+    let running = move || chat.run_active.get();
     let composer = expect_context::<ComposerController>();
     let stop = move |_| composer.stop();
     view! {

@@ -6,16 +6,17 @@ use leptos::prelude::*;
 use model::dock::Receipt;
 use model::outbox::{OutboxRow, SendState, describe};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use model::parts::{ImageSource, Part, ToolResult};
 
 use crate::components::markdown::Markdown;
 use crate::components::question_receipt::QuestionReceipt;
 use crate::io::gateway_client::{GatewayClient, Status};
-use crate::state::chat::{ChatController, RunState, RunStream, TranscriptRow};
+use crate::state::chat::{ChatController, TranscriptRow};
 use crate::state::dock::DockController;
 use crate::state::outbox::{OutboxController, stale_ms};
+use model::transcript::{Run, RunEnd, ToolActivity, ToolStatus};
 
 /// Whether this browser's summary `r` is of one of the `ask_user` calls `asked` (first
 /// question's wording, call time) in `session`: the same wording, the same conversation, and
@@ -28,6 +29,10 @@ fn same_question(r: &Receipt, asked: &[(String, f64)], session: &str) -> bool {
 /// The tool results of the transcript, by call id (a context for the message views).
 #[derive(Clone, Copy)]
 struct ToolResults(Memo<HashMap<String, ToolResult>>);
+
+/// How each finished run ended and how long it took, by the key of its last saved row.
+#[derive(Clone, Copy)]
+struct RunDurations(Memo<HashMap<String, (RunEnd, f64)>>);
 
 #[derive(Clone, PartialEq)]
 enum Item {
@@ -86,7 +91,11 @@ fn follow_the_newest(chat: ChatController, list: NodeRef<leptos::html::Ol>) {
     on_scroll.forget();
     Effect::new(move |_| {
         chat.messages.with(|m| m.len());
-        chat.streams.with(|s| s.values().map(|r| r.text.len()).sum::<usize>());
+        chat.runs.with(|runs| {
+            runs.iter()
+                .map(|r| r.text.len() + r.thinking.len() + r.tools.iter().map(|t| t.output.text.len() + 1).sum::<usize>())
+                .sum::<usize>()
+        });
         if at_bottom.get() {
             let w = window.clone();
             // After this change is painted, so the new height is known.
@@ -110,27 +119,25 @@ pub fn Transcript() -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let dock = expect_context::<DockController>();
     // Tool results, by the id of the call they answer: each call's card shows its result.
-    let results = Memo::new(move |_| {
-        chat.messages.with(|rows| {
-            rows.iter()
-                .filter_map(|r| r.tool_result.as_ref().map(|t| (t.call_id.clone(), t.clone())))
-                .collect::<HashMap<String, ToolResult>>()
-        })
-    });
+    let results = Memo::new(move |_| chat.messages.with(|rows| model::transcript::results(rows)));
     provide_context(ToolResults(results));
+    // Recomputed when a run ends or rows change, not on every streamed word.
+    let ended = Memo::new(move |_| chat.runs.with(|runs| runs.iter().filter(|r| !r.is_active()).cloned().collect::<Vec<Run>>()));
+    let durations = Memo::new(move |_| chat.messages.with(|rows| ended.with(|runs| model::transcript::run_durations(rows, runs))));
+    provide_context(RunDurations(durations));
     let list = NodeRef::<leptos::html::Ol>::new();
     follow_the_newest(chat, list);
     let items = Memo::new(move |_| {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
-        let rows = chat.messages.get();
-        let calls: HashSet<&str> = rows.iter().flat_map(|r| r.tool_calls.iter().map(String::as_str)).collect();
+        // A result is shown with its call, a nested tool row by the `tool_call` that reached it;
+        // one whose call is not on this page stands alone.
+        let mut items: Vec<Item> =
+            chat.messages.with(|rows| model::transcript::shown_rows(rows).into_iter().cloned().map(Item::Message).collect());
         // The wording of every question asked through `ask_user` in this transcript: a summary
         // this browser keeps for one of them is shown by that call's card, not twice.
-        let asked: Vec<(String, f64)> = rows.iter().flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp))).collect();
-        let hidden: Vec<bool> = rows.iter().map(|r| r.tool_result.as_ref().is_some_and(|t| calls.contains(t.call_id.as_str()))).collect();
-        // A result is shown with its call; one whose call is not on this page stands alone.
-        let mut items: Vec<Item> = rows.into_iter().zip(hidden).filter(|(_, hidden)| !hidden).map(|(r, _)| Item::Message(r)).collect();
+        let asked: Vec<(String, f64)> =
+            chat.messages.with(|rows| rows.iter().flat_map(|r| r.asks.iter().map(move |q| (q.clone(), r.timestamp))).collect());
         dock.dock.with(|d| {
             for r in &d.receipts {
                 if same_question(r, &asked, &session) {
@@ -175,10 +182,11 @@ pub fn Transcript() -> impl IntoView {
                     Item::Receipt(r) => view! { <QuestionReceipt receipt=r/> }.into_any(),
                 }}</li> }.into_any()}
             </For>
+            <PendingInputs/>
             <For
-                each=move || { chat.streams.get().into_iter().collect::<Vec<(String, RunStream)>>() }
-                key=|(run, s)| format!("{run}\u{1f}{}\u{1f}{}", s.state.name(), s.text.len())
-                children=|(run, stream)| view! { <li><Stream run=run stream=stream/></li> }.into_any()
+                each=move || chat.runs.with(|runs| runs.iter().filter(|r| r.is_active() || r.unsaved_reply.is_some()).map(|r| r.id.clone()).collect::<Vec<_>>())
+                key=|id| id.clone()
+                children=|id| view! { <li><LiveRun id=id/></li> }.into_any()
             />
             <UnsentEchoes/>
         </ol>
@@ -318,14 +326,27 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
     // gateway's own notes are shown exactly as written.
     let markdown = matches!(row.role.as_str(), "assistant" | "compactionSummary" | "branchSummary") && !withheld;
     view! {
-        <article class=class data-testid="message" data-role=row.role.clone()>
+        <article class=class data-testid="message" data-role=row.role.clone() data-key=row.key.clone() data-seq=row.seq>
             <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
             {parts.into_iter().map(|p| view! { <PartView part=p at_ms=timestamp session=session.clone() markdown=markdown/> }).collect_view()}
             <crate::components::attachment_list::SavedFiles media=if withheld { Vec::new() } else { model::parts::saved_media(&row.raw) } session=session.clone()/>
             {(row.truncated && !withheld).then(|| view! { <ShowWhole key=row.key.clone()/> })}
+            <RunFooter key=row.key.clone()/>
         </article>
     }
     .into_any()
+}
+
+/// Under a run's last row: how the run ended and how long it took.
+#[component]
+fn RunFooter(key: String) -> impl IntoView {
+    let RunDurations(durations) = expect_context::<RunDurations>();
+    let key = StoredValue::new(key);
+    move || {
+        key.with_value(|k| durations.with(|d| d.get(k).cloned())).map(|(end, ms)| {
+            view! { <p class="msg__run" data-testid="run-took">{format!("{} in {}", end.words(), model::transcript::duration_words(ms))}</p> }
+        })
+    }
 }
 
 /// "Show the whole message" under a row the gateway shortened. The request and its outcome
@@ -396,10 +417,16 @@ fn PartView(
             }
             .into_any()
         }
-        Part::ToolCall { id, name, arguments } if name == "ask_user" => {
-            view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }.into_any()
+        Part::ToolCall { id, name, arguments, .. } => {
+            // `tool_call {id, args}` reaches another tool: shown as that tool.
+            let (name, arguments) = model::parts::inner_call(&name, &arguments);
+            if name == "ask_user" {
+                view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }.into_any()
+            } else {
+                view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any()
+            }
         }
-        Part::ToolCall { id, name, arguments } => view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any(),
+        Part::ToolResult(result) => view! { <ToolOutput result=result/> }.into_any(),
         Part::Image { source, alt } => view! { <ImagePart source=source alt=alt/> }.into_any(),
         Part::Unsupported { kind, raw } => view! {
             <details class="part part--unsupported" data-testid="unsupported-part">
@@ -411,34 +438,85 @@ fn PartView(
     }
 }
 
-/// A tool call: its name and state, its arguments behind a toggle, its result once it arrives.
+/// A tool call: the real tool's name and what it works on (for a command, the command), its
+/// state as it happens (from the run's tool events: output as it prints, exit code, duration),
+/// its arguments behind a toggle, and its result once saved.
 #[component]
 fn ToolCard(call_id: String, name: String, arguments: serde_json::Value) -> impl IntoView {
     let ToolResults(results) = expect_context::<ToolResults>();
-    let id = call_id.clone();
-    let result = Memo::new(move |_| results.with(|r| r.get(&id).cloned()));
+    let chat = expect_context::<ChatController>();
+    let id = StoredValue::new(call_id.clone());
+    let result = Memo::new(move |_| id.with_value(|id| results.with(|r| r.get(id).cloned())));
+    let live = Memo::new(move |_| {
+        id.with_value(|id| chat.runs.with(|runs| runs.iter().flat_map(|r| r.tools.iter()).find(|t| t.call_id == *id).cloned()))
+    });
+    let command = arguments.get("command").and_then(|c| c.as_str()).map(str::to_string);
+    let tool_name = name.clone();
     let args = match &arguments {
         serde_json::Value::Null => String::new(),
         serde_json::Value::String(s) => s.clone(),
         other => serde_json::to_string_pretty(other).unwrap_or_default(),
     };
+    let state = move || match (result.get(), live.with(|l| l.as_ref().map(|t| t.status))) {
+        (Some(r), _) if r.is_error => ToolStatus::Failed,
+        (Some(_), _) => ToolStatus::Done,
+        (None, Some(s)) => s,
+        (None, None) => ToolStatus::Running,
+    };
     view! {
-        <details class="part tool-card" data-testid="tool-call" data-call=call_id data-state=move || match result.get() {
-            None => "running",
-            Some(r) if r.is_error => "failed",
-            Some(_) => "done",
-        }>
-            <summary>
+        <article class="part tool-card" data-testid="tool-call" data-call=call_id data-tool=tool_name data-state=move || state().name()>
+            <header class="tool-card__head">
                 <span class="tool-card__name">{name}</span>
-                <span class="tool-card__state">{move || match result.get() {
-                    None => "running or waiting for its result",
-                    Some(r) if r.is_error => "failed",
-                    Some(_) => "done",
-                }}</span>
-            </summary>
-            {(!args.is_empty()).then(|| view! { <p class="tool-card__label">"Arguments"</p><pre>{args}</pre> })}
+                {command.map(|c| view! { <code class="tool-card__command" dir="ltr">{c}</code> })}
+                <span class="tool-card__state" data-testid="tool-state">{move || tool_state_words(state(), live.get().as_ref(), result.with(|r| r.is_some()))}</span>
+            </header>
+            {move || live.get().filter(|t| !t.output.text.is_empty() && result.with(Option::is_none)).map(|t| view! { <LiveOutput tool=t/> })}
+            {(!args.is_empty()).then(|| view! { <details class="tool-card__args"><summary>"Arguments"</summary><pre>{args}</pre></details> })}
             {move || result.get().map(|r| view! { <ToolOutput result=r/> })}
-        </details>
+        </article>
+    }
+}
+
+/// A tool's state in words: running, or how it ended (exit code, how long it took).
+fn tool_state_words(state: ToolStatus, live: Option<&ToolActivity>, saved: bool) -> String {
+    let mut words = match state {
+        ToolStatus::Running if live.is_some() => "running".to_string(),
+        ToolStatus::Running => "waiting for its result".to_string(),
+        ToolStatus::Done => "done".to_string(),
+        ToolStatus::Failed => "failed".to_string(),
+    };
+    if let Some(t) = live {
+        if let Some(code) = t.exit_code.filter(|_| state != ToolStatus::Running) {
+            words.push_str(&format!(", exit code {code}"));
+        }
+        if let Some(ms) = t.duration_ms.filter(|_| state != ToolStatus::Running) {
+            words.push_str(&format!(", {}", model::transcript::duration_words(ms as f64)));
+        }
+    }
+    let _ = saved;
+    words
+}
+
+/// Lines of a running command's output kept in view; the rest on demand.
+const TAIL_LINES: usize = 12;
+
+/// A command's output as it prints: its last lines in view, all that is kept on demand.
+#[component]
+fn LiveOutput(tool: ToolActivity) -> impl IntoView {
+    let all = RwSignal::new(false);
+    let lines = tool.output.lines();
+    let cut = tool.output.cut_bytes;
+    let output = StoredValue::new(tool.output);
+    view! {
+        <div class="tool-card__output tool-card__output--live" data-testid="tool-output" aria-live="off">
+            <pre>{move || output.with_value(|o| if all.get() { o.text.clone() } else { o.tail(TAIL_LINES).to_string() })}</pre>
+            {(lines > TAIL_LINES || cut > 0).then(|| view! {
+                <button type="button" class="tool-card__more" on:click=move |_| all.update(|a| *a = !*a)>
+                    {move || if all.get() { "Show the last lines".to_string() } else { format!("Show all {lines} lines") }}
+                </button>
+                {(cut > 0).then(|| view! { <p class="tool-card__note">{format!("The first {} KB of output are not kept here; the saved result has what the gateway keeps.", cut.div_ceil(1024))}</p> })}
+            })}
+        </div>
     }
 }
 
@@ -536,23 +614,88 @@ fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
     }
 }
 
+/// A run as it happens: its phase, what it says it is about to do, its thinking, the tools it
+/// runs that no saved row shows yet, and the reply it is writing. Once it ended, the reply it
+/// wrote that is not saved (yet) stays, with how it ended.
 #[component]
-fn Stream(run: String, stream: RunStream) -> impl IntoView {
-    let label = match stream.state {
-        RunState::Aborted => "Stopped",
-        RunState::Failed { .. } => "Run failed",
-        RunState::Streaming => "Writing…",
+fn LiveRun(id: String) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let id = StoredValue::new(id);
+    let run = Memo::new(move |_| id.with_value(|id| chat.runs.with(|runs| runs.iter().find(|r| r.id == *id).cloned())));
+    let phase = move || run.with(|r| r.as_ref().map(|r| r.phase.words()).unwrap_or_default());
+    let state = move || {
+        run.with(|r| match r.as_ref().and_then(Run::end) {
+            None => "running",
+            Some(RunEnd::Done) => "done",
+            Some(RunEnd::Stopped) => "aborted",
+            Some(RunEnd::Failed(_)) => "error",
+        })
     };
-    let failure = match &stream.state {
-        RunState::Failed { reason } => Some(reason.clone()),
-        _ => None,
+    // Tools a saved row already holds are drawn by that row's card.
+    let tools = Memo::new(move |_| {
+        let calls = run.with(|r| {
+            r.as_ref()
+                .map(|r| r.tools.iter().filter(|t| t.parent.is_none()).map(|t| t.call_id.clone()).collect::<Vec<_>>())
+                .unwrap_or_default()
+        });
+        chat.messages.with(|rows| calls.into_iter().filter(|c| !rows.iter().any(|r| r.tool_calls.contains(c))).collect::<Vec<_>>())
+    });
+    let text = Memo::new(move |_| run.with(|r| r.as_ref().map(|r| r.text.clone()).unwrap_or_default()));
+    let thinking = Memo::new(move |_| run.with(|r| r.as_ref().map(|r| r.thinking.clone()).unwrap_or_default()));
+    let preamble = Memo::new(move |_| run.with(|r| r.as_ref().filter(|r| r.is_active()).map(|r| r.preamble.clone()).unwrap_or_default()));
+    let reply = Memo::new(move |_| run.with(|r| r.as_ref().and_then(|r| r.unsaved_reply.as_ref()).map(model::message_text)));
+    let failure = move || {
+        run.with(|r| match r.as_ref().and_then(Run::end) {
+            Some(RunEnd::Failed(why)) => Some(why.clone()),
+            _ => None,
+        })
     };
     view! {
-        <article class="msg msg--assistant msg--live" data-testid="stream" data-run=run data-state=stream.state.name()>
-            <header class="msg__who">"Agent"<span class="msg__note">{label}</span></header>
-            <Markdown text=stream.text/>
-            {failure.map(|e| view! { <p class="msg__error" role="alert">{e}</p> })}
+        <article class="msg msg--assistant msg--live" data-testid="stream" data-run=move || id.get_value() data-state=state>
+            <header class="msg__who">"Agent"<span class="msg__note" role="status" data-testid="run-phase">{phase}</span></header>
+            <Show when=move || thinking.with(|t| !t.is_empty())>
+                <details class="part part--thinking" data-testid="thinking" data-live="true">
+                    <summary>"Thinking"</summary>
+                    <p class="msg__text">{move || thinking.get()}</p>
+                </details>
+            </Show>
+            <Show when=move || preamble.with(|p| !p.is_empty())>
+                <p class="msg__status" data-testid="run-preamble">{move || preamble.get()}</p>
+            </Show>
+            <For each=move || tools.get() key=|c| c.clone() let:call>
+                <LiveToolCard call_id=call/>
+            </For>
+            {move || { let t = text.get(); (!t.is_empty()).then(|| view! { <Markdown text=t/> }) }}
+            {move || reply.get().map(|t| view! { <Markdown text=t/> })}
+            {move || failure().map(|e| view! { <p class="msg__error" role="alert">{e}</p> })}
         </article>
+    }
+}
+
+/// A tool of a running run that no saved row holds yet: drawn like a saved call's card.
+#[component]
+fn LiveToolCard(call_id: String) -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    let id = call_id.clone();
+    let tool = chat.runs.with_untracked(|runs| runs.iter().flat_map(|r| r.tools.iter()).find(|t| t.call_id == id).cloned());
+    let Some(tool) = tool else { return ().into_any() };
+    let arguments = tool.command.as_ref().map(|c| serde_json::json!({"command": c})).unwrap_or(serde_json::Value::Null);
+    view! { <ToolCard call_id=call_id name=tool.name.clone() arguments=arguments/> }.into_any()
+}
+
+/// Messages the gateway accepted while a run was busy, waiting for their turn.
+#[component]
+fn PendingInputs() -> impl IntoView {
+    let chat = expect_context::<ChatController>();
+    view! {
+        <For each=move || chat.pending_inputs.get() key=|p| format!("{}\u{1f}{}", p.id, p.status) let:input>
+            <li>
+                <article class="msg msg--user msg--unsent" data-testid="pending-input" data-state=input.status.clone()>
+                    <header class="msg__who">"You"<span class="msg__note">{if input.status == "interrupted" { "Interrupted: the run ended before it read this" } else { "Waiting for the agent's current run" }}</span></header>
+                    <p class="msg__text">{input.text.clone()}</p>
+                </article>
+            </li>
+        </For>
     }
 }
 

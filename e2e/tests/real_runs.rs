@@ -111,7 +111,7 @@ async fn a_real_run_streams_thinks_asks_and_stops_and_a_follow_up_is_answered_on
     b.send_message(&format!("md: plan-{n}")).await;
     wait_transcript(&b, "the markdown reply", |t| t.contains(&format!("Done with plan-{n}."))).await;
     b.wait_markdown_rendered().await;
-    let md = b.wait_js(&format!("const m = [...document.querySelectorAll('[data-testid=message] .md')].find(e => e.textContent.includes('Done with plan-{n}')); return m && m.querySelector('h2') && [m.querySelector('h2').textContent, m.querySelectorAll('li').length, m.querySelector('pre code').textContent];"), |v| v.is_array()).await;
+    let md = b.wait_js(&format!("const m = [...document.querySelectorAll('[data-testid=message] .md')].find(e => e.textContent.includes('Done with plan-{n}')); return m && m.querySelector('h1,h2,h3,h4') && [m.querySelector('h1,h2,h3,h4').textContent, m.querySelectorAll('li').length, m.querySelector('pre code').textContent];"), |v| v.is_array()).await;
     assert_eq!(md, json!([format!("Plan for plan-{n}"), 2, format!("echo plan-{n}\n")]));
 
     // 3. Thinking: the saved reply keeps it, in its disclosure.

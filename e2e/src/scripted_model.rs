@@ -11,6 +11,7 @@
 //! | `exec: <command>` | calls `exec {command}`, then replies with the tool's result |
 //! | `vault: <NAME> <host>` | calls `secrets {action: request}` through `tool_call`, then replies with its result |
 //! | `read: <path>` | calls `read {path}`, then replies with the tool's result |
+//! | `list: <words>` | calls `agents_list` through `tool_call`, then replies with its result |
 //! | `stream: <words>` | streams one numbered chunk every 150 ms for up to 3 minutes (Stop ends it) |
 //! | `hold: <gate> <words>` | streams a first chunk, waits until the test opens `<gate>`, then finishes |
 //! | anything else | `Echo: <words>` |
@@ -162,6 +163,7 @@ pub fn plan(request: &Value) -> Reply {
         ),
         ("exec", 0) => tool("Running it.", ToolCall { name: "exec".into(), arguments: json!({"command": rest}) }),
         ("read", 0) => tool("Reading it.", ToolCall { name: "read".into(), arguments: json!({"path": rest}) }),
+        ("list", 0) => tool("Listing the agents.", via_tool_call("agents_list", json!({}))),
         ("vault", 0) => {
             let (name, host) = rest.split_once(' ').unwrap_or((rest, "api.demo.invalid"));
             tool(
@@ -172,7 +174,7 @@ pub fn plan(request: &Value) -> Reply {
                 ),
             )
         }
-        ("ask" | "exec" | "read" | "vault", _) => reply_with_result(&tool_result),
+        ("ask" | "exec" | "read" | "vault" | "list", _) => reply_with_result(&tool_result),
         ("stream", _) => Reply {
             text: (1..=1200).map(|i| format!("chunk {i} of {rest}. ")).collect(),
             chunk_delay: Duration::from_millis(150),

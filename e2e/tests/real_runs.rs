@@ -272,3 +272,78 @@ async fn probe_ui() {
     eprintln!("HISTORY: {}", serde_json::to_string(&history(&mut agent).await["messages"]).unwrap().chars().take(3000).collect::<String>());
     b.close().await;
 }
+
+/// Sends `text` from the backend client and waits until its run has ended with a reply.
+async fn run_to_end(agent: &mut gateway::client::Client, text: &str, key: &str) {
+    agent.request("chat.send", json!({"sessionKey": MAIN, "message": text, "idempotencyKey": key})).await.expect("chat.send");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let h = agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 6})).await.unwrap();
+        let replied = h["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|m| m["__openclaw"]["runId"] == key && m["role"] == "assistant" && m["stopReason"] == "stop");
+        if replied && h["sessionInfo"]["hasActiveRun"] != json!(true) {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "run {key} ({text}) never ended: {}", h["sessionInfo"]);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_of_40_real_runs_opens_on_its_newest_row_and_shows_a_new_runs_rows() {
+    let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
+    let model = ScriptedModel::start().await;
+    let mut agent = gw.agent().await;
+    gw.use_scripted_model(&mut agent, &model).await;
+    let ws = gw.workspace();
+    let n = nonce();
+    // 40 real runs: tool calls (read), tools reached through tool_call, markdown and thinking.
+    for i in 1..=40 {
+        let text = match i % 4 {
+            0 => {
+                std::fs::write(ws.join(format!("notes-{i}.txt")), format!("note {i} of {n}\n")).unwrap();
+                format!("read: notes-{i}.txt")
+            }
+            1 => format!("list: agents {i}"),
+            2 => format!("md: run-{i}-{n}"),
+            _ => format!("think: run-{i}-{n}"),
+        };
+        run_to_end(&mut agent, &text, &format!("run-{i}-{n}")).await;
+    }
+    agent
+        .request("chat.inject", json!({"sessionKey": MAIN, "message": format!("Injected after the runs {n}.")}))
+        .await
+        .expect("chat.inject");
+    let h = agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 100})).await.unwrap();
+    let saved = h["messages"].as_array().unwrap().len();
+    eprintln!("saved rows on the newest page: {saved}, hasMore {}", h["hasMore"]);
+    assert!(h["hasMore"] == json!(true), "the conversation is longer than a page");
+
+    let b = Browser::start_sized(1100, 900).await;
+    b.goto(&gw.ui_url()).await;
+    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    let text = wait_transcript(&b, "the newest rows", |t| t.contains(&format!("Injected after the runs {n}."))).await;
+    assert!(text.contains("note 40 of"), "the 40th run's result is shown:\n{}", &text[text.len().saturating_sub(1500)..]);
+    assert!(!text.contains("unsupported part"), "nothing the gateway wrote is unsupported");
+    // The newest row is the last one on the page, and in view.
+    let last = b.js("const rows = [...document.querySelectorAll('[data-testid=message]')]; const l = rows[rows.length - 1]; const r = l.getBoundingClientRect(); return [l.innerText, r.bottom <= window.innerHeight + 1];").await;
+    assert!(last[0].as_str().unwrap().contains(&format!("Injected after the runs {n}.")), "{last}");
+    assert_eq!(last[1], json!(true), "the newest row is in view");
+    assert!(b.exists(".transcript__older").await, "older rows can be loaded");
+    // A new run's rows appear as it runs: its tool's card, its result and its reply.
+    std::fs::write(ws.join("notes-41.txt"), format!("note 41 of {n}\n")).unwrap();
+    b.send_message("read: notes-41.txt").await;
+    let text = wait_transcript(&b, "the new run's reply", |t| t.contains(&format!("The tool returned: note 41 of {n}"))).await;
+    let card = b.wait_js("const c = [...document.querySelectorAll('[data-testid=tool-call][data-tool=read]')].pop(); return c && [c.dataset.state, c.querySelector('[data-testid=tool-result] pre') && c.querySelector('[data-testid=tool-result] pre').textContent];", |v| v[1].is_string()).await;
+    assert_eq!(card[0], "done", "{card}");
+    assert!(
+        card[1].as_str().is_some_and(|r| r.contains(&format!("note 41 of {n}"))),
+        "{card}\n{}",
+        &text[text.len().saturating_sub(800)..]
+    );
+    b.screenshot("real-run-40-runs").await;
+    b.close().await;
+}

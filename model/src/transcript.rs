@@ -136,7 +136,7 @@ pub enum RunPhase {
     Model,
     /// A tool of the run waits for a person's approval.
     WaitingApproval,
-    /// A tool is running.
+    /// A tool is running: what it runs (a command, or the tool's title).
     Tool(String),
     Finishing,
     Ended(RunEnd),
@@ -158,7 +158,7 @@ impl RunPhase {
             },
             RunPhase::Model => "Working".into(),
             RunPhase::WaitingApproval => "Waiting for your approval".into(),
-            RunPhase::Tool(title) => format!("Running {title}"),
+            RunPhase::Tool(what) => format!("Running {what}"),
             RunPhase::Finishing => "Finishing".into(),
             RunPhase::Ended(end) => end.words().into(),
         }
@@ -346,6 +346,21 @@ impl Run {
                 t.status = ToolStatus::Failed;
             }
         }
+    }
+}
+
+/// When a run started and how it ended: what its rows' footer needs (a view recomputes it when
+/// a run starts or ends, not on every word it streams).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunTiming {
+    pub id: String,
+    pub end: Option<RunEnd>,
+    pub duration_ms: Option<f64>,
+}
+
+impl Run {
+    pub fn timing(&self) -> RunTiming {
+        RunTiming { id: self.id.clone(), end: self.end().cloned(), duration_ms: self.duration_ms() }
     }
 }
 
@@ -752,7 +767,7 @@ impl Transcript {
                             t.duration_ms = Some((b - a).max(0.0) as u64);
                         }
                     }
-                    let title = t.title.clone();
+                    let title = t.command.clone().unwrap_or_else(|| t.title.clone());
                     let running = t.status == ToolStatus::Running;
                     if run.is_active() && running && run.phase != RunPhase::WaitingApproval {
                         run.phase = RunPhase::Tool(title);
@@ -833,7 +848,7 @@ impl Transcript {
 
     /// How long each run took ([`run_durations`]).
     pub fn run_durations(&self) -> HashMap<String, (RunEnd, f64)> {
-        run_durations(&self.rows, &self.runs)
+        run_durations(&self.rows, &self.runs.iter().map(Run::timing).collect::<Vec<_>>())
     }
 }
 
@@ -897,7 +912,7 @@ pub fn nested_call(rows: &[TranscriptRow], parent: &str) -> Option<(String, Valu
 
 /// How long each run took, by the key of its last saved row: from the live run when it was
 /// seen (`runs`), else from its rows (the person's row to the run's last).
-pub fn run_durations(rows: &[TranscriptRow], runs: &[Run]) -> HashMap<String, (RunEnd, f64)> {
+pub fn run_durations(rows: &[TranscriptRow], runs: &[RunTiming]) -> HashMap<String, (RunEnd, f64)> {
     let mut last: HashMap<&str, (&TranscriptRow, f64)> = HashMap::new();
     for r in rows {
         let Some(run) = r.run_id.as_deref() else { continue };
@@ -910,10 +925,9 @@ pub fn run_durations(rows: &[TranscriptRow], runs: &[Run]) -> HashMap<String, (R
             continue;
         }
         match runs.iter().find(|r| r.id == run) {
-            Some(live) if live.is_active() => {}
-            Some(live) => {
-                let d = live.duration_ms().unwrap_or(row.timestamp - first);
-                out.insert(row.key.clone(), (live.end().cloned().unwrap_or(RunEnd::Done), d));
+            Some(RunTiming { end: None, .. }) => {}
+            Some(RunTiming { end: Some(end), duration_ms, .. }) => {
+                out.insert(row.key.clone(), (end.clone(), duration_ms.unwrap_or(row.timestamp - first)));
             }
             None if first > 0.0 && row.timestamp >= first => {
                 let end = if row.note.as_deref() == Some("aborted") { RunEnd::Stopped } else { RunEnd::Done };

@@ -121,7 +121,7 @@ fn an_exec_approval_shows_the_run_waiting_then_the_commands_output_and_exit_code
         }
     });
     assert!(phases.contains(&RunPhase::WaitingApproval), "{phases:?}");
-    assert!(phases.iter().any(|p| matches!(p, RunPhase::Tool(title) if title == "Exec sh demo-ok.sh mxarsjxb5w4")), "{phases:?}");
+    assert!(phases.iter().any(|p| matches!(p, RunPhase::Tool(what) if what == "sh demo-ok.sh mxarsjxb5w4")), "{phases:?}");
     let tool = t.tool("call_5").unwrap();
     assert_eq!((tool.name.as_str(), tool.command.as_deref()), ("exec", Some("sh demo-ok.sh mxarsjxb5w4")));
     assert_eq!((tool.status, tool.exit_code, tool.output.text.as_str()), (ToolStatus::Done, Some(0), "ok-42-mxarsjxb5w4"));

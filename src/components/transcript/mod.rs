@@ -121,8 +121,8 @@ pub fn Transcript() -> impl IntoView {
     // Tool results, by the id of the call they answer: each call's card shows its result.
     let results = Memo::new(move |_| chat.messages.with(|rows| model::transcript::results(rows)));
     provide_context(ToolResults(results));
-    // Recomputed when a run ends or rows change, not on every streamed word.
-    let ended = Memo::new(move |_| chat.runs.with(|runs| runs.iter().filter(|r| !r.is_active()).cloned().collect::<Vec<Run>>()));
+    // Recomputed when a run starts or ends, or rows change, not on every streamed word.
+    let ended = Memo::new(move |_| chat.runs.with(|runs| runs.iter().map(Run::timing).collect::<Vec<_>>()));
     let durations = Memo::new(move |_| chat.messages.with(|rows| ended.with(|runs| model::transcript::run_durations(rows, runs))));
     provide_context(RunDurations(durations));
     let list = NodeRef::<leptos::html::Ol>::new();
@@ -642,7 +642,12 @@ fn LiveRun(id: String) -> impl IntoView {
     });
     let text = Memo::new(move |_| run.with(|r| r.as_ref().map(|r| r.text.clone()).unwrap_or_default()));
     let thinking = Memo::new(move |_| run.with(|r| r.as_ref().map(|r| r.thinking.clone()).unwrap_or_default()));
-    let preamble = Memo::new(move |_| run.with(|r| r.as_ref().filter(|r| r.is_active()).map(|r| r.preamble.clone()).unwrap_or_default()));
+    // What it says it is about to do, unless that is the text it is writing anyway.
+    let preamble = Memo::new(move |_| {
+        run.with(|r| {
+            r.as_ref().filter(|r| r.is_active() && r.text.trim() != r.preamble.trim()).map(|r| r.preamble.clone()).unwrap_or_default()
+        })
+    });
     let reply = Memo::new(move |_| run.with(|r| r.as_ref().and_then(|r| r.unsaved_reply.as_ref()).map(model::message_text)));
     let failure = move || {
         run.with(|r| match r.as_ref().and_then(Run::end) {

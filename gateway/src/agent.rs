@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `deploy` | asks where to deploy and whom to notify, waits, then replies with the answer |
 //! | `color` / `colour` | asks for a color (single choice), waits, replies |
-//! | `run` (the word: "run the tests", not "running") | asks for an exec approval to run `ls -la`, waits, replies with the decision (never runs anything) |
+//! | `run` (the word: "run the tests", not "running") | asks for an exec approval to run `ls -la`; allowed, it streams the command's simulated output for about three seconds as the real gateway's tool events (`agent` `item` / `command_output`), then replies (never runs anything) |
 //! | `slow` | streams for about five seconds (time to press Stop) |
 //! | `fail` | fails with an error |
 //! | `async` | asks two questions without stopping (Codex-style), keeps working, completes |
@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::approvals::{self, ApprovalRecord, Status};
-use crate::chat::{broadcast_message, chat_event};
+use crate::chat::{agent_event, broadcast_message, chat_event};
 use crate::store::SendStatus;
 use crate::util::{now_ms, uuid_v4};
 use crate::{Gateway, log, questions};
@@ -95,9 +95,20 @@ struct Stream<'a> {
     run_id: &'a str,
     seq: u64,
     text: String,
+    /// The saved reply, for the `final` event.
+    saved: Value,
 }
 
 impl Stream<'_> {
+    /// An `agent` event of this run (`stream`: `lifecycle`, `item`, `command_output`, …), on the
+    /// same per-run `seq` as its `chat` events, as the real gateway sends them.
+    fn agent(&mut self, stream: &str, data: Value) {
+        self.seq += 1;
+        let p = json!({"runId": self.run_id, "sessionKey": self.session, "agentId": "main", "seq": self.seq, "stream": stream,
+            "ts": now_ms(), "data": data});
+        agent_event(self.gw, self.session, p);
+    }
+
     fn event(&mut self, state: &str, extra: Value) {
         self.seq += 1;
         let mut p = json!({"runId": self.run_id, "sessionKey": self.session, "agentId": "main", "seq": self.seq, "state": state});
@@ -300,7 +311,9 @@ fn approval_reply(outcome: Result<ApprovalRecord, String>, command: &str) -> Str
                     "Always allowed: I would run `{command}` now, and next time without asking (the demo agent never executes anything)."
                 )
             }
-            (Status::Allowed, _) => format!("Allowed once: I would run `{command}` now (the demo agent never executes anything)."),
+            (Status::Allowed, _) => {
+                format!("Allowed once: I showed what `{command}` would print (the demo agent never executes anything).")
+            }
             (Status::Denied, _) => format!("Denied: I will not run `{command}`."),
             (Status::Expired, _) => format!("The approval expired: I did not run `{command}`."),
             _ => format!("The approval was cancelled: I did not run `{command}`."),
@@ -313,9 +326,98 @@ fn answer_text(record: &QuestionRecord, id: &str) -> String {
     record.answers.as_ref().and_then(|a| a.answers.get(id)).map(|v| v.join(", ")).unwrap_or_default()
 }
 
-async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abort: watch::Receiver<bool>) -> Outcome {
-    let mut s = Stream { gw, session, run_id, seq: 0, text: String::new() };
+async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, abort: watch::Receiver<bool>) -> Outcome {
+    let mut s = Stream { gw, session, run_id, seq: 0, text: String::new(), saved: Value::Null };
     s.event("status", json!({"phase": "preparing_context"}));
+    let started = now_ms();
+    s.agent("lifecycle", json!({"phase": "start", "startedAt": started}));
+    let outcome = run_steps(&mut s, gw, session, run_id, text, abort).await;
+    let (aborted, error) = match &outcome {
+        Outcome::Done => (false, None),
+        Outcome::Failed(m) => (false, Some(m.clone())),
+        Outcome::Aborted => (true, None),
+    };
+    let phase = if error.is_some() { "error" } else { "end" };
+    s.agent("lifecycle", json!({"phase": phase, "startedAt": started, "endedAt": now_ms(), "aborted": aborted, "error": error}));
+    // As on the real gateway: the lifecycle's end, then the `final` with the saved reply.
+    if matches!(outcome, Outcome::Done) {
+        let saved = std::mem::take(&mut s.saved);
+        s.event("final", json!({"message": saved, "stopReason": "stop"}));
+    }
+    outcome
+}
+
+/// Simulated output of the demo command: it is never run.
+const DEMO_OUTPUT: [&str; 6] = [
+    "demo agent: pretending to run ls -la (nothing is executed)",
+    "total 24",
+    "drwxr-xr-x  4 demo demo 4096 .",
+    "drwxr-xr-x 12 demo demo 4096 ..",
+    "-rw-r--r--  1 demo demo  512 README.md",
+    "-rw-r--r--  1 demo demo 2048 notes.txt",
+];
+
+/// The allowed demo command, as a real run shows it: its call saved, a tool item that starts,
+/// output that streams (whole so far, each time), its end with exit code and duration, and its
+/// result saved. False when stopped on the way.
+async fn simulate_command(s: &mut Stream<'_>, gw: &Arc<Gateway>, command: &str, abort: &mut watch::Receiver<bool>) -> bool {
+    let call = format!("call_{}", uuid_v4().replace('-', "")[..12].to_string());
+    let call_row = json!({"role": "assistant", "content": [{"type": "toolCall", "id": call, "name": "exec", "arguments": {"command": command}}],
+        "stopReason": "toolUse", "timestamp": now_ms(), "provider": "demo", "model": "demo-agent"});
+    if let Ok(saved) = gw.store.save_message(s.session, call_row, json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false})) {
+        broadcast_message(gw, s.session, &saved);
+    }
+    let started = now_ms();
+    let title = format!("Exec {command}");
+    let item = |phase: &str, status: &str| {
+        json!({"itemId": format!("tool:{call}"), "toolCallId": call, "name": "exec", "kind": "tool", "phase": phase, "title": title,
+            "status": status, "meta": command, "commandBearing": true, "startedAt": started})
+    };
+    s.agent("item", item("start", "running"));
+    let mut output = String::new();
+    for line in DEMO_OUTPUT {
+        if !output.is_empty() {
+            output.push('\n');
+        }
+        output.push_str(line);
+        s.agent(
+            "command_output",
+            json!({"itemId": format!("command:{call}"), "phase": "delta", "title": format!("command {command}"),
+            "toolCallId": call, "name": "exec", "output": output, "status": "running"}),
+        );
+        let stopped = tokio::select! {
+            _ = tokio::time::sleep(Duration::from_millis(500)) => false,
+            _ = abort.wait_for(|a| *a) => true,
+        };
+        if stopped {
+            return false;
+        }
+    }
+    let took = (now_ms() - started).max(0) as u64;
+    s.agent(
+        "command_output",
+        json!({"itemId": format!("command:{call}"), "phase": "end", "title": format!("command {command}"),
+        "toolCallId": call, "name": "exec", "output": output, "status": "completed", "exitCode": 0, "durationMs": took}),
+    );
+    let mut end = item("end", "completed");
+    end["endedAt"] = json!(now_ms());
+    s.agent("item", end);
+    let result = json!({"role": "toolResult", "toolCallId": call, "toolName": "exec", "isError": false,
+        "content": [{"type": "text", "text": output}], "details": {"status": "completed", "exitCode": 0, "durationMs": took}, "timestamp": now_ms()});
+    if let Ok(saved) = gw.store.save_message(s.session, result, json!({"id": uuid_v4(), "runId": s.run_id})) {
+        broadcast_message(gw, s.session, &saved);
+    }
+    true
+}
+
+async fn run_steps(
+    s: &mut Stream<'_>,
+    gw: &Arc<Gateway>,
+    session: &str,
+    run_id: &str,
+    text: &str,
+    mut abort: watch::Receiver<bool>,
+) -> Outcome {
     let lower = text.to_lowercase();
     let reply: String = if lower.contains("fail") {
         tokio::time::sleep(Duration::from_millis(150)).await;
@@ -329,34 +431,43 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
         return Outcome::Failed(message.into());
     } else if lower.contains("deploy") {
         if !s.say("Before I deploy, I need two answers from you. ", 40, &mut abort).await {
-            return aborted(&mut s);
+            return aborted(s);
         }
-        match ask_user(&mut s, gw, deploy_questions(), &mut abort).await {
+        match ask_user(s, gw, deploy_questions(), &mut abort).await {
             Some(r) if r.status == QuestionStatus::Answered => {
                 format!("Deploying to {}. I will notify: {}.", answer_text(&r, "deploy_target"), answer_text(&r, "notify"))
             }
             Some(r) if r.status == QuestionStatus::Expired => "No answer arrived, so I did not deploy anything.".into(),
             Some(_) => "Understood: I will not deploy.".into(),
-            None => return aborted(&mut s),
+            None => return aborted(s),
         }
     } else if lower.contains("color") || lower.contains("colour") {
-        match ask_user(&mut s, gw, color_questions(), &mut abort).await {
+        match ask_user(s, gw, color_questions(), &mut abort).await {
             Some(r) if r.status == QuestionStatus::Answered => format!("{} it is.", answer_text(&r, "color")),
             Some(r) if r.status == QuestionStatus::Expired => "No answer arrived; I kept the current color.".into(),
             Some(_) => "Fine, no new color.".into(),
-            None => return aborted(&mut s),
+            None => return aborted(s),
         }
     } else if asks_to_run(&lower) {
         if !s.say(&format!("I need your approval to run `{DEMO_COMMAND}`. "), 30, &mut abort).await {
-            return aborted(&mut s);
+            return aborted(s);
         }
-        match ask_approval(gw, session, run_id, DEMO_COMMAND, &mut abort).await {
-            Some(outcome) => approval_reply(outcome, DEMO_COMMAND),
-            None => return aborted(&mut s),
+        s.agent("lifecycle", json!({"phase": "waiting-approval"}));
+        let outcome = match ask_approval(gw, session, run_id, DEMO_COMMAND, &mut abort).await {
+            Some(outcome) => outcome,
+            None => return aborted(s),
+        };
+        s.agent("lifecycle", json!({"phase": "approval-resolved"}));
+        let allowed = matches!(&outcome, Ok(r) if r.status == Status::Allowed);
+        // The text so far was the preamble; the reply is a message of its own.
+        s.text.clear();
+        if allowed && !simulate_command(s, gw, DEMO_COMMAND, &mut abort).await {
+            return aborted(s);
         }
+        approval_reply(outcome, DEMO_COMMAND)
     } else if lower.contains("async") {
         if !s.say("I will keep working; meanwhile I have two questions for you. ", 30, &mut abort).await {
-            return aborted(&mut s);
+            return aborted(s);
         }
         // An assistant row carrying the questions, as a Codex harness run writes it.
         let delivery = json!({"role": "assistant", "content": [{"type": "text", "text": "Two questions while I keep working:"}],
@@ -372,14 +483,14 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
         s.text.clear();
         for step in ["Compiling… ", "running the build… ", "packaging… "] {
             if !s.delta(step.to_string(), 200, &mut abort).await {
-                return aborted(&mut s);
+                return aborted(s);
             }
         }
         "The build is ready; answer the questions whenever you like.".into()
     } else if lower.contains("slow") {
         for i in 1..=10 {
             if !s.delta(format!("Working on step {i} of 10… "), 500, &mut abort).await {
-                return aborted(&mut s);
+                return aborted(s);
             }
         }
         "Done with all ten steps.".into()
@@ -389,10 +500,9 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, mut abo
         format!("You said: {text}")
     };
     if !s.say(&reply, 30, &mut abort).await {
-        return aborted(&mut s);
+        return aborted(s);
     }
-    let saved = s.save("stop", true);
-    s.event("final", json!({"message": saved, "stopReason": "stop"}));
+    s.saved = s.save("stop", true);
     Outcome::Done
 }
 

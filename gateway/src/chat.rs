@@ -256,6 +256,11 @@ pub fn broadcast_message(gw: &Gateway, session: &str, saved: &Value) {
     gw.hub.broadcast("session.message", &payload, |p| peer_sees_session(gw, p, session));
 }
 
+/// An `agent` event for a run (its lifecycle and tool events).
+pub fn agent_event(gw: &Gateway, session: &str, payload: Value) {
+    gw.hub.broadcast("agent", &payload, |p| peer_sees_session(gw, p, session));
+}
+
 /// A `chat` event for a run.
 pub fn chat_event(gw: &Gateway, session: &str, payload: Value) {
     gw.hub.broadcast("chat", &payload, |p| peer_sees_session(gw, p, session));

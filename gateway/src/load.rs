@@ -273,7 +273,8 @@ impl Tally {
                     _ => {}
                 }
             }
-            "chat" => {
+            // A run's `chat` and `agent` events share one `seq`: each number arrives once.
+            "chat" | "agent" => {
                 let (Some(run), Some(seq)) = (p["runId"].as_str().and_then(|k| unpack(k, "lc-")), p["seq"].as_u64()) else { return };
                 let entry = self.chat.entry(run).or_default();
                 let i = seq as usize;
@@ -281,7 +282,7 @@ impl Tally {
                     entry.0.resize(i + 1, 0);
                 }
                 entry.0[i] += 1;
-                if matches!(p["state"].as_str(), Some("final" | "error" | "aborted")) {
+                if e.event == "chat" && matches!(p["state"].as_str(), Some("final" | "error" | "aborted")) {
                     entry.1 = Some(seq);
                 }
             }

@@ -417,7 +417,12 @@ async fn the_demo_agents_run_asks_for_approval_and_replies_with_the_decision() {
     let (gw, _d) = start().await;
     let mut u = ui(&gw, 7).await;
     for (text, key, decision, reply) in [
-        ("Run the tests", "run-allow", "allow-once", "Allowed once: I would run `ls -la` now (the demo agent never executes anything)."),
+        (
+            "Run the tests",
+            "run-allow",
+            "allow-once",
+            "Allowed once: I showed what `ls -la` would print (the demo agent never executes anything).",
+        ),
         ("please run it", "run-deny", "deny", "Denied: I will not run `ls -la`."),
     ] {
         u.request("chat.send", json!({"sessionKey": "main", "message": text, "idempotencyKey": key})).await.unwrap();
@@ -435,7 +440,38 @@ async fn the_demo_agents_run_asks_for_approval_and_replies_with_the_decision() {
         let end = terminal(&mut u, key).await;
         assert_eq!(end["state"], "final");
         let text = end["message"]["content"][0]["text"].as_str().unwrap();
-        assert_eq!(text, format!("I need your approval to run `ls -la`. {reply}"));
+        assert_eq!(text, reply, "the preamble is not saved with the reply (as on the real gateway)");
+        // The run's live events, as the real gateway sends them: its lifecycle, and for an
+        // allowed command its tool item and its output as it streams, whole so far each time.
+        let agent: Vec<Value> =
+            u.events.iter().filter(|e| e.event == "agent").filter_map(|e| e.payload.clone()).filter(|p| p["runId"] == key).collect();
+        let streams: Vec<String> =
+            agent.iter().map(|p| format!("{}:{}", p["stream"].as_str().unwrap(), p["data"]["phase"].as_str().unwrap_or(""))).collect();
+        let seqs: Vec<u64> = agent.iter().map(|p| p["seq"].as_u64().unwrap()).collect();
+        assert!(seqs.windows(2).all(|w| w[0] < w[1]), "one rising seq per run: {seqs:?}");
+        assert_eq!(streams.first().map(String::as_str), Some("lifecycle:start"));
+        assert_eq!(streams.last().map(String::as_str), Some("lifecycle:end"));
+        assert!(streams.contains(&"lifecycle:waiting-approval".to_string()), "{streams:?}");
+        let outputs: Vec<&str> =
+            agent.iter().filter(|p| p["stream"] == "command_output").filter_map(|p| p["data"]["output"].as_str()).collect();
+        if decision == "allow-once" {
+            assert!(streams.contains(&"item:start".to_string()) && streams.contains(&"item:end".to_string()), "{streams:?}");
+            assert!(outputs.len() >= 6, "the output streams: {outputs:?}");
+            assert!(outputs.windows(2).all(|w| w[1].starts_with(w[0])), "whole so far, each time");
+            let last = agent.iter().rev().find(|p| p["stream"] == "command_output").unwrap();
+            assert_eq!((last["data"]["phase"].as_str(), last["data"]["exitCode"].as_i64()), (Some("end"), Some(0)));
+            let h = u.request("chat.history", json!({"sessionKey": "main", "limit": 10})).await.unwrap();
+            let roles: Vec<&str> = h["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|m| m["__openclaw"]["runId"] == key)
+                .filter_map(|m| m["role"].as_str())
+                .collect();
+            assert_eq!(roles, ["user", "assistant", "toolResult", "assistant"], "the call, its result and the reply are saved");
+        } else {
+            assert!(outputs.is_empty(), "a denied command prints nothing");
+        }
     }
     // Only the word: "running" and "trunk" are echoed, and nobody is asked.
     u.request("chat.send", json!({"sessionKey": "main", "message": "running the trunk", "idempotencyKey": "no-run"})).await.unwrap();

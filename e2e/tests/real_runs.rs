@@ -347,3 +347,72 @@ async fn a_conversation_of_40_real_runs_opens_on_its_newest_row_and_shows_a_new_
     b.screenshot("real-run-40-runs").await;
     b.close().await;
 }
+
+/// Every value the UI keeps in IndexedDB, in every gateway's database and store, as text.
+async fn everything_stored(b: &Browser) -> String {
+    let v = b
+        .js_async(
+            "const all = [];
+             for (const { name } of await indexedDB.databases()) {
+               all.push(await new Promise((resolve) => {
+                 const open = indexedDB.open(name);
+                 open.onsuccess = () => {
+                   const db = open.result;
+                   const names = [...db.objectStoreNames];
+                   if (!names.length) { db.close(); resolve(''); return; }
+                   const tx = db.transaction(names);
+                   const out = [];
+                   let left = names.length;
+                   for (const s of names) {
+                     const req = tx.objectStore(s).getAll();
+                     req.onsuccess = () => { out.push(s + ': ' + JSON.stringify(req.result)); if (--left === 0) { db.close(); resolve(out.join('\\n')); } };
+                   }
+                 };
+                 open.onerror = () => resolve('open failed');
+               }));
+             }
+             return all.join('\\n');",
+        )
+        .await;
+    v.as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_secrets_request_from_a_real_run_shows_who_asks_why_and_where_the_value_may_go_and_the_value_is_kept_nowhere() {
+    let Setup { gw: _gw, model: _model, mut agent, b } = setup().await;
+    let n = nonce();
+    let name = format!("CONF_KEY_{}", n.to_uppercase());
+    let value = format!("v-{n}-Zq9-secret");
+    b.send_message(&format!("vault: {name} api.demo.invalid")).await;
+    let card = b.wait_text("[data-testid=secret-request]", T, |t| t.contains(&name)).await;
+    assert!(card.contains("Agent main, in conversation main"), "who asks:\n{card}");
+    assert!(card.contains("To call the demo API on your behalf"), "the agent's reason:\n{card}");
+    assert!(card.contains("No entry with this name is stored yet"), "{card}");
+    assert!(card.contains("api.demo.invalid"), "the proposed host:\n{card}");
+    // The composer does not offer a plain reply for a secret.
+    assert!(!b.exists("[data-testid=composer-hint]").await, "a plain reply never answers a secret");
+    // An address is refused as a host, with the reason; a host name is added.
+    b.set_field("[data-testid=secret-hosts] input", "https://evil.example/x").await;
+    b.click_button("Allow host").await;
+    b.wait_text("[data-testid=secret-host-problem]", T, |t| t.contains("is an address, not a host name")).await;
+    b.set_field("[data-testid=secret-hosts] input", "backup.demo.invalid").await;
+    b.click_button("Allow host").await;
+    b.wait_text("[data-testid=secret-hosts]", T, |t| t.contains("backup.demo.invalid")).await;
+    let field = b.find_xpath("//div[@data-testid='question-panel']//input[@type='password']", T).await;
+    field.send_keys(&value).await.unwrap();
+    b.screenshot("real-run-secret-request").await;
+    b.click_button("Submit").await;
+    let text = wait_transcript(&b, "the run's reply after the secret was stored", |t| {
+        t.contains("Stored; value hidden") && t.contains("Finished in")
+    })
+    .await;
+    assert!(text.contains("backup.demo.invalid"), "the edited hosts reached the gateway (its current policy):\n{text}");
+    assert!(!text.contains(&value), "the value is not shown");
+    wait_idle(&mut agent).await;
+    let h = history(&mut agent).await;
+    assert!(!h.to_string().contains(&value), "the value is in no saved row");
+    let stored = everything_stored(&b).await;
+    assert!(stored.contains(&name), "the check reads the stores (the request's draft or receipt names the entry)");
+    assert!(!stored.contains(&value), "the value is nowhere in IndexedDB");
+    b.close().await;
+}

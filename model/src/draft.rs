@@ -39,6 +39,42 @@ pub struct QuestionDraft {
     /// For async questions: the questions' signature; a different one resets the draft.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub signature: String,
+    /// For a secrets request: the hosts the person allows the value to be sent to, once they
+    /// changed the agent's list (`None`: as the agent proposed). Not secret, so kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allowed_hosts: Option<Vec<String>>,
+}
+
+/// Why a host cannot be added to a secret's allowed hosts.
+pub fn host_problem(host: &str) -> Option<String> {
+    let h = host.trim();
+    if h.is_empty() {
+        return Some("Type a host name, for example api.example.com.".into());
+    }
+    if h.contains("://") || h.contains('/') {
+        return Some(format!("{h} is an address, not a host name: type only the host, for example api.example.com."));
+    }
+    let (name, port) = match h.rsplit_once(':') {
+        Some((n, p)) if !n.contains(':') => (n, Some(p)),
+        _ => (h, None),
+    };
+    if let Some(p) = port
+        && p.parse::<u16>().map_or(true, |p| p == 0)
+    {
+        return Some(format!("{h}: the port must be a number from 1 to 65535."));
+    }
+    let name = name.strip_prefix("*.").unwrap_or(name);
+    let label_ok = |l: &str| {
+        !l.is_empty()
+            && l.len() <= 63
+            && !l.starts_with('-')
+            && !l.ends_with('-')
+            && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if name.len() > 253 || !name.split('.').all(label_ok) {
+        return Some(format!("{h} is not a host name: use letters, digits, hyphens and dots (a leading *. for every subdomain)."));
+    }
+    None
 }
 
 /// Why a request cannot be submitted yet.
@@ -49,6 +85,11 @@ pub struct Incomplete {
     pub message: String,
 }
 
+/// The hosts the agent proposed for a secrets request (its first secret question's).
+pub fn proposed_hosts(record: &QuestionRecord) -> Vec<String> {
+    record.questions.iter().find_map(|q| q.secret_store.as_ref()).and_then(|s| s.allowed_hosts.clone()).unwrap_or_default()
+}
+
 impl QuestionDraft {
     pub fn new(request_id: &str) -> Self {
         QuestionDraft { request_id: request_id.to_string(), ..Default::default() }
@@ -57,6 +98,34 @@ impl QuestionDraft {
     fn entry(&mut self, question_id: &str) -> &mut AnswerDraft {
         self.revision += 1;
         self.answers.entry(question_id.to_string()).or_default()
+    }
+
+    /// The hosts a secret may be sent to: the person's list once changed, else the agent's.
+    pub fn hosts(&self, record: &QuestionRecord) -> Vec<String> {
+        self.allowed_hosts.clone().unwrap_or_else(|| proposed_hosts(record))
+    }
+
+    /// Adds a host to the allowed list, or says why not.
+    pub fn add_host(&mut self, record: &QuestionRecord, host: &str) -> Result<(), String> {
+        if let Some(problem) = host_problem(host) {
+            return Err(problem);
+        }
+        let host = host.trim().to_ascii_lowercase();
+        let mut hosts = self.hosts(record);
+        if hosts.iter().any(|h| h.eq_ignore_ascii_case(&host)) {
+            return Err(format!("{host} is already allowed."));
+        }
+        hosts.push(host);
+        self.allowed_hosts = Some(hosts);
+        self.revision += 1;
+        Ok(())
+    }
+
+    pub fn remove_host(&mut self, record: &QuestionRecord, host: &str) {
+        let mut hosts = self.hosts(record);
+        hosts.retain(|h| h != host);
+        self.allowed_hosts = Some(hosts);
+        self.revision += 1;
     }
 
     pub fn get(&self, question_id: &str) -> Option<&AnswerDraft> {

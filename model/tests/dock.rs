@@ -331,3 +331,66 @@ fn stored_outcomes_keep_their_json_form() {
     }
     assert!(serde_json::from_value::<Outcome>(json!({"kind": "vanished"})).is_err());
 }
+
+#[test]
+fn a_plain_reply_answers_only_a_question_a_running_run_asked_and_never_a_secret() {
+    let fixture = |name: &str, event: &str| -> Value {
+        let path = format!("{}/tests/fixtures/live-runs/{name}.jsonl", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .find(|l| l["frame"]["event"] == event)
+            .map(|l| l["frame"]["payload"].clone())
+            .unwrap()
+    };
+    let mut d = Dock::new();
+    // `ask_user` called by a real run, and a secrets request from another.
+    let asked = fixture("ask-user-from-run", "question.requested");
+    let secret = fixture("secrets-request-from-run", "question.requested");
+    d.requested(&asked, false);
+    d.requested(&secret, false);
+    let run = asked["runId"].as_str().unwrap().to_string();
+    let secret_run = secret["runId"].as_str().unwrap().to_string();
+    let ask = d.entry(asked["id"].as_str().unwrap()).unwrap();
+    assert!(ask.plain_reply_answers(std::slice::from_ref(&run)), "asked by a run still going");
+    assert!(!ask.plain_reply_answers(&[]), "its run ended: a reply starts a new run instead");
+    let s = d.entry(secret["id"].as_str().unwrap()).unwrap();
+    assert!(!s.plain_reply_answers(&[secret_run]), "never a secret");
+    // A question raised by `question.request` or an attached MCP client carries no run id.
+    d.requested(&rec("q-mcp", 1, i64::MAX), false);
+    assert!(!d.entry("q-mcp").unwrap().plain_reply_answers(&[run]));
+}
+
+#[test]
+fn a_secrets_request_is_submitted_with_the_hosts_the_person_allowed_and_its_value_never_stored() {
+    let path = format!("{}/tests/fixtures/live-runs/secrets-request-from-run.jsonl", env!("CARGO_MANIFEST_DIR"));
+    let req = std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|l| l["frame"]["event"] == "question.requested")
+        .map(|l| l["frame"]["payload"].clone())
+        .unwrap();
+    let id = req["id"].as_str().unwrap().to_string();
+    let mut d = Dock::new();
+    d.requested(&req, false);
+    let record = d.record(&id).unwrap().clone();
+    let mut draft = QuestionDraft::new(&id);
+    assert_eq!(draft.hosts(&record), vec!["api.demo.invalid".to_string()], "as the agent proposed");
+    assert_eq!(
+        draft.add_host(&record, "https://evil.example/x"),
+        Err("https://evil.example/x is an address, not a host name: type only the host, for example api.example.com.".into())
+    );
+    assert!(draft.add_host(&record, "bad host").is_err());
+    assert!(draft.add_host(&record, "API.Demo.invalid").is_err(), "already allowed");
+    draft.add_host(&record, "*.backup.example:8443").unwrap();
+    draft.remove_host(&record, "api.demo.invalid");
+    draft.type_other(&record.questions[0], "v-secret-Zq9");
+    let stored = serde_json::to_string(&draft).unwrap();
+    assert!(!stored.contains("v-secret-Zq9"), "the value is never in what is stored: {stored}");
+    assert!(stored.contains("*.backup.example:8443"), "the hosts are kept with the draft");
+    let params = d.submit(&id, &draft).unwrap();
+    assert_eq!(params.secret_store_allowed_hosts, Some(vec!["*.backup.example:8443".to_string()]));
+    assert_eq!(params.answers.unwrap().answers["secret_value"], vec!["v-secret-Zq9".to_string()]);
+}

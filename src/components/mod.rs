@@ -16,5 +16,6 @@ pub mod pane;
 pub mod question_dock;
 pub mod question_receipt;
 pub mod run_bar;
+pub mod secret_request;
 pub mod status_bar;
 pub mod transcript;

@@ -101,6 +101,18 @@ impl Entry {
         !matches!(self, Entry::Approval { .. }) && !self.is_async()
     }
 
+    /// Whether a plain chat reply can answer it: the gateway claims a reply only for a question
+    /// that a run still going (`active_runs`, of its conversation) asked, and never for a secret.
+    /// A question an attached MCP client or `question.request` raised carries no run id.
+    pub fn plain_reply_answers(&self, active_runs: &[String]) -> bool {
+        match self {
+            Entry::Valid { record, .. } if self.is_blocking_question() => {
+                record.run_id.as_ref().is_some_and(|r| active_runs.contains(r)) && !record.questions.iter().any(|q| q.secret())
+            }
+            _ => false,
+        }
+    }
+
     /// The conversation it belongs to, if it names one.
     pub fn session_key(&self) -> Option<&str> {
         match self {
@@ -822,13 +834,15 @@ impl Dock {
         }
         let answers = draft.build(&record)?;
         self.set_state(id, LocalState::Submitting { answers: Some(answers.clone()) });
+        // A secrets request: the hosts the person allowed, as shown (the agent's, or edited).
+        let hosts = record.questions.iter().any(|q| q.secret_store.is_some()).then(|| draft.hosts(&record));
         Ok(QuestionResolveParams {
             id: id.to_string(),
             answers: Some(answers),
             cancel: None,
             resolved_by: None,
             resolution_id: None,
-            secret_store_allowed_hosts: None,
+            secret_store_allowed_hosts: hosts,
         })
     }
 

@@ -39,7 +39,7 @@ pub fn Composer() -> impl IntoView {
     // this one free (openclaw#118787).
     let view = expect_context::<DockView>();
     let blocked = Memo::new(move |_| ctl.dock.with(|d| d.expanded) && view.current_is_blocking() && ctl.deep_link.get().is_none());
-    let question_waiting = Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && view.blocking_waits());
+    let question_waiting = Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && chat.active_runs.with(|runs| view.plain_reply_waits(runs)));
     let approval_waiting = Memo::new(move |_| !ctl.dock.with(|d| d.expanded) && view.approval_waits());
     let held = composer.held;
     let send = move || composer.send();

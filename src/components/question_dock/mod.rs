@@ -249,6 +249,10 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                 <span class="dock__progress" data-testid="step-progress">{move || format!("{}/{n}", step.get() + 1)}</span>
                 <Countdown expires_at_ms=expires/>
             </div>
+            {record.with_value(|r| r.questions.iter().any(|q| q.secret_store.is_some())).then(|| {
+                let editable = can_answer() && ctl.can_answer_secrets();
+                view! { <crate::components::secret_request::SecretRequest record=record.get_value() draft=draft editable=editable/> }
+            })}
             {move || {
                 if !can_answer() {
                     return view! {

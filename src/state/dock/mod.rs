@@ -574,9 +574,10 @@ impl DockView {
         self.ctl.dock.with(|d| d.blocks(&cur))
     }
 
-    /// Whether a blocking question of this pane waits (a plain reply may answer it).
-    pub fn blocking_waits(&self) -> bool {
-        self.ids.with(|ids| self.ctl.dock.with(|d| ids.iter().any(|i| d.entry(i).is_some_and(model::dock::Entry::is_blocking_question))))
+    /// Whether a question of this pane waits that a plain reply can answer
+    /// (`model::dock::Entry::plain_reply_answers`): one a run still going asked, not a secret.
+    pub fn plain_reply_waits(&self, active_runs: &[String]) -> bool {
+        self.ids.with(|ids| self.ctl.dock.with(|d| ids.iter().any(|i| d.entry(i).is_some_and(|e| e.plain_reply_answers(active_runs)))))
     }
 
     /// Whether an approval of this pane waits (a reply never decides it).

@@ -92,8 +92,9 @@ async fn check_every_part(b: &Browser) {
         .js("return [...document.querySelectorAll('[data-testid=thinking]')].map(d => [d.open, d.querySelector('summary').textContent]);")
         .await;
     assert_eq!(thinking, json!([[false, "Thinking"], [false, "Thinking (hidden by the model's provider)"]]));
-    // Each tool call is a card with its result beside it; a failed one says so.
-    let cards = b.js("return [...document.querySelectorAll('[data-testid=tool-call]')].map(c => [c.dataset.call, c.dataset.state, c.open, c.querySelector('[data-testid=tool-result] pre').textContent]);").await;
+    // Each tool call is a card with its result beside it, its arguments collapsed; a failed one
+    // says so.
+    let cards = b.js("return [...document.querySelectorAll('[data-testid=tool-call]')].map(c => [c.dataset.call, c.dataset.state, c.querySelector('.tool-card__args').open, c.querySelector('[data-testid=tool-result] pre').textContent]);").await;
     assert_eq!(
         cards,
         json!([
@@ -166,7 +167,7 @@ async fn every_part_type_has_a_view_and_nothing_is_dropped() {
         b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
         check_every_part(&b).await;
         for theme in ["light", "dark"] {
-            b.js(&format!("document.documentElement.dataset.theme = '{theme}'; document.querySelectorAll('[data-testid=tool-call], [data-testid=thinking]').forEach(d => d.open = true);")).await;
+            b.js(&format!("document.documentElement.dataset.theme = '{theme}'; document.querySelectorAll('.tool-card__args, [data-testid=thinking]').forEach(d => d.open = true);")).await;
             let (overflow, wide) = b.horizontal_overflow().await;
             assert_eq!(overflow, 0, "horizontal overflow at {width} px ({theme}), widest: {wide}");
             b.screenshot(&format!("transcript-parts-{width}-{theme}")).await;

@@ -126,4 +126,5 @@ real-gateway:
 ## target/bench/bench.md. BENCH_ARGS="--runs 7 --only 1,2,3,4,5,6 --rt-seconds 10" narrows or widens it.
 BENCH_ARGS ?=
 bench: build gateway real-gateway
+	cargo build --profile gateway -p e2e --bin scripted-model
 	OPENCLAW_REAL_DIR=$(REAL_DIR) "$(REAL_DIR)/node/package/bin/node" bench/bench.mjs $(BENCH_ARGS)

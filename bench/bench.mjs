@@ -4,7 +4,7 @@
 // Prints a markdown table (medians over repeated runs, ratios measured in the same run, in
 // alternating order) and writes it to target/bench/bench.md.
 //
-//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7,8,9] [--rt-seconds S] [--timeline] [--profile]
+//   node bench/bench.mjs [--runs N] [--only 1,2,3,4,5,6,7,8,9,10] [--rt-seconds S] [--timeline] [--profile]
 //   (--timeline logs where each cold load's time went: files, frames, the app's start;
 //   --profile prints a CPU profile of each of our cold loads)
 //
@@ -19,7 +19,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import http from "node:http";
 import zlib from "node:zlib";
-import { connectRetry, raiseQuestion, resolveQuestion, questionParams } from "./gw.mjs";
+import { connectRetry, raiseQuestion, resolveQuestion, questionParams, configPatch } from "./gw.mjs";
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) => {
@@ -27,7 +27,7 @@ const args = Object.fromEntries(process.argv.slice(2).reduce((acc, a, i, all) =>
   return acc;
 }, []));
 const RUNS = Number(args.runs ?? 7);
-const ONLY = new Set((args.only ?? "1,2,3,4,5,6,7,8,9").split(",").map(Number));
+const ONLY = new Set((args.only ?? "1,2,3,4,5,6,7,8,9,10").split(",").map(Number));
 const RT_SECONDS = Number(args["rt-seconds"] ?? 10);
 const REAL_DIR = process.env.OPENCLAW_REAL_DIR ?? path.join(os.homedir(), ".cache/ocui/openclaw-2026.9.6");
 const SHARED = process.env.OCUI_SHARED_DIR ?? path.join(REPO, "..", "shared");
@@ -444,6 +444,50 @@ async function longConversation(gw, total, deltas) {
   }
 }
 
+// ---------- 10. a command that prints 20,000 lines as fast as it can (a real run) ----------
+// The real gateway runs a real turn against the scripted model (`e2e/src/bin/scripted-model.rs`):
+// the run asks to run `sh flood.sh`, the page allows it, and the command prints 20,000 lines.
+// Measured in the page: the interval between painted frames from the click on Allow once until
+// the run's reply is shown (p95, max), and the JS heap after a GC once it is done.
+async function commandFlood(gw, workspace, modelUrl) {
+  const agent = await connectRetry(gw.url, TOKEN);
+  await configPatch(agent, {
+    models: { mode: "merge", providers: { scripted: { baseUrl: modelUrl, apiKey: "bench", api: "openai-completions", timeoutSeconds: 120,
+      models: [{ id: "scripted", name: "Scripted", reasoning: true, input: ["text"], cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 128000, maxTokens: 4096 }] } } },
+    agents: { defaults: { model: { primary: "scripted/scripted" } } },
+    tools: { exec: { mode: "ask" } },
+  });
+  fs.mkdirSync(workspace, { recursive: true });
+  fs.writeFileSync(path.join(workspace, "flood.sh"), "#!/bin/sh\nseq -f 'flood line %g: the quick brown fox jumps over the lazy dog' 1 20000\n");
+  const { context, page, cdp } = await newPage({ width: 1000, height: 900 });
+  await page.goto(`${gw.http}/#token=${TOKEN}`);
+  await page.waitForFunction(() => document.querySelector("[data-testid=connection-status]")?.textContent === "Connected", null, { timeout: 90000 });
+  await page.fill("textarea[name=message]", "exec: sh flood.sh");
+  await page.keyboard.press("Enter");
+  const allow = page.getByRole("button", { name: "Allow once" });
+  await allow.waitFor({ timeout: 60000 });
+  await page.evaluate(() => {
+    const B = (window.__flood = { frames: [], done: false });
+    let last = performance.now();
+    const tick = (t) => { B.frames.push(t - last); last = t; if (!B.done) requestAnimationFrame(tick); };
+    requestAnimationFrame(tick);
+  });
+  await allow.click();
+  await page.waitForFunction(() => {
+    const done = [...document.querySelectorAll("[data-testid=message]")].some((m) => m.textContent.includes("The tool returned: flood line 1"));
+    if (done) window.__flood.done = true;
+    return done;
+  }, null, { timeout: 180000, polling: 200 });
+  const frames = await page.evaluate(() => window.__flood.frames.slice(1));
+  await cdp.send("HeapProfiler.collectGarbage");
+  const heap = (await cdp.send("Runtime.getHeapUsage")).usedSize;
+  const shownLines = await page.evaluate(() => Math.max(0, ...[...document.querySelectorAll("[data-testid=tool-call][data-tool=exec] pre")].map((p) => p.textContent.split("\n").length)));
+  const domNodes = await page.evaluate(() => document.getElementsByTagName("*").length);
+  await context.close();
+  agent.close();
+  return { frames, heap, shownLines, domNodes };
+}
+
 // ---------- 5. outbox recovery: 1,000 rows in IndexedDB, reload, every row shown ----------
 async function outboxRecovery(gw, rowsN, runs) {
   const { context, page } = await newPage();
@@ -546,7 +590,7 @@ browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? "/usr/
 const cleanups = [];
 process.on("SIGINT", async () => { for (const c of cleanups) await c(); process.exit(130); });
 try {
-  if (ONLY.has(1) || ONLY.has(6) || ONLY.has(7) || ONLY.has(8) || ONLY.has(9)) {
+  if (ONLY.has(1) || ONLY.has(6) || ONLY.has(7) || ONLY.has(8) || ONLY.has(9) || ONLY.has(10)) {
     const uiCopy = path.join(OUT, "ui");
     fs.rmSync(uiCopy, { recursive: true, force: true });
     fs.cpSync(path.join(REPO, "dist"), uiCopy, { recursive: true });
@@ -608,6 +652,20 @@ try {
         rt.real[clients] = r;
         if (r.failures) notes.push(`Round trips on the real gateway with ${clients} clients: ${r.failures} refused or failed requests.`);
       }
+    }
+    if (ONLY.has(10)) {
+      const model = spawn(path.join(REPO, "target/gateway/scripted-model"), ["0"], { stdio: ["ignore", "pipe", "inherit"] });
+      cleanups.push(async () => model.kill());
+      const modelUrl = await new Promise((resolve, reject) => {
+        model.stdout.on("data", (d) => { const m = String(d).match(/SCRIPTED_MODEL_URL=(\S+)/); if (m) resolve(m[1]); });
+        model.once("exit", (c) => reject(new Error(`the scripted model exited (${c})`)));
+      });
+      const r = await commandFlood(ours, path.join(OUT, "real-ours", "state", "workspace"), modelUrl);
+      add("10. A real run's command prints 20,000 lines as fast as it can (real gateway, scripted model)", "painted frame interval p95, Allow once → reply shown", quantile(r.frames, 0.95), undefined, fmtMs);
+      add("", "longest frame", Math.max(...r.frames), undefined, fmtMs);
+      add("", "JS heap after it ended (GC'd)", r.heap, undefined, fmtMB);
+      notes.push(`Command flood: ${r.frames.length} frames painted while it ran; the result card shows ${r.shownLines} lines; ${r.domNodes} DOM elements after it.`);
+      model.kill();
     }
     for (const a of Object.values(agents)) a.close();
     await Promise.all([ours.stop(), bundled.stop()]);

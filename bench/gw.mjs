@@ -77,3 +77,11 @@ export async function resolveQuestion(conn, id) {
   const r = await conn.request("question.resolve", { id, answers: { answers: { q1: ["Alpha"] } } });
   if (!r.ok) throw new Error(`question.resolve refused: ${JSON.stringify(r.error)}`);
 }
+
+/** `config.patch` on the gateway's current config, applied without a restart. */
+export async function configPatch(conn, patch) {
+  const cur = await conn.request("config.get", {});
+  if (!cur.ok) throw new Error(`config.get refused: ${JSON.stringify(cur.error)}`);
+  const r = await conn.request("config.patch", { raw: JSON.stringify(patch), baseHash: cur.payload.hash });
+  if (!r.ok) throw new Error(`config.patch refused: ${JSON.stringify(r.error)}`);
+}

@@ -108,12 +108,13 @@ async fn a_client_that_never_reads_is_dropped_at_the_buffer_limit_and_the_others
                 .count()
         };
         assert_eq!(of_run("session.message"), 2, "{run}: the user row and the reply");
+        // A run's `chat` and `agent` events share one `seq`.
         let chat_seqs: Vec<u64> = evs
             .iter()
-            .filter(|e| e["event"] == "chat" && e["payload"]["runId"] == run.as_str())
+            .filter(|e| (e["event"] == "chat" || e["event"] == "agent") && e["payload"]["runId"] == run.as_str())
             .map(|e| e["payload"]["seq"].as_u64().unwrap())
             .collect();
-        assert_eq!(chat_seqs, (1..=chat_seqs.len() as u64).collect::<Vec<_>>(), "{run}: chat events");
+        assert_eq!(chat_seqs, (1..=chat_seqs.len() as u64).collect::<Vec<_>>(), "{run}: chat and agent events");
         assert!(chat_seqs.len() >= 3, "{run}: status, delta, final");
     }
     assert_contiguous_seq(&fast.received);

@@ -469,6 +469,8 @@ impl Transcript {
         self.rows = all;
         self.newest_seq = self.rows.iter().map(|r| r.seq).max().unwrap_or(0);
         self.sync_due = false;
+        // `{id, runId?, message, acceptedAt, state: queued | cancelled | interrupted}`; `message` is
+        // the person's row as it will be saved.
         self.pending_inputs = page
             .get("pendingInputs")
             .and_then(|p| p.get("items"))
@@ -476,11 +478,14 @@ impl Transcript {
             .into_iter()
             .flatten()
             .filter_map(|i| {
-                let text = str_of(i, "text").or_else(|| str_of(i, "message")).or_else(|| str_of(i, "preview"))?;
+                let text = match i.get("message")? {
+                    Value::String(s) => s.clone(),
+                    m => crate::message_text(m),
+                };
                 Some(PendingInput {
-                    id: str_of(i, "id").or_else(|| str_of(i, "runId")).unwrap_or("").to_string(),
-                    text: text.to_string(),
-                    status: str_of(i, "status").unwrap_or("pending").to_string(),
+                    id: str_of(i, "id").unwrap_or("").to_string(),
+                    text,
+                    status: str_of(i, "state").or_else(|| str_of(i, "status")).unwrap_or("queued").to_string(),
                 })
             })
             .collect();
@@ -503,34 +508,31 @@ impl Transcript {
         vec![Effect::SaveCopy]
     }
 
-    /// A reload in the middle of a run: `chat.history`'s `inFlightRun` (the run so far).
+    /// A reload in the middle of a run: `chat.history`'s `inFlightRun` (`{runId, text, startedAt?,
+    /// events?}`): the text so far, and its stored `agent` events (its tools, preamble, phase)
+    /// replayed as if they arrived live.
     fn adopt_in_flight(&mut self, flight: &Value) {
-        let Some(id) = str_of(flight, "runId") else { return };
-        let run = self.run_mut(id);
+        let Some(id) = str_of(flight, "runId").map(str::to_string) else { return };
+        let saved: Vec<String> = self
+            .rows
+            .iter()
+            .filter(|r| r.role == "assistant" && r.run_id.as_deref() == Some(id.as_str()))
+            .map(|r| r.text.clone())
+            .collect();
+        let run = self.run_mut(&id);
+        if !run.is_active() {
+            return;
+        }
         if let Some(at) = flight.get("startedAt").and_then(Value::as_f64) {
             run.started_ms = Some(at);
         }
-        if let Some(text) = flight.get("text").and_then(Value::as_str).filter(|t| !t.is_empty()) {
-            run.text = text.to_string();
+        if let Some(text) = str_of(flight, "text") {
+            run.text = unsaved_part(text, &saved).to_string();
         }
-        if let Some(m) = flight.get("message").filter(|m| m.is_object()) {
-            let t = crate::message_text(m);
-            if !t.is_empty() {
-                run.text = t;
+        for event in flight.get("events").and_then(Value::as_array).into_iter().flatten() {
+            if str_of(event, "runId").is_some_and(|r| r == id) {
+                self.agent(event);
             }
-        }
-        if let Some(t) = flight.get("thinking").and_then(Value::as_str) {
-            run.thinking = t.to_string();
-        }
-        let tools = flight.get("tools").or_else(|| flight.get("activeTools")).and_then(Value::as_array);
-        for t in tools.into_iter().flatten() {
-            let Some(call) = str_of(t, "toolCallId") else { continue };
-            if run.tool_mut(call).is_none() {
-                run.tools.push(tool_from_item(t));
-            }
-        }
-        if let Some(p) = str_of(flight, "phase") {
-            run.phase = RunPhase::Preparing(p.to_string());
         }
     }
 
@@ -695,6 +697,13 @@ impl Transcript {
         run.agent_seq = run.agent_seq.max(seq);
         let ts = p.get("ts").and_then(Value::as_f64);
         match stream {
+            // The gateway lost events of this run on its way here: the saved rows tell the rest.
+            "error" if str_of(data, "reason") == Some("seq gap") => {
+                if !self.sync_due {
+                    self.sync_due = true;
+                    return vec![Effect::SyncHistory];
+                }
+            }
             "run_status" => {
                 if run.is_active()
                     && let Some(phase) = str_of(data, "phase")

@@ -286,3 +286,29 @@ fn a_row_seen_live_and_again_in_a_sync_page_is_shown_once() {
     let keys: Vec<&str> = t.rows.iter().map(|r| r.key.as_str()).collect();
     assert_eq!(keys, ["id-1", "id-2", "id-3", "id-4"]);
 }
+
+#[test]
+fn a_reload_mid_run_adopts_the_in_flight_run_and_replays_its_stored_events() {
+    // The command-output run's agent events up to its first output, as `inFlightRun.events`.
+    let events: Vec<Value> = frames("command-output-while-running")
+        .into_iter()
+        .filter(|(ms, event, _)| event == "agent" && *ms < 2000)
+        .map(|(_, _, p)| p)
+        .collect();
+    let run = events[0]["runId"].as_str().unwrap().to_string();
+    let mut t = Transcript::new(SESSION);
+    t.history(&json!({"messages": [], "sessionInfo": {"hasActiveRun": true, "activeRunIds": [run]},
+        "inFlightRun": {"runId": run, "text": "Running it.", "startedAt": 1796496777800.0, "events": events},
+        "pendingInputs": {"items": [{"id": "in-1", "message": {"role": "user", "content": "and then this"}, "acceptedAt": 1.0, "state": "queued"}], "total": 1}}));
+    assert!(t.run_active());
+    let r = t.run(&run).unwrap();
+    assert_eq!(r.text, "Running it.");
+    assert!(r.started_ms.is_some_and(|s| s >= 1796496777800.0), "{:?}", r.started_ms);
+    let tool = t.tool("call_7").expect("the running tool, from the replayed events");
+    assert_eq!((tool.status, tool.output.text.as_str()), (ToolStatus::Running, "early-42-mxarsoz71rw"));
+    assert_eq!(r.phase, RunPhase::Tool("sh demo-live.sh mxarsoz71rw".into()));
+    assert_eq!(t.pending_inputs.len(), 1);
+    assert_eq!((t.pending_inputs[0].text.as_str(), t.pending_inputs[0].status.as_str()), ("and then this", "queued"));
+    // The live events that follow carry on from there.
+    assert_eq!(t.agent(&json!({"runId": run, "sessionKey": SESSION, "seq": 99, "stream": "error", "data": {"reason": "seq gap", "expected": 30, "received": 99}})), vec![Effect::SyncHistory], "a lost event fetches the saved rows");
+}

@@ -208,6 +208,9 @@ impl ChatController {
         client.on_event("session.message", move |p| c.on_event(p, Transcript::saved_row));
         client.on_event("chat", move |p| c.on_event(p, Transcript::chat));
         client.on_event("agent", move |p| c.on_event(p, Transcript::agent));
+        // A run this connection did not start (another tab's, or one going on before a reload)
+        // sends its tool events as `session.tool` to conversation subscribers (`sessions.subscribe`).
+        client.on_event("session.tool", move |p| c.on_event(p, Transcript::agent));
         c
     }
 

@@ -233,7 +233,6 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
     };
     let header = move || record.with_value(|r| r.questions[step.get()].header.clone());
     let expires = record.with_value(|r| r.expires_at_ms);
-    let has_secret = record.with_value(|r| r.questions.iter().any(Question::secret));
     let is_async = id.with_value(|i| i.starts_with(model::dock::ASYNC_PREFIX));
     view! {
         <div class="dock__panel" node_ref=panel_ref on:keydown=on_key data-testid="question-panel">
@@ -250,7 +249,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                 <Countdown expires_at_ms=expires/>
             </div>
             {record.with_value(|r| r.questions.iter().any(|q| q.secret_store.is_some())).then(|| {
-                let editable = can_answer() && ctl.can_answer_secrets();
+                let editable = can_answer();
                 view! { <crate::components::secret_request::SecretRequest record=record.get_value() draft=draft editable=editable/> }
             })}
             {move || {
@@ -261,20 +260,14 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                         </p>
                     }.into_any();
                 }
-                if has_secret && !ctl.can_answer_secrets() {
-                    return view! {
-                        <p class="dock__notice" role="note" data-testid="secret-scope-notice">
-                            "This question asks for a secret. Answering it needs the operator.admin scope, which this connection does not have, so it cannot be answered here."
-                        </p>
-                    }.into_any();
-                }
                 ().into_any()
             }}
             {move || {
                 let s = step.get();
                 let q = record.with_value(|r| r.questions[s].clone());
                 let key = format!("p{}-{}-{s}", expect_context::<DockView>().pane, id.get_value());
-                let readonly = !can_answer() || (q.secret() && !ctl.can_answer_secrets());
+                // A secret is answered with the same scope as any question (as on the real gateway).
+                let readonly = !can_answer();
                 view! { <QuestionStep question=q draft=draft dom_key=key readonly=readonly busy=busy on_advance=Callback::new(move |_| {
                     let s = step.get_untracked();
                     if s + 1 < n { go(s + 1) }
@@ -305,7 +298,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                 <Show when=move || can_answer()>
                     <button type="button" class="dock__skip" disabled=busy on:click=move |_| ctl.skip(&id.get_value())>{if is_async { "Dismiss" } else { "Skip" }}</button>
                 </Show>
-                <Show when=move || can_answer() && !(has_secret && !ctl.can_answer_secrets())>
+                <Show when=move || can_answer()>
                     <Show when=move || { step.get() + 1 < n }
                         fallback=move || view! {
                             <button type="button" class="dock__primary" disabled=busy on:click=move |_| ctl.submit(&id.get_value())>

@@ -15,10 +15,13 @@ fn conversation(key: &str) -> &str {
 /// An existing entry in words, from what the gateway says of it (`secretStoreExisting`).
 fn existing_words(existing: &serde_json::Value) -> String {
     let text = |k: &str| existing.get(k).and_then(|v| v.as_str()).map(str::to_string);
-    let when = ["updatedAt", "createdAt", "storedAt"].iter().find_map(|k| existing.get(*k).and_then(|v| v.as_f64())).map(|ms| {
-        String::from(js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms)).to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED))
-    });
-    let who = text("updatedBy").or_else(|| text("createdBy")).or_else(|| text("storedBy"));
+    let when =
+        ["updatedAtMs", "updatedAt", "createdAtMs", "createdAt"].iter().find_map(|k| existing.get(*k).and_then(|v| v.as_f64())).map(|ms| {
+            String::from(
+                js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms)).to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED),
+            )
+        });
+    let who = text("updatedBy").or_else(|| text("createdBy"));
     match (when, who) {
         (Some(w), Some(by)) => format!("An entry with this name exists (saved {w} by {by}): your value replaces it."),
         (Some(w), None) => format!("An entry with this name exists (saved {w}): your value replaces it."),

@@ -129,11 +129,6 @@ impl DockController {
         if protocol::methods::can_answer_questions(&self.client.scopes()) { QuestionAccess::Answer } else { QuestionAccess::None }
     }
 
-    /// The scopes allow answering secret questions only with admin.
-    pub fn can_answer_secrets(&self) -> bool {
-        self.client.scopes().iter().any(|s| s == protocol::methods::scope::ADMIN)
-    }
-
     async fn load(self) {
         let receipts: Vec<Receipt> = self.db.get_all(RECEIPTS).await.iter().filter_map(|(_, v)| crate::io::json::decode(v)).collect();
         self.dock.update(|d| d.restore_receipts(receipts));

@@ -238,11 +238,17 @@ async fn approvals_on_the_real_gateway() {
 async fn the_demo_agent_asks_for_approval_in_the_dock_and_stop_cancels_it() {
     let gw = e2e::LocalGateway::start().await;
     let b = Browser::open_connected(&gw.ui_url()).await;
+    // Every state the command's card shows, with its output then (the page records them, so a
+    // loaded machine cannot make the test miss the three seconds it runs).
+    b.js("window.__cards = []; new MutationObserver(() => document.querySelectorAll('[data-testid=tool-call][data-tool=exec]').forEach(c => { const o = c.querySelector('[data-testid=tool-output]'); window.__cards.push([c.dataset.state, o ? o.innerText : '']); })).observe(document.body, {subtree: true, childList: true, characterData: true, attributes: true});").await;
     b.send_message("run the tests").await;
     let text = b.wait_text("[data-testid=approval-card]", T, |s| s.contains("Allow once")).await;
     assert!(text.contains("ls -la"), "{text}");
     b.click_button("Allow once").await;
-    b.wait_text(".transcript", T, |s| s.contains("Allowed once: I would run ls -la now")).await;
+    let done = b.wait_text(".transcript", T, |s| s.contains("Allowed once: I showed what ls -la would print")).await;
+    assert!(done.contains("done, exit code 0") && done.contains("total 24"), "the command's card with its output:\n{done}");
+    let running = b.js("return window.__cards.filter(([s, o]) => s === 'running' && o.includes('pretending to run')).length;").await;
+    assert!(running.as_u64().unwrap_or(0) > 0, "the output was shown while the command ran");
     b.wait_text("[data-testid=approval-receipt]", T, |s| s.contains("Allowed once")).await;
 
     b.send_message("run it again").await;

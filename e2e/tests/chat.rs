@@ -284,7 +284,7 @@ async fn a_bare_session_in_the_url_shows_runs_started_elsewhere_live() {
 
 async fn assistant_rows_with(b: &Browser, text: &str) -> u64 {
     let script = format!(
-        "return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text')].filter(e => e.textContent === {text:?}).length;"
+        "return [...document.querySelectorAll('[data-testid=message][data-role=assistant] .msg__text, [data-testid=stream] .msg__text')].filter(e => e.textContent.trim() === {text:?}).length;"
     );
     b.js(&script).await.as_u64().unwrap()
 }

@@ -378,6 +378,8 @@ pub enum Effect {
 #[derive(Debug, Clone, PartialEq)]
 pub struct PendingInput {
     pub id: String,
+    /// The run its `chat.send` started (its idempotency key), when the gateway names it.
+    pub run_id: Option<String>,
     pub text: String,
     /// `pending`, `interrupted`, …
     pub status: String,
@@ -484,11 +486,14 @@ impl Transcript {
                 };
                 Some(PendingInput {
                     id: str_of(i, "id").unwrap_or("").to_string(),
+                    run_id: str_of(i, "runId").map(str::to_string),
                     text,
                     status: str_of(i, "state").or_else(|| str_of(i, "status")).unwrap_or("queued").to_string(),
                 })
             })
             .collect();
+        let saved_runs: Vec<&str> = self.rows.iter().filter(|r| r.role == "user").filter_map(|r| r.run_id.as_deref()).collect();
+        self.pending_inputs.retain(|p| p.run_id.as_deref().is_none_or(|r| !saved_runs.contains(&r)));
         // Runs the gateway no longer calls active have ended (their end was missed while away).
         let info = page.get("sessionInfo");
         let active: Vec<&str> =
@@ -584,6 +589,18 @@ impl Transcript {
             self.rows.len()
         };
         self.newest_seq = self.newest_seq.max(row.seq);
+        // A message that waited for its turn is saved now: it no longer waits.
+        if row.role == "user" {
+            self.pending_inputs.retain(|p| p.run_id.is_none() || p.run_id != row.run_id);
+        }
+        // A reply that a `final` showed before it was saved, saved without its run's id.
+        if row.role == "assistant" && row.run_id.is_none() {
+            for run in self.runs.iter_mut().filter(|r| r.end().is_some()) {
+                if run.unsaved_reply.as_ref().is_some_and(|m| crate::message_text(m).trim() == row.text.trim()) {
+                    run.unsaved_reply = None;
+                }
+            }
+        }
         self.rows.insert(at, row);
         self.rows_version += 1;
         self.runs_version += 1;
@@ -994,13 +1011,14 @@ fn tool_from_item(data: &Value) -> ToolActivity {
 
 /// A duration in words: `0.4 s`, `12 s`, `3 min 5 s`.
 pub fn duration_words(ms: f64) -> String {
-    let s = ms / 1000.0;
-    if s < 10.0 {
-        format!("{s:.1} s")
-    } else if s < 60.0 {
-        format!("{} s", s.round() as u64)
+    // Whole numbers only: no float formatting is linked for this.
+    let tenths = (ms.max(0.0) / 100.0).round() as u64;
+    if tenths < 100 {
+        format!("{}.{} s", tenths / 10, tenths % 10)
+    } else if tenths < 600 {
+        format!("{} s", (tenths + 5) / 10)
     } else {
-        let total = s.round() as u64;
+        let total = (tenths + 5) / 10;
         format!("{} min {} s", total / 60, total % 60)
     }
 }

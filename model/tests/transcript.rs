@@ -312,3 +312,13 @@ fn a_reload_mid_run_adopts_the_in_flight_run_and_replays_its_stored_events() {
     // The live events that follow carry on from there.
     assert_eq!(t.agent(&json!({"runId": run, "sessionKey": SESSION, "seq": 99, "stream": "error", "data": {"reason": "seq gap", "expected": 30, "received": 99}})), vec![Effect::SyncHistory], "a lost event fetches the saved rows");
 }
+
+#[test]
+fn durations_read_as_a_person_says_them() {
+    use model::transcript::duration_words;
+    assert_eq!(duration_words(0.0), "0.0 s");
+    assert_eq!(duration_words(1234.0), "1.2 s");
+    assert_eq!(duration_words(9_960.0), "10 s");
+    assert_eq!(duration_words(42_400.0), "42 s");
+    assert_eq!(duration_words(185_000.0), "3 min 5 s");
+}

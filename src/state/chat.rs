@@ -235,8 +235,15 @@ impl ChatController {
                 ((t.rows_version != rows_before).then(|| t.rows.clone()), (t.runs_version != runs_before).then(|| t.runs.clone()))
             })
             .unwrap_or_default();
+        let rows_changed = rows.is_some();
         if let Some(rows) = rows {
             self.messages.set(rows);
+        }
+        if rows_changed {
+            let pending = self.model.with_value(|t| t.pending_inputs.clone());
+            if self.pending_inputs.with_untracked(|p| *p != pending) {
+                self.pending_inputs.set(pending);
+            }
         }
         if let Some(runs) = runs {
             let active: Vec<String> = runs.iter().filter(|r| r.is_active()).map(|r| r.id.clone()).collect();
@@ -331,10 +338,7 @@ impl ChatController {
                     waiting = self.keep_whole(&mut t.rows, &page_keys(&v));
                     effects
                 });
-                self.model.with_value(|t| {
-                    self.has_more.set(t.has_more);
-                    self.pending_inputs.set(t.pending_inputs.clone());
-                });
+                self.has_more.set(self.model.with_value(|t| t.has_more));
                 self.history_error.set(None);
                 self.fresh.set_value(true);
                 self.saved_copy.set(None);

@@ -84,20 +84,20 @@ pub fn SecretRequest(
                     <p class="secret-request__none">"No host: the value cannot be sent anywhere."</p>
                 </Show>
                 <ul>
-                    <For each=move || hosts.get() key=|h| h.clone() let:host>
-                        <li>
-                            <code dir="ltr">{host.clone()}</code>
-                            {editable.then(|| {
-                                let h = StoredValue::new(host.clone());
-                                view! {
+                    {move || hosts.get().into_iter().map(|host| {
+                        let h = StoredValue::new(host.clone());
+                        view! {
+                            <li>
+                                <code dir="ltr">{host.clone()}</code>
+                                {editable.then(|| view! {
                                     <button type="button" class="secret-request__remove" aria-label=format!("Remove {host}")
                                         on:click=move |_| record.with_value(|r| draft.update(|d| d.remove_host(r, &h.get_value())))>
                                         "Remove"
                                     </button>
-                                }
-                            })}
-                        </li>
-                    </For>
+                                })}
+                            </li>
+                        }
+                    }).collect_view()}
                 </ul>
                 {editable.then(|| view! {
                     <div class="secret-request__add">

@@ -621,58 +621,48 @@ fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
 fn LiveRun(id: String) -> impl IntoView {
     let chat = expect_context::<ChatController>();
     let id = StoredValue::new(id);
+    // One memo for the run; the parts below read it (each part is redrawn when it changes).
     let run = Memo::new(move |_| id.with_value(|id| chat.runs.with(|runs| runs.iter().find(|r| r.id == *id).cloned())));
-    let phase = move || run.with(|r| r.as_ref().map(|r| r.phase.words()).unwrap_or_default());
+    let with = move |f: &dyn Fn(&Run) -> String| run.with(|r| r.as_ref().map(f).unwrap_or_default());
     let state = move || {
-        run.with(|r| match r.as_ref().and_then(Run::end) {
-            None => "running",
-            Some(RunEnd::Done) => "done",
-            Some(RunEnd::Stopped) => "aborted",
-            Some(RunEnd::Failed(_)) => "error",
+        with(&|r| {
+            match r.end() {
+                None => "running",
+                Some(RunEnd::Done) => "done",
+                Some(RunEnd::Stopped) => "aborted",
+                Some(RunEnd::Failed(_)) => "error",
+            }
+            .to_string()
         })
     };
-    // Tools a saved row already holds are drawn by that row's card.
-    let tools = Memo::new(move |_| {
-        let calls = run.with(|r| {
-            r.as_ref()
-                .map(|r| r.tools.iter().filter(|t| t.parent.is_none()).map(|t| t.call_id.clone()).collect::<Vec<_>>())
-                .unwrap_or_default()
-        });
-        chat.messages.with(|rows| calls.into_iter().filter(|c| !rows.iter().any(|r| r.tool_calls.contains(c))).collect::<Vec<_>>())
-    });
-    let text = Memo::new(move |_| run.with(|r| r.as_ref().map(|r| r.text.clone()).unwrap_or_default()));
-    let thinking = Memo::new(move |_| run.with(|r| r.as_ref().map(|r| r.thinking.clone()).unwrap_or_default()));
     // What it says it is about to do, unless that is the text it is writing anyway.
-    let preamble = Memo::new(move |_| {
-        run.with(|r| {
-            r.as_ref().filter(|r| r.is_active() && r.text.trim() != r.preamble.trim()).map(|r| r.preamble.clone()).unwrap_or_default()
-        })
-    });
-    let reply = Memo::new(move |_| run.with(|r| r.as_ref().and_then(|r| r.unsaved_reply.as_ref()).map(model::message_text)));
-    let failure = move || {
-        run.with(|r| match r.as_ref().and_then(Run::end) {
-            Some(RunEnd::Failed(why)) => Some(why.clone()),
-            _ => None,
-        })
-    };
+    let preamble = move || with(&|r| if r.is_active() && r.text.trim() != r.preamble.trim() { r.preamble.clone() } else { String::new() });
+    let failure = move || with(&|r| if let Some(RunEnd::Failed(why)) = r.end() { why.clone() } else { String::new() });
+    let reply = move || with(&|r| r.unsaved_reply.as_ref().map(model::message_text).unwrap_or_default());
     view! {
         <article class="msg msg--assistant msg--live" data-testid="stream" data-run=move || id.get_value() data-state=state>
-            <header class="msg__who">"Agent"<span class="msg__note" role="status" data-testid="run-phase">{phase}</span></header>
-            <Show when=move || thinking.with(|t| !t.is_empty())>
-                <details class="part part--thinking" data-testid="thinking" data-live="true">
-                    <summary>"Thinking"</summary>
-                    <p class="msg__text">{move || thinking.get()}</p>
-                </details>
-            </Show>
-            <Show when=move || preamble.with(|p| !p.is_empty())>
-                <p class="msg__status" data-testid="run-preamble">{move || preamble.get()}</p>
-            </Show>
-            <For each=move || tools.get() key=|c| c.clone() let:call>
-                <LiveToolCard call_id=call/>
-            </For>
-            {move || { let t = text.get(); (!t.is_empty()).then(|| view! { <Markdown text=t/> }) }}
-            {move || reply.get().map(|t| view! { <Markdown text=t/> })}
-            {move || failure().map(|e| view! { <p class="msg__error" role="alert">{e}</p> })}
+            <header class="msg__who">"Agent"<span class="msg__note" role="status" data-testid="run-phase">{move || with(&|r| r.phase.words())}</span></header>
+            {move || {
+                let thinking = with(&|r| r.thinking.clone());
+                (!thinking.is_empty()).then(|| view! {
+                    <details class="part part--thinking" data-testid="thinking" data-live="true">
+                        <summary>"Thinking"</summary>
+                        <p class="msg__text">{thinking}</p>
+                    </details>
+                })
+            }}
+            {move || { let p = preamble(); (!p.is_empty()).then(|| view! { <p class="msg__status" data-testid="run-preamble">{p}</p> }) }}
+            // Tools a saved row already holds are drawn by that row's card.
+            {move || {
+                let calls = run.with(|r| r.as_ref().map(|r| r.tools.iter().filter(|t| t.parent.is_none()).map(|t| t.call_id.clone()).collect::<Vec<_>>()).unwrap_or_default());
+                chat.messages.with(|rows| calls.into_iter().filter(|c| !rows.iter().any(|r| r.tool_calls.contains(c))).collect::<Vec<_>>())
+                    .into_iter()
+                    .map(|call| view! { <LiveToolCard call_id=call/> })
+                    .collect_view()
+            }}
+            {move || { let t = with(&|r| r.text.clone()); (!t.is_empty()).then(|| view! { <Markdown text=t/> }) }}
+            {move || { let t = reply(); (!t.is_empty()).then(|| view! { <Markdown text=t/> }) }}
+            {move || { let e = failure(); (!e.is_empty()).then(|| view! { <p class="msg__error" role="alert">{e}</p> }) }}
         </article>
     }
 }
@@ -688,19 +678,28 @@ fn LiveToolCard(call_id: String) -> impl IntoView {
     view! { <ToolCard call_id=call_id name=tool.name.clone() arguments=arguments/> }.into_any()
 }
 
-/// Messages the gateway accepted while a run was busy, waiting for their turn.
+/// Messages the gateway accepted while a run was busy, waiting for their turn. One this page
+/// sent is shown once, by its outbox row (with its delivery state).
 #[component]
 fn PendingInputs() -> impl IntoView {
     let chat = expect_context::<ChatController>();
-    view! {
-        <For each=move || chat.pending_inputs.get() key=|p| format!("{}\u{1f}{}", p.id, p.status) let:input>
-            <li>
-                <article class="msg msg--user msg--unsent" data-testid="pending-input" data-state=input.status.clone()>
-                    <header class="msg__who">"You"<span class="msg__note">{if input.status == "interrupted" { "Interrupted: the run ended before it read this" } else { "Waiting for the agent's current run" }}</span></header>
-                    <p class="msg__text">{input.text.clone()}</p>
-                </article>
-            </li>
-        </For>
+    let outbox = expect_context::<OutboxController>();
+    let inputs = move || {
+        let mine: Vec<String> = outbox.rows.with(|rows| rows.iter().map(|r| r.idempotency_key.clone()).collect());
+        chat.pending_inputs.with(|p| p.iter().filter(|i| i.run_id.as_ref().is_none_or(|r| !mine.contains(r))).cloned().collect::<Vec<_>>())
+    };
+    move || {
+        inputs()
+            .into_iter()
+            .map(|input| view! {
+                <li>
+                    <article class="msg msg--user msg--unsent" data-testid="pending-input" data-state=input.status.clone()>
+                        <header class="msg__who">"You"<span class="msg__note">{if input.status == "interrupted" { "Interrupted: the run ended before it read this" } else { "Waiting for the agent's current run" }}</span></header>
+                        <p class="msg__text">{input.text}</p>
+                    </article>
+                </li>
+            })
+            .collect_view()
     }
 }
 

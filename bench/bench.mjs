@@ -473,11 +473,17 @@ async function commandFlood(gw, workspace, modelUrl) {
     requestAnimationFrame(tick);
   });
   await allow.click();
-  await page.waitForFunction(() => {
-    const done = [...document.querySelectorAll("[data-testid=message]")].some((m) => m.textContent.includes("The tool returned: flood line 1"));
-    if (done) window.__flood.done = true;
-    return done;
-  }, null, { timeout: 180000, polling: 200 });
+  try {
+    await page.waitForFunction(() => {
+      const done = [...document.querySelectorAll("[data-testid=message]")].some((m) => m.textContent.includes("The tool returned:") && m.textContent.includes("flood line"));
+      if (done) window.__flood.done = true;
+      return done;
+    }, null, { timeout: 180000, polling: 200 });
+  } catch (e) {
+    await page.screenshot({ path: path.join(OUT, "flood-timeout.png") });
+    const text = await page.evaluate(() => document.querySelector(".transcript")?.innerText ?? "");
+    throw new Error(`the flood run's reply never showed (screenshot target/bench/flood-timeout.png); the transcript ends:\n${text.slice(-1500)}`);
+  }
   const frames = await page.evaluate(() => window.__flood.frames.slice(1));
   await cdp.send("HeapProfiler.collectGarbage");
   const heap = (await cdp.send("Runtime.getHeapUsage")).usedSize;

@@ -121,10 +121,18 @@ fn chunks(text: &str, size: usize) -> Vec<String> {
     chars.chunks(size.max(1)).map(|c| c.iter().collect()).collect()
 }
 
+/// The most of a tool's result the reply repeats (a command that printed 20,000 lines is
+/// summed up, not streamed back word by word).
+const REPLY_MAX_CHARS: usize = 2000;
+
 fn reply_with_result(tool_result: &str) -> Reply {
     // One line: the tool's JSON result flattened, so the reply stays readable.
     let flat = tool_result.split_whitespace().collect::<Vec<_>>().join(" ");
-    Reply { text: chunks(&format!("The tool returned: {flat}"), 40), chunk_delay: Duration::from_millis(20), ..Reply::default() }
+    let text = match flat.char_indices().nth(REPLY_MAX_CHARS) {
+        Some((cut, _)) => format!("The tool returned: {}… ({} lines in all)", &flat[..cut], tool_result.lines().count()),
+        None => format!("The tool returned: {flat}"),
+    };
+    Reply { text: chunks(&text, 40), chunk_delay: Duration::from_millis(20), ..Reply::default() }
 }
 
 fn via_tool_call(id: &str, args: Value) -> ToolCall {
@@ -383,6 +391,16 @@ mod tests {
         let r = plan(&second);
         assert!(r.tool_calls.is_empty());
         assert_eq!(r.text.concat(), "The tool returned: ok-42");
+    }
+
+    #[test]
+    fn a_long_result_is_summed_up() {
+        let long: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
+        let r = reply_with_result(&long);
+        let text = r.text.concat();
+        assert!(text.starts_with("The tool returned: line 0 line 1"));
+        assert!(text.ends_with("(20000 lines in all)"), "{}", &text[text.len() - 40..]);
+        assert!(text.len() < 2100);
     }
 
     #[test]

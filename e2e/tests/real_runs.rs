@@ -401,6 +401,12 @@ async fn a_secrets_request_from_a_real_run_shows_who_asks_why_and_where_the_valu
     let field = b.find_xpath("//div[@data-testid='question-panel']//input[@type='password']", T).await;
     field.send_keys(&value).await.unwrap();
     b.screenshot("real-run-secret-request").await;
+    // On a phone's width nothing sticks out sideways.
+    b.client.set_window_size(390, 844).await.unwrap();
+    let (overflow, wide) = b.horizontal_overflow().await;
+    assert_eq!(overflow, 0, "horizontal overflow at 390 px, widest: {wide}");
+    b.screenshot("real-run-secret-request-390").await;
+    b.client.set_window_size(1100, 900).await.unwrap();
     b.click_button("Submit").await;
     let text = wait_transcript(&b, "the run's reply after the secret was stored", |t| {
         t.contains("Stored; value hidden") && t.contains("Finished in")

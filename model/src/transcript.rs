@@ -136,6 +136,8 @@ pub enum RunPhase {
     Model,
     /// A tool of the run waits for a person's approval.
     WaitingApproval,
+    /// The run asked the person something (`ask_user`, `secrets`) and waits for the answer.
+    WaitingAnswer,
     /// A tool is running: what it runs (a command, or the tool's title).
     Tool(String),
     Finishing,
@@ -158,6 +160,7 @@ impl RunPhase {
             },
             RunPhase::Model => "Working".into(),
             RunPhase::WaitingApproval => "Waiting for your approval".into(),
+            RunPhase::WaitingAnswer => "Waiting for your answer".into(),
             RunPhase::Tool(what) => format!("Running {what}"),
             RunPhase::Finishing => "Finishing".into(),
             RunPhase::Ended(end) => end.words().into(),
@@ -795,7 +798,10 @@ impl Transcript {
                     }
                     let title = t.command.clone().unwrap_or_else(|| t.title.clone());
                     let running = t.status == ToolStatus::Running;
-                    if run.is_active() && running && run.phase != RunPhase::WaitingApproval {
+                    let asks = matches!(t.name.as_str(), "ask_user" | "secrets");
+                    if run.is_active() && running && asks {
+                        run.phase = RunPhase::WaitingAnswer;
+                    } else if run.is_active() && running && !matches!(run.phase, RunPhase::WaitingApproval | RunPhase::WaitingAnswer) {
                         run.phase = RunPhase::Tool(title);
                     } else if run.is_active() && !running && run.tools.iter().all(|t| t.status != ToolStatus::Running) {
                         run.phase = RunPhase::Model;

@@ -91,7 +91,11 @@ fn thinking_streams_into_its_run_before_the_saved_row() {
 
 #[test]
 fn ask_user_through_tool_call_shows_as_ask_user_with_its_own_result_and_the_missed_result_row_is_fetched() {
-    let (t, effects) = replay("ask-user-from-run", |_, _, _, _| {});
+    let mut waited = false;
+    let (t, effects) = replay("ask-user-from-run", |_, event, _, t| {
+        waited |= event == "question.requested" && t.runs[0].phase == RunPhase::WaitingAnswer;
+    });
+    assert!(waited, "while the question waits, the run says it waits for the person's answer");
     // The nested row (seq 7) is drawn by the `tool_call` card; seq 8 (the wrapper's result) was
     // never sent, so seq 9 asks for the history.
     assert!(effects.contains(&Effect::SyncHistory));

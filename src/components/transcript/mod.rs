@@ -468,7 +468,7 @@ fn ToolCard(call_id: String, name: String, arguments: serde_json::Value) -> impl
             <header class="tool-card__head">
                 <span class="tool-card__name">{name}</span>
                 {command.map(|c| view! { <code class="tool-card__command" dir="ltr">{c}</code> })}
-                <span class="tool-card__state" data-testid="tool-state">{move || tool_state_words(state(), live.get().as_ref(), result.with(|r| r.is_some()))}</span>
+                <span class="tool-card__state" data-testid="tool-state">{move || tool_state_words(state(), live.get().as_ref())}</span>
             </header>
             {move || live.get().filter(|t| !t.output.text.is_empty() && result.with(Option::is_none)).map(|t| view! { <LiveOutput tool=t/> })}
             {(!args.is_empty()).then(|| view! { <details class="tool-card__args"><summary>"Arguments"</summary><pre>{args}</pre></details> })}
@@ -478,7 +478,7 @@ fn ToolCard(call_id: String, name: String, arguments: serde_json::Value) -> impl
 }
 
 /// A tool's state in words: running, or how it ended (exit code, how long it took).
-fn tool_state_words(state: ToolStatus, live: Option<&ToolActivity>, saved: bool) -> String {
+fn tool_state_words(state: ToolStatus, live: Option<&ToolActivity>) -> String {
     let mut words = match state {
         ToolStatus::Running if live.is_some() => "running".to_string(),
         ToolStatus::Running => "waiting for its result".to_string(),
@@ -493,7 +493,6 @@ fn tool_state_words(state: ToolStatus, live: Option<&ToolActivity>, saved: bool)
             words.push_str(&format!(", {}", model::transcript::duration_words(ms as f64)));
         }
     }
-    let _ = saved;
     words
 }
 
@@ -691,13 +690,19 @@ fn PendingInputs() -> impl IntoView {
     move || {
         inputs()
             .into_iter()
-            .map(|input| view! {
-                <li>
-                    <article class="msg msg--user msg--unsent" data-testid="pending-input" data-state=input.status.clone()>
-                        <header class="msg__who">"You"<span class="msg__note">{if input.status == "interrupted" { "Interrupted: the run ended before it read this" } else { "Waiting for the agent's current run" }}</span></header>
-                        <p class="msg__text">{input.text}</p>
-                    </article>
-                </li>
+            .map(|input| {
+                view! {
+                    <li>
+                        <article class="msg msg--user msg--unsent" data-testid="pending-input" data-state=input.status.clone()>
+                            <header class="msg__who">"You"<span class="msg__note">{match input.status.as_str() {
+                                "interrupted" => "Interrupted: the run ended before it read this",
+                                "cancelled" => "Cancelled: the agent will not read this",
+                                _ => "Waiting for the agent's current run",
+                            }}</span></header>
+                            <p class="msg__text">{input.text}</p>
+                        </article>
+                    </li>
+                }
             })
             .collect_view()
     }

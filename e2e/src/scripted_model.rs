@@ -22,7 +22,8 @@
 //! with the tool's result) is the next step of the same script.
 
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::Router;
@@ -202,10 +203,9 @@ pub fn plan(request: &Value) -> Reply {
 
 #[derive(Clone)]
 struct Shared {
-    /// Every request body, in order (for tests that check what the model received).
-    requests: Arc<Mutex<Vec<Value>>>,
     gates: watch::Sender<HashSet<String>>,
-    calls: Arc<std::sync::atomic::AtomicUsize>,
+    /// Numbers each response's id.
+    calls: Arc<AtomicUsize>,
 }
 
 /// The running model server; dropped, it stops.
@@ -220,11 +220,7 @@ impl ScriptedModel {
     pub async fn start_on(port: u16) -> ScriptedModel {
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await.expect("bind the scripted model");
         let port = listener.local_addr().unwrap().port();
-        let shared = Shared {
-            requests: Arc::new(Mutex::new(Vec::new())),
-            gates: watch::channel(HashSet::new()).0,
-            calls: Arc::new(std::sync::atomic::AtomicUsize::new(0)),
-        };
+        let shared = Shared { gates: watch::channel(HashSet::new()).0, calls: Arc::new(AtomicUsize::new(0)) };
         let app = Router::new()
             .route("/v1/models", get(models))
             .route("/v1/chat/completions", post(completions))
@@ -250,16 +246,6 @@ impl ScriptedModel {
         self.shared.gates.send_modify(|g| {
             g.insert(gate.to_string());
         });
-    }
-
-    /// The request bodies received so far.
-    pub fn requests(&self) -> Vec<Value> {
-        self.shared.requests.lock().unwrap().clone()
-    }
-
-    /// Model calls answered or under way.
-    pub fn calls(&self) -> usize {
-        self.shared.calls.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// The provider entry for `models.providers.<PROVIDER>` in the gateway's config.
@@ -296,8 +282,7 @@ async fn completions(State(shared): State<Shared>, body: Bytes) -> Response {
         return (StatusCode::BAD_REQUEST, r#"{"error":{"message":"the body is not JSON","type":"invalid_request_error"}}"#).into_response();
     };
     let reply = plan(&request);
-    let n = shared.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
-    shared.requests.lock().unwrap().push(request);
+    let n = shared.calls.fetch_add(1, Ordering::SeqCst) + 1;
     let id = format!("chatcmpl-{n}");
     let (tx, rx) = mpsc::channel::<Result<Bytes, std::io::Error>>(4);
     let mut gates = shared.gates.subscribe();

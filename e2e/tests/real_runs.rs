@@ -237,42 +237,6 @@ async fn an_exec_approval_from_a_real_run_shows_the_commands_output_while_it_run
     b.close().await;
 }
 
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "a probe for investigating the scripted model's requests"]
-async fn probe() {
-    let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
-    let model = ScriptedModel::start().await;
-    let mut agent = gw.agent().await;
-    gw.use_scripted_model(&mut agent, &model).await;
-    agent.request("sessions.create", json!({"key": MAIN, "agentId": "main"})).await.ok();
-    let r = agent.request("chat.send", json!({"sessionKey": MAIN, "message": "md: probe", "idempotencyKey": "probe-1"})).await;
-    eprintln!("send: {r:?}");
-    tokio::time::sleep(Duration::from_secs(8)).await;
-    eprintln!("calls: {}", model.calls());
-    for req in model.requests() {
-        eprintln!("REQUEST: {}", serde_json::to_string(&req["messages"]).unwrap().chars().take(3000).collect::<String>());
-        eprintln!("TOOLS: {:?}", req["tools"].as_array().map(|t| t.iter().map(|x| x["function"]["name"].clone()).collect::<Vec<_>>()));
-    }
-    eprintln!("HISTORY: {}", history(&mut agent).await);
-}
-
-#[tokio::test(flavor = "multi_thread")]
-#[ignore = "a probe for investigating the scripted model's requests"]
-async fn probe_ui() {
-    let Setup { gw: _gw, model, mut agent, b } = setup().await;
-    b.send_message("md: probe").await;
-    tokio::time::sleep(Duration::from_secs(8)).await;
-    eprintln!("calls: {}", model.calls());
-    for req in model.requests() {
-        let msgs = req["messages"].as_array().unwrap();
-        for m in msgs.iter().skip(1) {
-            eprintln!("MSG: {}", serde_json::to_string(m).unwrap().chars().take(600).collect::<String>());
-        }
-    }
-    eprintln!("HISTORY: {}", serde_json::to_string(&history(&mut agent).await["messages"]).unwrap().chars().take(3000).collect::<String>());
-    b.close().await;
-}
-
 /// Sends `text` from the backend client and waits until its run has ended with a reply.
 async fn run_to_end(agent: &mut gateway::client::Client, text: &str, key: &str) {
     agent.request("chat.send", json!({"sessionKey": MAIN, "message": text, "idempotencyKey": key})).await.expect("chat.send");

@@ -507,7 +507,11 @@ async fn run_steps(
 }
 
 fn aborted(s: &mut Stream<'_>) -> Outcome {
-    s.save("aborted", true);
+    // What it wrote so far stays; stopped before writing anything (while its command ran), there
+    // is no reply to keep.
+    if !s.text.is_empty() {
+        s.save("aborted", true);
+    }
     s.event("aborted", json!({"stopReason": "aborted"}));
     Outcome::Aborted
 }

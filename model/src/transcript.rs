@@ -292,6 +292,8 @@ pub struct Run {
     /// The newest `chat` and `agent` `seq` seen.
     chat_seq: u64,
     agent_seq: u64,
+    /// The transcript's `event_mark` when this run's last event arrived.
+    last_event: u64,
     /// The reply a `final` or `aborted` event carried, when no saved row of the run shows it yet.
     pub unsaved_reply: Option<Value>,
     /// The texts of this run's saved assistant rows (stream text equal to one is not shown twice).
@@ -311,6 +313,7 @@ impl Run {
             tools: Vec::new(),
             chat_seq: 0,
             agent_seq: 0,
+            last_event: 0,
             unsaved_reply: None,
             saved_texts: Vec::new(),
         }
@@ -406,6 +409,9 @@ pub struct Transcript {
     pub rows_version: u64,
     /// Counts changes to `runs`.
     pub runs_version: u64,
+    /// Counts live run events: a history page asked for at mark `m` knows nothing of a run
+    /// whose events came after `m` ([`Transcript::history_since`]).
+    pub event_mark: u64,
 }
 
 fn str_of<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
@@ -454,6 +460,12 @@ impl Transcript {
     /// The newest page of history (`chat.history`): it replaces the rows it covers; rows that
     /// arrived live after it stay. `active` is `sessionInfo.activeRunIds`.
     pub fn history(&mut self, page: &Value) -> Vec<Effect> {
+        self.history_since(page, u64::MAX)
+    }
+
+    /// A history page asked for when `event_mark` was `mark`: a run that sent events after that
+    /// is newer than what the page knows, and its state stays as those events left it.
+    pub fn history_since(&mut self, page: &Value, mark: u64) -> Vec<Effect> {
         self.rows_version += 1;
         self.runs_version += 1;
         let mut rows = page_rows(page);
@@ -498,12 +510,16 @@ impl Transcript {
         let saved_runs: Vec<&str> = self.rows.iter().filter(|r| r.role == "user").filter_map(|r| r.run_id.as_deref()).collect();
         self.pending_inputs.retain(|p| p.run_id.as_deref().is_none_or(|r| !saved_runs.contains(&r)));
         // Runs the gateway no longer calls active have ended (their end was missed while away).
-        let info = page.get("sessionInfo");
-        let active: Vec<&str> =
-            info.and_then(|i| i.get("activeRunIds")).and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
-        if info.is_some() {
-            for r in self.runs.iter_mut().filter(|r| r.is_active() && !active.contains(&r.id.as_str())) {
-                r.finish(RunEnd::Done, None);
+        // `activeRunIds` is often null while a run goes on: only `hasActiveRun: false`, or a
+        // list that leaves a run out, ends one, and only a run the page is not newer than.
+        if let Some(info) = page.get("sessionInfo") {
+            let has_active = info.get("hasActiveRun").and_then(Value::as_bool).unwrap_or(false);
+            let active: Vec<&str> =
+                info.get("activeRunIds").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+            for r in self.runs.iter_mut().filter(|r| r.is_active() && r.last_event <= mark) {
+                if !has_active || (!active.is_empty() && !active.contains(&r.id.as_str())) {
+                    r.finish(RunEnd::Done, None);
+                }
             }
             for id in active {
                 self.run_mut(id);
@@ -615,80 +631,72 @@ impl Transcript {
     /// A saved row of a run ends the message it streamed: the stream stops showing it.
     fn settle_saved(&mut self) {
         for run in &mut self.runs {
-            let saved: Vec<&TranscriptRow> =
-                self.rows.iter().filter(|r| r.role == "assistant" && r.run_id.as_deref() == Some(run.id.as_str())).collect();
-            if saved.is_empty() {
-                continue;
-            }
-            run.saved_texts = saved.iter().map(|r| r.text.clone()).collect();
-            run.text = unsaved_part(&run.text, &run.saved_texts).to_string();
-            if run.unsaved_reply.as_ref().is_some_and(|m| unsaved_part(&crate::message_text(m), &run.saved_texts).is_empty()) {
-                run.unsaved_reply = None;
-            }
-            if run.end().is_some() {
-                run.unsaved_reply = None;
-                run.text.clear();
-            }
+            settle_run(run, &self.rows);
         }
     }
 
     /// A `chat` event for this conversation.
     pub fn chat(&mut self, p: &Value) -> Vec<Effect> {
-        let Some(id) = str_of(p, "runId") else { return Vec::new() };
+        use protocol::chat::{ChatEvent, ChatEventState as State};
+        let Some(event) = ChatEvent::read(p) else { return Vec::new() };
+        let Some(id) = event.run_id.as_deref() else { return Vec::new() };
         self.runs_version += 1;
-        let seq = p.get("seq").and_then(Value::as_u64).unwrap_or(0);
-        let state = str_of(p, "state").unwrap_or("");
+        let seq = event.seq.unwrap_or(0);
         let known = self.runs.iter().any(|r| r.id == id);
         // The empty `final` of a follow-up's own run: nothing to show.
-        if !known && state == "final" && p.get("message").is_none_or(|m| !m.is_object()) {
+        let message = event.message.as_ref().filter(|m| m.is_object());
+        if !known && event.state == State::Final && message.is_none() {
             return Vec::new();
         }
+        self.event_mark += 1;
+        let mark = self.event_mark;
         let run = self.run_mut(id);
+        run.last_event = mark;
         if seq > 0 && seq < run.chat_seq {
             return Vec::new();
         }
         run.chat_seq = run.chat_seq.max(seq);
         let mut effects = Vec::new();
-        match state {
-            "status" => {
+        match event.state {
+            State::Status => {
                 if run.is_active()
-                    && let Some(phase) = str_of(p, "phase")
+                    && let Some(phase) = event.phase
                 {
-                    run.phase = RunPhase::Preparing(phase.to_string());
+                    run.phase = RunPhase::Preparing(phase);
                 }
             }
-            "delta" => {
+            State::Delta => {
                 if !run.is_active() {
                     return effects;
                 }
-                let whole = p.get("message").filter(|m| m.is_object()).map(crate::message_text);
-                let text = match whole {
-                    Some(t) => t,
-                    None if p.get("replace") == Some(&Value::Bool(true)) => str_of(p, "deltaText").unwrap_or("").to_string(),
-                    None => format!("{}{}", run.text, str_of(p, "deltaText").unwrap_or("")),
+                let delta = event.delta_text.as_deref().unwrap_or("");
+                let text = match message {
+                    Some(m) => crate::message_text(m),
+                    None if event.replace => delta.to_string(),
+                    None => format!("{}{delta}", run.text),
                 };
                 run.text = unsaved_part(&text, &run.saved_texts).to_string();
                 if matches!(run.phase, RunPhase::Preparing(_)) {
                     run.phase = RunPhase::Model;
                 }
             }
-            "final" | "aborted" | "error" => {
-                let end = match state {
-                    "final" => RunEnd::Done,
-                    "aborted" => RunEnd::Stopped,
-                    _ => RunEnd::Failed(str_of(p, "errorMessage").unwrap_or("the run failed").to_string()),
+            State::Final | State::Aborted | State::Error => {
+                let end = match event.state {
+                    State::Final => RunEnd::Done,
+                    State::Aborted => RunEnd::Stopped,
+                    _ => RunEnd::Failed(event.error_message.unwrap_or_else(|| "the run failed".to_string())),
                 };
                 // A failure's words count even after another end was seen.
                 if let (RunEnd::Failed(_), Some(RunEnd::Done)) = (&end, run.end()) {
                     run.phase = RunPhase::Preparing(String::new());
                 }
-                if let Some(m) = p.get("message").filter(|m| m.is_object()) {
+                if let Some(m) = message {
                     let text = crate::message_text(m);
                     let rest = unsaved_part(&text, &run.saved_texts);
                     if !rest.is_empty() {
                         run.unsaved_reply = Some(serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": rest}]}));
                     }
-                } else if !run.text.is_empty() && state != "final" {
+                } else if !run.text.is_empty() && event.state != State::Final {
                     run.unsaved_reply = Some(serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": run.text}]}));
                 }
                 run.text.clear();
@@ -696,9 +704,12 @@ impl Transcript {
                 effects.push(Effect::SyncHistory);
                 self.sync_due = true;
             }
-            _ => {}
+            State::Other => {}
         }
-        self.settle_saved();
+        // Only this run changed (every row-changing path settles all runs).
+        if let Some(run) = self.runs.iter_mut().find(|r| r.id == id) {
+            settle_run(run, &self.rows);
+        }
         effects
     }
 
@@ -710,7 +721,10 @@ impl Transcript {
         let stream = str_of(p, "stream").unwrap_or("");
         let empty = Value::Null;
         let data = p.get("data").unwrap_or(&empty);
+        self.event_mark += 1;
+        let mark = self.event_mark;
         let run = self.run_mut(id);
+        run.last_event = mark;
         if seq > 0 && seq < run.agent_seq {
             return Vec::new();
         }
@@ -948,6 +962,11 @@ pub fn run_durations(rows: &[TranscriptRow], runs: &[RunTiming]) -> HashMap<Stri
     let mut last: HashMap<&str, (&TranscriptRow, f64)> = HashMap::new();
     for r in rows {
         let Some(run) = r.run_id.as_deref() else { continue };
+        // The footer goes under a row a person sees: not a tool's result or nested row (drawn
+        // inside their call's card).
+        if r.tool_result.is_some() || r.is_nested_tool() {
+            continue;
+        }
         let first = last.get(run).map_or(r.timestamp, |(_, f)| *f);
         last.insert(run, (r, first.min(r.timestamp)));
     }
@@ -969,6 +988,33 @@ pub fn run_durations(rows: &[TranscriptRow], runs: &[RunTiming]) -> HashMap<Stri
         }
     }
     out
+}
+
+/// What run `run` still shows once its saved rows (`rows`) are in: a streamed message a row
+/// shows is no longer streamed; an ended run keeps only its tools' end (status, exit code,
+/// duration), as their output is in the saved results.
+fn settle_run(run: &mut Run, rows: &[TranscriptRow]) {
+    let saved: Vec<&str> =
+        rows.iter().filter(|r| r.role == "assistant" && r.run_id.as_deref() == Some(run.id.as_str())).map(|r| r.text.as_str()).collect();
+    if saved.is_empty() {
+        return;
+    }
+    if run.saved_texts.len() != saved.len() {
+        run.saved_texts = saved.iter().map(|t| t.to_string()).collect();
+    }
+    run.text = unsaved_part(&run.text, &run.saved_texts).to_string();
+    if run.unsaved_reply.as_ref().is_some_and(|m| unsaved_part(&crate::message_text(m), &run.saved_texts).is_empty()) {
+        run.unsaved_reply = None;
+    }
+    if run.end().is_some() {
+        run.unsaved_reply = None;
+        run.text.clear();
+        run.thinking.clear();
+        run.preamble.clear();
+        for t in &mut run.tools {
+            t.output = Output::default();
+        }
+    }
 }
 
 /// What of a run's streamed text no saved row shows yet: the gateway streams the run's messages

@@ -116,7 +116,11 @@ fn ask_user_through_tool_call_shows_as_ask_user_with_its_own_result_and_the_miss
 #[test]
 fn an_exec_approval_shows_the_run_waiting_then_the_commands_output_and_exit_code() {
     let mut phases = Vec::new();
-    let (t, _) = replay("exec-approval-from-run", |_, event, _, t| {
+    let mut at_end = None;
+    let (t, _) = replay("exec-approval-from-run", |_, event, p, t| {
+        if event == "agent" && p["stream"] == "command_output" && p["data"]["phase"] == "end" {
+            at_end = t.tool("call_5").map(|x| x.output.text.clone());
+        }
         if event == "agent"
             && let Some(r) = t.runs.first()
             && phases.last() != Some(&r.phase)
@@ -128,7 +132,9 @@ fn an_exec_approval_shows_the_run_waiting_then_the_commands_output_and_exit_code
     assert!(phases.iter().any(|p| matches!(p, RunPhase::Tool(what) if what == "sh demo-ok.sh mxarsjxb5w4")), "{phases:?}");
     let tool = t.tool("call_5").unwrap();
     assert_eq!((tool.name.as_str(), tool.command.as_deref()), ("exec", Some("sh demo-ok.sh mxarsjxb5w4")));
-    assert_eq!((tool.status, tool.exit_code, tool.output.text.as_str()), (ToolStatus::Done, Some(0), "ok-42-mxarsjxb5w4"));
+    assert_eq!(at_end.as_deref(), Some("ok-42-mxarsjxb5w4"), "the output, as it ended");
+    assert_eq!((tool.status, tool.exit_code), (ToolStatus::Done, Some(0)));
+    assert!(tool.output.text.is_empty(), "once the run ended and its rows are saved, its output is let go (the saved result has it)");
     assert_eq!(tool.duration_ms, Some(35));
     assert!(t.call_is_saved("call_5"));
 }
@@ -136,7 +142,11 @@ fn an_exec_approval_shows_the_run_waiting_then_the_commands_output_and_exit_code
 #[test]
 fn a_commands_output_is_shown_while_it_runs() {
     let mut while_running = None;
+    let mut at_end = None;
     let (t, _) = replay("command-output-while-running", |ms, event, p, t| {
+        if event == "agent" && p["stream"] == "command_output" && p["data"]["phase"] == "end" {
+            at_end = t.tool("call_7").map(|x| x.output.text.clone());
+        }
         // The first output, 8 s before the command ends.
         if ms < 9000 && event == "agent" && p["stream"] == "command_output" {
             while_running = t.tool("call_7").map(|x| (x.status, x.output.text.clone()));
@@ -145,7 +155,7 @@ fn a_commands_output_is_shown_while_it_runs() {
     assert_eq!(while_running, Some((ToolStatus::Running, "early-42-mxarsoz71rw".to_string())));
     let tool = t.tool("call_7").unwrap();
     assert_eq!((tool.status, tool.exit_code, tool.duration_ms), (ToolStatus::Done, Some(0), Some(8017)));
-    assert_eq!(tool.output.text, "early-42-mxarsoz71rw\nlate");
+    assert_eq!(at_end.as_deref(), Some("early-42-mxarsoz71rw\nlate"));
 }
 
 #[test]
@@ -325,4 +335,37 @@ fn durations_read_as_a_person_says_them() {
     assert_eq!(duration_words(9_960.0), "10 s");
     assert_eq!(duration_words(42_400.0), "42 s");
     assert_eq!(duration_words(185_000.0), "3 min 5 s");
+}
+
+#[test]
+fn a_runs_footer_goes_under_its_last_row_a_person_sees_not_under_a_tool_result() {
+    let mut t = Transcript::new(SESSION);
+    let mut call = row(2, "assistant", "");
+    call["content"] = json!([{"type": "text", "text": "Asking."}, {"type": "toolCall", "id": "c1", "name": "ask_user", "arguments": {}}]);
+    call["__openclaw"]["runId"] = json!("r1");
+    let mut result = json!({"role": "toolResult", "toolCallId": "c1", "toolName": "ask_user", "content": "skipped", "timestamp": 3000.0, "__openclaw": {"id": "id-3", "seq": 3, "runId": "r1"}});
+    result["isError"] = json!(false);
+    let mut user = row(1, "user", "go");
+    user["idempotencyKey"] = json!("r1:user");
+    t.history(&json!({"messages": [user, call, result]}));
+    t.chat(&json!({"runId": "r1", "sessionKey": SESSION, "seq": 5, "state": "aborted"}));
+    let d = t.run_durations();
+    assert_eq!(d.keys().collect::<Vec<_>>(), vec!["id-2"], "under the call's row: {d:?}");
+    assert_eq!(d["id-2"].0, RunEnd::Stopped);
+}
+
+#[test]
+fn a_history_page_ends_only_runs_it_knows_and_a_null_run_list_ends_none() {
+    let status = |run: &str| json!({"runId": run, "sessionKey": SESSION, "seq": 1, "state": "status", "phase": "preparing_context"});
+    let mut t = Transcript::new(SESSION);
+    t.chat(&status("a"));
+    // The real gateway often sends `activeRunIds: null` while a run goes on.
+    t.history(&json!({"messages": [], "sessionInfo": {"hasActiveRun": true, "activeRunIds": null}}));
+    assert_eq!(t.active_run_ids(), vec!["a".to_string()]);
+    // A page asked for before run b started, answered after its first event, says nothing runs:
+    // it ends a (which it knew) but not b.
+    let mark = t.event_mark;
+    t.chat(&status("b"));
+    t.history_since(&json!({"messages": [], "sessionInfo": {"hasActiveRun": false, "activeRunIds": []}}), mark);
+    assert_eq!(t.active_run_ids(), vec!["b".to_string()]);
 }

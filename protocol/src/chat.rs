@@ -103,6 +103,12 @@ pub struct ChatEvent {
     pub message: Option<Value>,
     #[serde(default)]
     pub error_message: Option<String>,
+    /// The run's own order (shared with its `agent` events; it may skip numbers).
+    #[serde(default)]
+    pub seq: Option<u64>,
+    /// For `status`: where the run is before the model (`preparing_workspace`, …).
+    #[serde(default)]
+    pub phase: Option<String>,
 }
 
 impl ChatEvent {
@@ -165,7 +171,9 @@ mod dto_tests {
     #[test]
     fn chat_events_read_their_state_and_an_unknown_state_is_other() {
         let e = ChatEvent::read(&json!({"sessionKey": "s", "runId": "r", "state": "delta", "deltaText": "Hi", "seq": 3})).unwrap();
-        assert_eq!((e.state, e.delta_text.as_deref(), e.replace), (ChatEventState::Delta, Some("Hi"), false));
+        assert_eq!((e.state, e.delta_text.as_deref(), e.replace, e.seq), (ChatEventState::Delta, Some("Hi"), false, Some(3)));
+        let e = ChatEvent::read(&json!({"sessionKey": "s", "runId": "r", "state": "status", "phase": "starting_model"})).unwrap();
+        assert_eq!(e.phase.as_deref(), Some("starting_model"));
         let e = ChatEvent::read(&json!({"sessionKey": "s", "runId": "r", "state": "error", "errorMessage": "boom"})).unwrap();
         assert!(e.state.is_terminal());
         assert_eq!(e.error_message.as_deref(), Some("boom"));

@@ -232,21 +232,18 @@ impl ChatController {
             .try_update_value(|t| {
                 let (rows_before, runs_before) = (t.rows_version, t.runs_version);
                 effects = change(t);
-                ((t.rows_version != rows_before).then(|| t.rows.clone()), (t.runs_version != runs_before).then(|| t.runs.clone()))
+                let rows = (t.rows_version != rows_before).then(|| (t.rows.clone(), t.pending_inputs.clone(), t.has_more));
+                (rows, (t.runs_version != runs_before).then(|| (t.runs.clone(), t.active_run_ids())))
             })
             .unwrap_or_default();
-        let rows_changed = rows.is_some();
-        if let Some(rows) = rows {
+        if let Some((rows, pending, has_more)) = rows {
             self.messages.set(rows);
-        }
-        if rows_changed {
-            let pending = self.model.with_value(|t| t.pending_inputs.clone());
+            self.has_more.set(has_more);
             if self.pending_inputs.with_untracked(|p| *p != pending) {
                 self.pending_inputs.set(pending);
             }
         }
-        if let Some(runs) = runs {
-            let active: Vec<String> = runs.iter().filter(|r| r.is_active()).map(|r| r.id.clone()).collect();
+        if let Some((runs, active)) = runs {
             self.run_active.set(!active.is_empty());
             if self.active_runs.with_untracked(|a| *a != active) {
                 self.active_runs.set(active);
@@ -320,6 +317,8 @@ impl ChatController {
             let _ = self.client.request("sessions.messages.subscribe", json!({"key": session})).await;
             self.loading.set(true);
         }
+        // Live events that arrive while the page is on its way are newer than it.
+        let mark = self.model.with_value(|t| t.event_mark);
         let result = self.client.request("chat.history", json!({"sessionKey": session, "limit": 100})).await;
         if subscribe {
             self.loading.set(false);
@@ -334,11 +333,10 @@ impl ChatController {
                     if t.session_key.is_empty() {
                         t.session_key = session.clone();
                     }
-                    let effects = t.history(&v);
+                    let effects = t.history_since(&v, mark);
                     waiting = self.keep_whole(&mut t.rows, &page_keys(&v));
                     effects
                 });
-                self.has_more.set(self.model.with_value(|t| t.has_more));
                 self.history_error.set(None);
                 self.fresh.set_value(true);
                 self.saved_copy.set(None);
@@ -381,7 +379,6 @@ impl ChatController {
                     waiting = this.keep_whole(&mut t.rows, &page_keys(&v));
                     Vec::new()
                 });
-                this.has_more.set(this.model.with_value(|t| t.has_more));
                 for key in waiting {
                     spawn_local(async move { this.fetch_whole(key).await });
                 }

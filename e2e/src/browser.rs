@@ -167,7 +167,10 @@ impl Browser {
     /// Clicks the first element `xpath` finds, once it is in the middle of its scroller: the
     /// page has a sticky header above and a sticky dock below, and an element WebDriver finds
     /// "in view" may sit under either.
+    /// A control drawn inert (`aria-disabled`, as a decision is for a moment after it appears:
+    /// `model::consent`) is clicked once it is live, as a person who read it would.
     pub async fn click_xpath(&self, xpath: &str) {
+        self.wait_live(xpath).await;
         let e = self.find_xpath(xpath, Duration::from_secs(10)).await;
         let script = format!(
             "const e = document.evaluate({}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; if (e) e.scrollIntoView({{block: 'center'}}); return null;",
@@ -175,6 +178,48 @@ impl Browser {
         );
         self.js(&script).await;
         e.click().await.unwrap_or_else(|err| panic!("click {xpath}: {err}"));
+    }
+
+    /// The centre of the first element `css` matches, in viewport coordinates.
+    pub async fn centre(&self, css: &str) -> (f64, f64) {
+        let r = self
+            .js(&format!(
+                "const e = document.querySelector({}); if (!e) return null; const r = e.getBoundingClientRect(); return [r.left + r.width / 2, r.top + r.height / 2];",
+                json!(css)
+            ))
+            .await;
+        let r = r.as_array().unwrap_or_else(|| panic!("no element {css} to point at"));
+        (r[0].as_f64().unwrap(), r[1].as_f64().unwrap())
+    }
+
+    /// Left clicks at viewport point `(x, y)`, `pause` apart (two make a double-click), as one
+    /// sequence the browser performs without a round trip between them.
+    pub async fn clicks_at(&self, (x, y): (f64, f64), clicks: usize, pause: Duration) {
+        use fantoccini::actions::{InputSource, MOUSE_BUTTON_LEFT, MouseActions, PointerAction};
+        let mut mouse = MouseActions::new("mouse".into()).then(PointerAction::MoveTo { duration: None, x: x.round(), y: y.round() });
+        for i in 0..clicks {
+            if i > 0 {
+                mouse = mouse.pause(pause);
+            }
+            mouse = mouse.then(PointerAction::Down { button: MOUSE_BUTTON_LEFT }).then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+        }
+        self.client.perform_actions(mouse).await.unwrap_or_else(|e| panic!("clicks at ({x}, {y}): {e}"));
+    }
+
+    /// Waits until the first element `xpath` finds is not `aria-disabled`.
+    pub async fn wait_live(&self, xpath: &str) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let e = self.find_xpath(xpath, Duration::from_secs(10)).await;
+            if e.attr("aria-disabled").await.ok().flatten().as_deref() != Some("true") {
+                return;
+            }
+            if tokio::time::Instant::now() > deadline {
+                let shot = self.screenshot("timeout-inert").await;
+                panic!("{xpath} stayed aria-disabled; screenshot: {shot}");
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// The radio or checkbox labelled by `label`.

@@ -63,12 +63,15 @@ fn receipt(id: &str) -> String {
 }
 
 /// Clicks the decision button `name` on the card of `id` with the pointer.
+/// Clicks a decision once it is live (decisions are inert for a moment after they appear);
+/// Always allow takes a second click, itself once live again.
 async fn click_decision(b: &Browser, id: &str, name: &str) {
-    b.find_xpath(&format!("//*[@data-approval-id='{id}' and @data-testid='approval-card']//button[normalize-space()='{name}']"), T)
-        .await
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {name}: {e}"));
+    let xpath = format!("//*[@data-approval-id='{id}' and @data-testid='approval-card']//button[normalize-space()='{name}']");
+    let presses = if name.starts_with("Always allow") { 2 } else { 1 };
+    for _ in 0..presses {
+        b.wait_live(&xpath).await;
+        b.find_xpath(&xpath, T).await.click().await.unwrap_or_else(|e| panic!("click {name}: {e}"));
+    }
 }
 
 async fn screenshots(t: &Target, agent: &mut Client) {
@@ -128,7 +131,9 @@ async fn flows(t: Target, agent: &mut Client) {
         "nothing focused on the card"
     );
     // Enter on a focused Allow once arms it and asks for a second press; nothing is decided.
-    let allow = b.find_xpath(&format!("//*[@data-approval-id='{id}']//button[normalize-space()='Allow once']"), T).await;
+    let allow_xpath = format!("//*[@data-approval-id='{id}']//button[normalize-space()='Allow once']");
+    b.wait_live(&allow_xpath).await;
+    let allow = b.find_xpath(&allow_xpath, T).await;
     allow.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     b.wait_text(&format!("{} [data-testid=approval-confirm]", card(&id)), T, |s| s.contains("again")).await;
     assert_eq!(record(agent, &id).await["status"], "pending", "one key press never allows");
@@ -200,16 +205,10 @@ async fn flows(t: Target, agent: &mut Client) {
     let in_side = format!("[data-testid=pane][data-session='{SIDE}'] {}", card(&id8));
     b3.wait_text(&in_side, T, |s| s.contains("ls side")).await;
     assert!(!b3.exists(&format!("[data-testid=pane][data-session='{MAIN}'] {}", card(&id8))).await, "not in the other pane");
-    b3.find_xpath(
-        &format!(
-            "//*[@data-testid='pane' and @data-session='{SIDE}']//*[@data-approval-id='{id8}']//button[normalize-space()='Allow once']"
-        ),
-        T,
-    )
-    .await
-    .click()
-    .await
-    .unwrap();
+    b3.click_xpath(&format!(
+        "//*[@data-testid='pane' and @data-session='{SIDE}']//*[@data-approval-id='{id8}']//button[normalize-space()='Allow once']"
+    ))
+    .await;
     recorded(agent, &id8, "allowed").await;
     b3.close().await;
 

@@ -38,6 +38,8 @@ pub enum CredentialKind {
     /// This page's own gateway token (shared or device token), registered with
     /// [`set_own_secrets`].
     OwnGatewayToken,
+    /// 64 hex digits alone, what `openssl rand -hex 32` gives: OpenClaw's usual gateway token.
+    HexToken,
 }
 
 impl CredentialKind {
@@ -61,6 +63,7 @@ impl CredentialKind {
             CredentialKind::UrlPassword => "a password inside an address",
             CredentialKind::AssignedSecret => "a value given to a token, key, secret or password setting",
             CredentialKind::OwnGatewayToken => "this gateway's own access token",
+            CredentialKind::HexToken => "a 64-digit hex token, the shape of a gateway token (or a SHA-256 hash)",
         }
     }
 }
@@ -549,6 +552,25 @@ fn word_core(word: &str) -> &str {
     word.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=' | '-' | '_')))
 }
 
+/// 64 hex digits standing alone, what `openssl rand -hex 32` gives (OpenClaw's usual gateway
+/// token): asked about once. Not when the text names it as a hash (`sha256:`, `checksum=`,
+/// `@sha256:`), which is shared on purpose.
+fn bare_hex_token(text: &str) -> Option<&str> {
+    const NAMED: [&str; 5] = ["sha256", "sha-256", "checksum", "digest", "hash"];
+    for word in text.split(|c: char| !c.is_ascii_alphanumeric()) {
+        // Where the word starts in `text` (a separator may take several bytes).
+        let start = word.as_ptr() as usize - text.as_ptr() as usize;
+        if word.len() != 64 || !all(word, |c| c.is_ascii_hexdigit()) {
+            continue;
+        }
+        let before = text[..start].char_indices().rev().nth(23).map_or(&text[..start], |(i, _)| &text[i..start]).to_ascii_lowercase();
+        if !NAMED.iter().any(|n| before.contains(n)) {
+            return Some(word);
+        }
+    }
+    None
+}
+
 /// The first credential-shaped part of `text`, if any.
 pub fn detect(text: &str) -> Option<CredentialMatch> {
     if let Some(m) = own_secret_in(text) {
@@ -575,6 +597,9 @@ pub fn detect(text: &str) -> Option<CredentialMatch> {
     }
     if let Some(m) = assigned_secret_in(text) {
         return Some(m);
+    }
+    if let Some(hex) = bare_hex_token(text) {
+        return Some(CredentialMatch { kind: CredentialKind::HexToken, preview: mask(hex) });
     }
     let words: Vec<&str> = text.split_whitespace().collect();
     // A well-known key wrapped onto two lines is named as what it is, before its halves are
@@ -674,6 +699,18 @@ mod tests {
         assert_eq!(detect("a short answer"), None, "secrets under 8 characters are not registered");
         set_own_secrets::<&str>(&[]);
         assert_eq!(detect(&format!("use {device} here")), None);
+    }
+
+    #[test]
+    fn a_bare_64_hex_token_is_held_whoever_registered_it() {
+        let token = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+        let m = detect(&format!("here it is {token}")).unwrap();
+        assert_eq!(m.kind, CredentialKind::HexToken);
+        assert!(!m.preview.contains(&token[6..60]));
+        assert_eq!(detect(&format!("{token}ab")), None, "66 digits are not that shape");
+        assert_eq!(detect("commit 3f2b1c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c"), None, "a git SHA (40) passes");
+        assert_eq!(detect(&format!("sha256: {token}")), None, "a hash named as one passes");
+        assert_eq!(detect(&format!("éé→ {token}")).unwrap().kind, CredentialKind::HexToken, "after separators of several bytes");
     }
 
     #[test]

@@ -167,6 +167,7 @@ impl From<OutboxRowStored> for OutboxRow {
 
 impl From<OutboxRow> for OutboxRowStored {
     fn from(r: OutboxRow) -> OutboxRowStored {
+        let settled = r.discarded || r.state == SendState::Confirmed;
         let (state, reason) = match r.state {
             SendState::Queued => (StateName::Queued, None),
             SendState::Sending => (StateName::Sending, None),
@@ -175,10 +176,13 @@ impl From<OutboxRow> for OutboxRowStored {
             SendState::Confirmed => (StateName::Confirmed, None),
             SendState::Failed { reason } => (StateName::Failed, Some(reason)),
         };
+        // A settled row's text leaves the browser's storage: a confirmed one is in the
+        // gateway's transcript, a discarded one went back to the draft or was meant to go.
+        // The row stays a while (its id, key and state) so every tab and sender sees it settled.
         OutboxRowStored {
             id: r.id,
             session_key: r.session_key,
-            text: r.text,
+            text: if settled { String::new() } else { r.text },
             idempotency_key: r.idempotency_key,
             created_ms: r.created_ms,
             order: r.order,
@@ -566,6 +570,17 @@ mod tests {
 
     /// The stored JSON is byte for byte what earlier builds wrote (a flattened, internally
     /// tagged state), so rows already in IndexedDB read back unchanged.
+    #[test]
+    fn a_confirmed_or_discarded_row_is_stored_without_its_text() {
+        let mut rows = vec![row("a", "s", 1, 1.0), row("b", "s", 2, 1.0), row("c", "s", 3, 1.0)];
+        rows[0].state = SendState::Confirmed;
+        rows[1].discarded = true;
+        let stored: Vec<String> = rows.into_iter().map(|r| serde_json::to_string(&r).unwrap()).collect();
+        assert!(stored[0].contains(r#""text":"","#), "{}", stored[0]);
+        assert!(stored[1].contains(r#""text":"","#), "{}", stored[1]);
+        assert!(stored[2].contains(r#""text":"text c""#), "an unsent row keeps its text: {}", stored[2]);
+    }
+
     #[test]
     fn stored_rows_keep_their_json_form() {
         let mut r = row("a", "s", 3, 1.5);

@@ -253,3 +253,26 @@ fn an_approval_withdrawn_by_a_stopped_run_reads_as_cancelled() {
     assert_eq!(saved(&d.approval_got("a1", Lookup::Found(&snap))), [Outcome::Cancelled]);
     assert_eq!(d.receipts[0].outcome.label(), "Cancelled");
 }
+
+#[test]
+fn when_a_question_leaves_the_approval_behind_it_waits_in_the_collapsed_bar_not_under_the_pointer() {
+    let mut d = Dock::new();
+    d.requested(&question("q1"), false);
+    d.approval_requested(ApprovalKind::Exec, &exec("a1", 99_000), true);
+    assert_eq!(d.current.as_deref(), Some("q1"), "the question stays in front while the person works on it");
+    assert!(d.expanded);
+    // A double-click on Skip: the first click skips, and the question leaves.
+    d.skip("q1").unwrap();
+    d.submit_ok("q1", &json!({"status": "cancelled"}));
+    assert_eq!(d.current.as_deref(), Some("a1"));
+    assert!(!d.expanded, "the approval is not drawn where the second click lands");
+    assert_eq!(d.approvals_waiting(), 1);
+    // A question behind a question is shown as before.
+    let mut d = Dock::new();
+    d.requested(&question("q1"), false);
+    d.requested(&question("q2"), true);
+    d.skip("q1").unwrap();
+    d.submit_ok("q1", &json!({"status": "cancelled"}));
+    assert_eq!(d.current.as_deref(), Some("q2"));
+    assert!(d.expanded);
+}

@@ -394,3 +394,32 @@ fn a_secrets_request_is_submitted_with_the_hosts_the_person_allowed_and_its_valu
     assert_eq!(params.secret_store_allowed_hosts, Some(vec!["*.backup.example:8443".to_string()]));
     assert_eq!(params.answers.unwrap().answers["secret_value"], vec!["v-secret-Zq9".to_string()]);
 }
+
+#[test]
+fn a_receipt_masks_a_secret_answer_and_never_keeps_an_echoed_credential() {
+    let mut d = Dock::new();
+    d.requested(
+        &json!({"id": "s", "questions": [
+            {"questionId":"pw","header":"Password","question":"The database password?","options":[],"isOther":true,"isSecret":true},
+            {"questionId":"note","header":"Note","question":"Anything else?","options":[],"isOther":true}
+        ], "createdAtMs": 1, "expiresAtMs": 99_000, "status": "pending"}),
+        false,
+    );
+    // Answered elsewhere, and the gateway echoes what was answered.
+    let fx = d.resolved(&json!({"id": "s", "status": "answered", "answers": {"answers": {
+        "pw": ["hunter2-correct-horse"],
+        "note": ["use ghp_4fK9sL2mQ8xZ7vB3nH6jT1rW5yE0uI9oP2aS"]
+    }}}));
+    let saved = format!("{:?}", receipts(&fx));
+    assert!(!saved.contains("hunter2"), "the secret answer is masked: {saved}");
+    assert!(saved.contains(model::dock::MASKED_ANSWER), "{saved}");
+    assert!(!saved.contains("4fK9sL2mQ8"), "an echoed credential is not kept: {saved}");
+    assert!(saved.contains("a GitHub token"), "{saved}");
+    // A receipt saved by an earlier build is masked when it is read back.
+    let mut old = d.receipts[0].clone();
+    old.outcome =
+        Outcome::AnsweredElsewhere { answers: serde_json::from_value(json!({"answers": {"pw": ["hunter2-correct-horse"]}})).unwrap() };
+    let mut d2 = Dock::new();
+    d2.restore_receipts(vec![old]);
+    assert!(!format!("{:?}", d2.receipts).contains("hunter2"));
+}

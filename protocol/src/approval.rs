@@ -12,10 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// Which family an approval belongs to; each has its own methods and events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum ApprovalKind {
     /// A shell command the agent wants to run.
+    #[default]
     Exec,
     /// A plugin-defined action.
     Plugin,
@@ -149,7 +150,7 @@ pub struct ApprovalSummary {
 
 /// A pending approval as the card shows it. Every string is agent- or gateway-written text.
 /// Read by hand from the open-ended request ([`read_approval`]), never stored whole.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Approval {
     pub id: String,
     pub kind: ApprovalKind,
@@ -165,8 +166,25 @@ pub struct Approval {
     pub session_key: Option<String>,
     /// `info`, `warning` or `critical` (plugins).
     pub severity: Option<String>,
-    /// The gateway's warnings and its command analysis, one line each.
+    /// The gateway's own analysis of the command, one line each.
     pub warnings: Vec<String>,
+    /// What the requester (the agent's tool) wrote as its warning (`warningText`): its words,
+    /// shown as such, apart from the gateway's analysis.
+    pub requester_warnings: Vec<String>,
+    /// The command as an argument list, when the request gives one (`commandArgv`,
+    /// `systemRunPlan.argv`): shown quoted, one argument each, so boundaries are not lost.
+    pub argv: Vec<String>,
+    /// The names of the environment variables the command gets (`envKeys`, or `env`'s keys).
+    pub env_keys: Vec<String>,
+    /// The executable the gateway resolved the command to.
+    pub resolved_path: Option<String>,
+    /// The exec policy in force (`security`) and when it asks (`ask`).
+    pub security: Option<String>,
+    pub ask: Option<String>,
+    /// What the approval lets the requester do beyond the command (`scope`), in words.
+    pub scope: Option<String>,
+    /// A plugin's detail for the reviewer (`detail`), as written.
+    pub detail: Option<String>,
     /// The decisions offered, in the gateway's order.
     pub allowed: Vec<Decision>,
     pub created_at_ms: i64,
@@ -241,11 +259,26 @@ pub fn read_approval(kind: ApprovalKind, v: &Value) -> Result<Approval, String> 
     let unavailable = lines(request.get("unavailableDecisions"));
     allowed.retain(|d| !unavailable.iter().any(|u| u == d.wire()) || *d == Decision::Deny);
     let mut warnings = lines(request.get("warnings"));
-    warnings.extend(lines(request.get("warningText")));
     if let Some(analysis) = request.get("commandAnalysis").or_else(|| v.get("commandAnalysis")) {
         warnings.extend(lines(analysis.get("warningLines")));
     }
     warnings.dedup();
+    let requester_warnings = lines(request.get("warningText"));
+    let plan = request.get("systemRunPlan").filter(|p| p.is_object());
+    // Arguments exactly as given: neither trimmed nor dropped when empty.
+    let argv_of = |a: Option<&Value>| -> Vec<String> {
+        a.and_then(Value::as_array).map(|a| a.iter().filter_map(|x| x.as_str().map(str::to_string)).collect()).unwrap_or_default()
+    };
+    let argv = match argv_of(request.get("commandArgv")) {
+        a if a.is_empty() => argv_of(plan.and_then(|p| p.get("argv"))),
+        a => a,
+    };
+    let mut env_keys = lines(request.get("envKeys"));
+    if env_keys.is_empty() {
+        if let Some(env) = request.get("env").and_then(Value::as_object) {
+            env_keys = env.keys().cloned().collect();
+        }
+    }
     Ok(Approval {
         id,
         kind,
@@ -258,10 +291,54 @@ pub fn read_approval(kind: ApprovalKind, v: &Value) -> Result<Approval, String> 
         session_key: text(request, "sessionKey"),
         severity: text(request, "severity"),
         warnings,
+        requester_warnings,
+        argv,
+        env_keys,
+        resolved_path: text(request, "resolvedPath"),
+        security: text(request, "security"),
+        ask: text(request, "ask"),
+        scope: request.get("scope").and_then(scope_words),
+        detail: request.get("detail").and_then(Value::as_str).filter(|s| !s.trim().is_empty()).map(str::to_string),
         allowed,
         created_at_ms,
         expires_at_ms,
     })
+}
+
+/// An approval's `scope` in words: the incumbent's sentences for the kinds it knows
+/// (`Sends to 3 recipient(s) via email`), else its fields as `key: value` text.
+fn scope_words(scope: &Value) -> Option<String> {
+    let field = |k: &str| match scope.get(k) {
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    match scope {
+        Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_string()),
+        Value::Object(o) if !o.is_empty() => {
+            let target = field("target");
+            let known = match (field("kind").as_deref(), target) {
+                (Some("message-send"), Some(t)) => {
+                    Some(format!("Sends to {} recipient(s) via {t}", field("recipientCount").unwrap_or_else(|| "some".into())))
+                }
+                (Some("payment"), Some(t)) => Some(format!(
+                    "Pays {} {} to {t}",
+                    field("amount").unwrap_or_else(|| "an amount".into()),
+                    field("currency").unwrap_or_default()
+                )),
+                _ => None,
+            };
+            let all = o.iter().map(|(k, v)| match v {
+                Value::String(s) => format!("{k}: {s}"),
+                other => format!("{k}: {other}"),
+            });
+            Some(match known {
+                Some(sentence) => format!("{sentence} ({})", all.collect::<Vec<_>>().join(", ")),
+                None => all.collect::<Vec<_>>().join(", "),
+            })
+        }
+        _ => None,
+    }
 }
 
 /// How an approval ended, as `*.approval.resolved` or `approval.get` tell it.

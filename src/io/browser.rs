@@ -36,6 +36,13 @@ pub fn local_keys() -> Vec<String> {
     (0..n).filter_map(|i| s.key(i).ok().flatten()).collect()
 }
 
+/// Every key in this tab's `sessionStorage` (empty when it is unavailable).
+pub fn session_keys() -> Vec<String> {
+    let Some(s) = session() else { return Vec::new() };
+    let n = s.length().unwrap_or(0);
+    (0..n).filter_map(|i| s.key(i).ok().flatten()).collect()
+}
+
 pub fn session_get(key: &str) -> Option<String> {
     session()?.get_item(key).ok().flatten()
 }

@@ -517,7 +517,7 @@ impl GatewayClient {
                 return;
             }
             let request = ConnectRequest::new(&i.url, i.identity.clone(), i.using_device_token);
-            model::credential::set_own_secrets(&request.own_secrets());
+            identity::guard_held_tokens(&request.own_secrets());
             let id = format!("connect:{}", i.generation);
             // Claimed now, so a repeated challenge while WebCrypto signs sends nothing twice.
             i.connect_id = Some(id.clone());
@@ -583,7 +583,7 @@ impl GatewayClient {
                 if let (Some(token), Some(id)) = (&hello.device_token, i.identity.as_ref().map(|x| x.device_id())) {
                     identity::store_device_token(&id, &i.url, token);
                     let shared = identity::session_token(&i.url);
-                    model::credential::set_own_secrets(&[token.as_str(), shared.as_deref().unwrap_or("")]);
+                    identity::guard_held_tokens(&[token.as_str(), shared.as_deref().unwrap_or("")]);
                 }
             }
             self.start_watchdog();
@@ -722,7 +722,7 @@ const EARLY_CONNECT_WAIT: Duration = Duration::from_secs(10);
 /// among the socket's kept frames, are handled as if this client had sent them.
 fn adopt_early_connect(i: &mut Inner, sent: SentConnect) {
     let request = ConnectRequest::new(&i.url, i.identity.clone(), i.using_device_token);
-    model::credential::set_own_secrets(&request.own_secrets());
+    identity::guard_held_tokens(&request.own_secrets());
     i.connect_id = Some(sent.connect_id);
     for read in sent.reads {
         let (tx, answer) = oneshot::channel();

@@ -150,6 +150,19 @@ pub fn store_device_token(device_id: &str, gateway_url: &str, token: &str) {
     browser::local_set(&device_token_key(device_id, gateway_url), token);
 }
 
+/// Every token this browser holds, for the credential guard: this tab's shared tokens for
+/// every gateway (`ocui.token.v1:*`) and every device token (`ocui.deviceToken.v1:*`), with
+/// `also` (the ones in use now). Memory only, through `model::credential::set_own_secrets`.
+pub fn guard_held_tokens(also: &[&str]) {
+    let mut held: Vec<String> = also.iter().map(|s| s.to_string()).collect();
+    held.extend(browser::session_keys().iter().filter(|k| k.starts_with("ocui.token.v1:")).filter_map(|k| browser::session_get(k)));
+    held.extend(browser::local_keys().iter().filter(|k| k.starts_with("ocui.deviceToken.v1:")).filter_map(|k| browser::local_get(k)));
+    held.retain(|t| !t.trim().is_empty());
+    held.sort();
+    held.dedup();
+    model::credential::set_own_secrets(&held);
+}
+
 fn token_key(gateway_url: &str) -> String {
     format!("ocui.token.v1:{gateway_url}")
 }

@@ -6,6 +6,7 @@ pub mod connect_request;
 pub mod crash;
 pub mod early_connect;
 pub mod early_socket;
+pub mod focus;
 pub mod gateway_client;
 pub mod identity;
 pub mod json;

@@ -77,8 +77,8 @@ impl ComposerController {
             }
             None => {}
         }
-        let replies_to_question = self.dock.dock.with_untracked(|d| d.entries.iter().any(model::dock::Entry::is_blocking_question));
-        if replies_to_question && let Some(found) = model::credential::detect(&text) {
+        // Every send is checked: a message goes into the transcript and the agent's context.
+        if let Some(found) = model::credential::detect(&text) {
             self.held.set(Some(CredentialHold { found, text, confirming: false }));
             return;
         }

@@ -7,6 +7,7 @@ pub mod attachment;
 pub mod attention;
 pub mod chat;
 pub mod composer;
+pub mod consent;
 pub mod dock;
 pub mod outbox;
 pub mod panes;

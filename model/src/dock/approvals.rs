@@ -346,22 +346,7 @@ impl Dock {
                     return Vec::new();
                 }
                 // Never seen and unknown to the gateway (a deep link to an old id).
-                let unknown = Approval {
-                    id: id.to_string(),
-                    kind: ApprovalKind::Exec,
-                    title: String::new(),
-                    description: String::new(),
-                    command: None,
-                    host: None,
-                    cwd: None,
-                    agent_id: None,
-                    session_key: None,
-                    severity: None,
-                    warnings: Vec::new(),
-                    allowed: Vec::new(),
-                    created_at_ms: 0,
-                    expires_at_ms: 0,
-                };
+                let unknown = Approval { id: id.to_string(), kind: ApprovalKind::Exec, ..Approval::default() };
                 self.leave_approval(unknown, Outcome::Unavailable)
             }
             Lookup::Failed(message) => {

@@ -256,6 +256,36 @@ impl From<Outcome> for OutcomeStored {
     }
 }
 
+/// What a receipt shows for an answer to a secret question: never the value.
+pub const MASKED_ANSWER: &str = "•••••• (secret, not kept)";
+
+/// `answers` as a receipt keeps them (receipts are stored): an answer to a secret question is
+/// masked, and an echoed answer that looks like a credential is replaced by what it looked like.
+pub fn masked_answers(questions: &[Question], mut answers: QuestionAnswers) -> QuestionAnswers {
+    for (qid, values) in answers.answers.iter_mut() {
+        let secret = questions.iter().any(|q| &q.question_id == qid && q.secret());
+        for v in values.iter_mut() {
+            if secret {
+                *v = MASKED_ANSWER.to_string();
+            } else if let Some(found) = crate::credential::detect(v) {
+                *v = format!("(not kept: it looked like {}, {})", found.kind.describe(), found.preview);
+            }
+        }
+    }
+    answers
+}
+
+impl Outcome {
+    /// The outcome as a receipt keeps it ([`masked_answers`]).
+    pub fn masked(self, questions: &[Question]) -> Outcome {
+        match self {
+            Outcome::Answered { answers } => Outcome::Answered { answers: masked_answers(questions, answers) },
+            Outcome::AnsweredElsewhere { answers } => Outcome::AnsweredElsewhere { answers: masked_answers(questions, answers) },
+            other => other,
+        }
+    }
+}
+
 /// The compact summary a resolved request leaves in the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -354,7 +384,9 @@ impl Dock {
     /// Restores receipts saved earlier (they also tombstone their ids).
     pub fn restore_receipts(&mut self, mut receipts: Vec<Receipt>) {
         receipts.sort_by(Receipt::by_time);
-        for r in receipts {
+        for mut r in receipts {
+            // Saved by an earlier build, perhaps with an answer it should not have kept.
+            r.outcome = r.outcome.masked(&r.questions);
             self.tombstones.insert(r.id.clone());
             if matches!(r.outcome, Outcome::AnsweredElsewhere { .. } | Outcome::SkippedElsewhere) {
                 // Closed on an event's word before the reload: any listing may correct it.
@@ -408,8 +440,20 @@ impl Dock {
     fn fix_current(&mut self) {
         let valid = self.current.as_deref().is_some_and(|c| self.entries.iter().any(|e| e.id() == c));
         if !valid {
+            let left = self.current.is_some();
             self.current = self.entries.first().map(|e| e.id().to_string());
+            // The request the person was looking at left (answered, skipped, decided, closed
+            // elsewhere): an approval next in line is not drawn where their pointer is, ready
+            // for a click meant for what left. The collapsed bar says it waits.
+            if left && self.expanded && matches!(self.entries.first(), Some(Entry::Approval { .. })) {
+                self.expanded = false;
+            }
         }
+    }
+
+    /// How many approvals wait (the collapsed bar says so).
+    pub fn approvals_waiting(&self) -> usize {
+        self.entries.iter().filter(|e| matches!(e, Entry::Approval { .. })).count()
     }
 
     pub fn select(&mut self, id: &str) {
@@ -655,6 +699,7 @@ impl Dock {
         self.get_attempts.remove(&id);
         // A held (credential-shaped) text is never put in a receipt: receipts are stored.
         let unsent_held = !unsent_text.is_empty() && crate::credential::detect(&unsent_text).is_some();
+        let outcome = outcome.masked(&record.questions);
         let receipt = Receipt {
             id: id.clone(),
             questions: record.questions,

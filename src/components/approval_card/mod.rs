@@ -2,16 +2,25 @@
 //! plugin's title and description), where, for which conversation, the time left, and only
 //! the decisions the gateway offers. And the compact summary it leaves once decided.
 //!
-//! Consent is never given by accident: nothing is focused on Allow, Enter never allows, and
-//! an Allow pressed from the keyboard (a click with no pointer) asks for a second press. A
-//! pointer click decides at once. Everything the agent wrote is a text node.
+//! Consent is never given by accident (`model::consent`): the decisions are inert for a moment
+//! each time the card is drawn; a click that began before that, or before the window had
+//! focus, is ignored and the person told why; Always allow asks twice; an Allow from the
+//! keyboard asks twice, with the key released between. Nothing is focused on Allow, and Deny
+//! takes the row where a question's Skip and Submit sit. What runs is what is shown
+//! (`model::reveal`): hidden characters as escapes, the command left-to-right, a long one's
+//! line count and Allow only once its end was in view, argv quoted one by one, and every
+//! field the gateway sends for the reviewer. Everything the agent wrote is a text node.
 
 use leptos::prelude::*;
 use model::dock::{ApprovalState, Outcome, Receipt};
 use protocol::approval::{Approval, ApprovalKind, Decision};
 
+use model::consent::Needs;
+use model::reveal::Piece;
+
 use crate::components::pane::short_name;
 use crate::io::gateway_client::{GatewayClient, Status};
+use crate::state::consent::ConsentGate;
 use crate::state::dock::approvals::ApprovalAccess;
 use crate::state::dock::{DockController, DockView};
 
@@ -22,6 +31,39 @@ fn decision_label(kind: ApprovalKind, d: Decision) -> &'static str {
         (ApprovalKind::Exec, Decision::AllowAlways) => "Always allow here",
         (_, Decision::AllowAlways) => "Always allow",
         (_, Decision::Deny) => "Deny",
+    }
+}
+
+/// A command of more lines than this is long: it says how many, and Allow waits until its
+/// end has been in view.
+const LONG_LINES: usize = 8;
+
+/// `text` as drawn for a decision: hidden characters as visible escapes (`model::reveal`).
+fn revealed(text: &str) -> (AnyView, Option<String>) {
+    let r = model::reveal::reveal(text);
+    let warning = r.warning();
+    let view = r
+        .pieces
+        .into_iter()
+        .map(|p| match p {
+            Piece::Text(t) => view! { <span>{t}</span> }.into_any(),
+            Piece::Escape(c) => view! {
+                <span class="approval__escape" title=model::reveal::describe(c)>{model::reveal::escape(c)}</span>
+            }
+            .into_any(),
+        })
+        .collect_view()
+        .into_any();
+    (view, warning)
+}
+
+/// How a decision's press is judged: Always allow asks twice, whatever the input; an Allow from
+/// the keyboard asks twice; Deny takes one press.
+fn needs(d: Decision) -> Needs {
+    match d {
+        Decision::AllowAlways => Needs::Second,
+        Decision::AllowOnce => Needs::SecondFromKeyboard,
+        Decision::Deny => Needs::One,
     }
 }
 
@@ -43,8 +85,8 @@ pub fn ApprovalCard(
     let connected = Memo::new(move |_| client.status.get() == Status::Connected);
     let can_decide = Memo::new(move |_| client.hello.with(|_| ctl.approval_access() == ApprovalAccess::Decide));
     let busy = matches!(state, ApprovalState::Deciding(_) | ApprovalState::Unconfirmed(_));
-    // A keyboard-activated Allow waits for a second press of the same button.
-    let armed = RwSignal::new(None::<Decision>);
+    // Drawn now: the decisions are inert for a moment, and take a press meant for them.
+    let gate = ConsentGate::<Decision>::new();
     let id = StoredValue::new(approval.id.clone());
     let kind = approval.kind;
     // Which conversation asked, when it is not this pane's own.
@@ -66,7 +108,10 @@ pub fn ApprovalCard(
         ApprovalState::Open => None,
     };
     let severity = approval.severity.clone().unwrap_or_else(|| if kind == ApprovalKind::Exec { "warning".into() } else { "info".into() });
-    let decisions = approval.allowed.clone();
+    let mut decisions = approval.allowed.clone();
+    // Deny last: it gets the row where a question's Skip and Submit sit.
+    decisions.retain(|d| *d != Decision::Deny);
+    let deny = approval.offers(Decision::Deny);
     let no_always = kind == ApprovalKind::Exec && !approval.offers(Decision::AllowAlways);
     let details: Vec<(&'static str, String)> = [
         ("Host", approval.host.clone()),
@@ -77,12 +122,103 @@ pub fn ApprovalCard(
     .into_iter()
     .filter_map(|(k, v)| v.map(|v| (k, v)))
     .collect();
+    // What else the request says, collapsed: every field the gateway sends for the reviewer.
+    let more: Vec<(&'static str, String)> = [
+        ("Environment variables", (!approval.env_keys.is_empty()).then(|| approval.env_keys.join(", "))),
+        ("Resolved executable", approval.resolved_path.clone()),
+        ("Security policy", approval.security.clone()),
+        ("Asks", approval.ask.clone()),
+        ("Scope", approval.scope.clone()),
+    ]
+    .into_iter()
+    .filter_map(|(k, v)| v.map(|v| (k, v)))
+    .collect();
     let heading = match kind {
         ApprovalKind::Exec => "The agent wants to run a command".to_string(),
         _ => approval.title.clone(),
     };
     let title_id = format!("approval-{pane}-{}", approval.id);
     let labelled_by = title_id.clone();
+    // A long command: how many lines, and Allow only once its end has been in view.
+    let lines = approval.command.as_deref().map_or(0, model::reveal::line_count);
+    let end_seen = RwSignal::new(approval.command.is_none());
+    let whole = RwSignal::new(false);
+    let end = NodeRef::<leptos::html::Span>::new();
+    watch_end(end, end_seen);
+    let command = approval.command.clone().map(|c| {
+        let (text, warning) = revealed(&c);
+        view! {
+            <pre class="approval__command" dir="ltr" data-testid="approval-command" data-whole=move || whole.get().to_string()>
+                <code>{text}</code><span class="approval__end" node_ref=end aria-hidden="true"></span>
+            </pre>
+            {(lines > LONG_LINES).then(|| view! {
+                <p class="approval__lines" data-testid="approval-lines">
+                    {format!("{lines} lines. ")}
+                    {move || if end_seen.get() { "You have seen its end. " } else { "Scroll to its end to allow it, or " }}
+                    <Show when=move || !whole.get()>
+                        <button type="button" class="approval__show-all" on:click=move |_| {
+                            whole.set(true);
+                            end_seen.set(true);
+                            // The card changed under the pointer: inert again.
+                            gate.shown();
+                        }>"Show all"</button>
+                    </Show>
+                </p>
+            })}
+            {warning.map(|w| view! { <p class="approval__hidden" role="note" data-testid="approval-hidden-chars">{w}</p> })}
+        }
+    });
+    let argv = (!approval.argv.is_empty()).then(|| {
+        let (text, warning) = revealed(&model::reveal::quoted_argv(&approval.argv));
+        view! {
+            <div class="approval__argv">
+                <span class="approval__label">"Arguments, one by one"</span>
+                <pre class="approval__command approval__command--small" dir="ltr" data-testid="approval-argv"><code>{text}</code></pre>
+                {warning.map(|w| view! { <p class="approval__hidden" role="note">{w}</p> })}
+            </div>
+        }
+    });
+    let detail = approval.detail.clone().map(|d| {
+        let (text, warning) = revealed(&d);
+        view! {
+            <details class="approval__more" data-testid="approval-detail">
+                <summary>"Details from the plugin"</summary>
+                <pre class="approval__command approval__command--small">{text}</pre>
+                {warning.map(|w| view! { <p class="approval__hidden" role="note">{w}</p> })}
+            </details>
+        }
+    });
+    let press = move |d: Decision, ev: leptos::ev::MouseEvent| {
+        if d.allows() && !end_seen.get_untracked() {
+            gate.notice.set(Some("Nothing was decided: read the command to its end first (scroll it, or Show all)."));
+            return;
+        }
+        if let Some(d) = gate.click(d, needs(d), &ev) {
+            ctl.decide(&id.get_value(), d);
+        }
+    };
+    let button = move |d: Decision| {
+        let class = match d {
+            Decision::AllowOnce => "approval__allow",
+            Decision::AllowAlways => "approval__always",
+            Decision::Deny => "approval__deny",
+        };
+        let inert = move || gate.inert.get() || (d.allows() && !end_seen.get());
+        view! {
+            <button
+                type="button"
+                class=class
+                disabled=move || busy || !connected.get()
+                aria-disabled=move || inert().then_some("true")
+                on:pointerdown=move |ev| gate.pointer_down(d, &ev)
+                on:keydown=move |ev| gate.key_down(&ev)
+                on:keyup=move |_| gate.key_up()
+                on:click=move |ev| press(d, ev)
+            >
+                {decision_label(kind, d)}
+            </button>
+        }
+    };
     view! {
         <div class="dock__panel approval" data-severity=severity data-testid="approval-card" data-approval-id=approval.id.clone() role="group" aria-labelledby=labelled_by>
             <div class="dock__top">
@@ -95,10 +231,18 @@ pub fn ApprovalCard(
                 {move || other_session().map(|s| view! { <span class="approval__from" data-testid="approval-from">{format!("Asked in {s}")}</span> })}
                 {countdown}
             </div>
-            {approval.command.clone().map(|c| view! { <pre class="approval__command" data-testid="approval-command"><code>{c}</code></pre> })}
+            {command}
+            {argv}
             {(kind != ApprovalKind::Exec && !approval.description.is_empty()).then(|| view! { <p class="approval__description">{approval.description.clone()}</p> })}
+            {detail}
+            {(!approval.requester_warnings.is_empty()).then(|| view! {
+                <div class="approval__requester" data-testid="approval-requester-warning">
+                    <span class="approval__label">"The requester’s own warning"</span>
+                    <ul>{approval.requester_warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}</ul>
+                </div>
+            })}
             {(!approval.warnings.is_empty()).then(|| view! {
-                <ul class="approval__warnings" aria-label="Warnings" data-testid="approval-warnings">
+                <ul class="approval__warnings" aria-label="The gateway’s analysis" data-testid="approval-warnings">
                     {approval.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}
                 </ul>
             })}
@@ -106,6 +250,14 @@ pub fn ApprovalCard(
                 <dl class="approval__details">
                     {details.into_iter().map(|(k, v)| view! { <div><dt>{k}</dt><dd>{v}</dd></div> }).collect_view()}
                 </dl>
+            })}
+            {(!more.is_empty()).then(|| view! {
+                <details class="approval__more" data-testid="approval-more">
+                    <summary>"More about this request"</summary>
+                    <dl class="approval__details">
+                        {more.into_iter().map(|(k, v)| view! { <div><dt>{k}</dt><dd>{v}</dd></div> }).collect_view()}
+                    </dl>
+                </details>
             })}
             {move || (!can_decide.get()).then(|| view! {
                 <p class="dock__notice" role="note" data-testid="approval-read-only">
@@ -118,38 +270,51 @@ pub fn ApprovalCard(
                 </p>
             })}
             {status.map(|m| view! { <p class="dock__error" role="alert" data-testid="approval-status">{m}</p> })}
-            {move || armed.get().map(|d| view! {
-                <p class="dock__notice" role="status" data-testid="approval-confirm">{format!("Press “{}” again to confirm.", decision_label(kind, d))}</p>
+            {move || gate.armed.get().map(|d| view! {
+                <p class="dock__notice" role="status" data-testid="approval-confirm">{match d {
+                    Decision::AllowAlways => format!("Press “{}” again to confirm: the agent may then run this without asking.", decision_label(kind, d)),
+                    _ => format!("Press “{}” again to confirm.", decision_label(kind, d)),
+                }}</p>
             })}
+            {move || gate.notice.get().map(|m| view! { <p class="dock__notice" role="status" data-testid="approval-too-early">{m}</p> })}
             {no_always.then(|| view! { <p class="dock__hint">"“Always allow” is not offered for this command."</p> })}
             <Show when=move || can_decide.get()>
-                <div class="dock__actions approval__actions" role="group" aria-label="Decision">
-                    {decisions.iter().copied().map(|d| {
-                        let class = match d {
-                            Decision::AllowOnce => "approval__allow dock__primary",
-                            Decision::AllowAlways => "approval__always",
-                            Decision::Deny => "approval__deny",
-                        };
-                        let on_click = move |ev: leptos::ev::MouseEvent| {
-                            // Enter or Space on a focused button makes a click with no pointer
-                            // (detail 0): allowing then takes a second, deliberate press.
-                            if d.allows() && ev.detail() == 0 && armed.get_untracked() != Some(d) {
-                                armed.set(Some(d));
-                                return;
-                            }
-                            armed.set(None);
-                            ctl.decide(&id.get_value(), d);
-                        };
-                        view! {
-                            <button type="button" class=class disabled=move || busy || !connected.get() on:click=on_click>
-                                {decision_label(kind, d)}
-                            </button>
-                        }
-                    }).collect_view()}
+                <div class="dock__actions approval__actions" role="group" aria-label="Decision" data-inert=move || gate.inert.get().to_string()>
+                    <div class="approval__allows">{decisions.iter().copied().map(button).collect_view()}</div>
+                    {deny.then(|| button(Decision::Deny))}
                 </div>
             </Show>
         </div>
     }
+}
+
+/// Sets `seen` once the element `end` (the last thing of a command) has been in view.
+fn watch_end(end: NodeRef<leptos::html::Span>, seen: RwSignal<bool>) {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::prelude::Closure;
+    Effect::new(move |_| {
+        let Some(el) = end.get() else { return };
+        if seen.get_untracked() {
+            return;
+        }
+        let on_change = Closure::<dyn Fn(js_sys::Array)>::new(move |entries: js_sys::Array| {
+            let visible = entries.iter().any(|e| e.unchecked_into::<web_sys::IntersectionObserverEntry>().is_intersecting());
+            // A report queued before the card was taken down may arrive after it.
+            if visible && seen.try_get_untracked() == Some(false) {
+                seen.try_set(true);
+            }
+        });
+        let Ok(observer) = web_sys::IntersectionObserver::new(on_change.as_ref().unchecked_ref()) else {
+            // No observer: nothing can tell, so the command does not hold Allow back.
+            seen.set(true);
+            return;
+        };
+        observer.observe(&el);
+        let held = StoredValue::new_local((observer, on_change));
+        on_cleanup(move || {
+            held.try_with_value(|(o, _)| o.disconnect());
+        });
+    });
 }
 
 /// The line a collapsed dock shows for an approval.

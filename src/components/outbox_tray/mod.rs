@@ -10,7 +10,6 @@ use crate::state::outbox::{OutboxController, stale_ms};
 #[component]
 pub fn OutboxTray() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
-    let dock = expect_context::<crate::state::dock::DockController>();
     let elsewhere = expect_context::<crate::state::outbox::elsewhere::ElsewhereController>();
     let unsent = Memo::new(move |_| {
         outbox
@@ -37,14 +36,13 @@ pub fn OutboxTray() -> impl IntoView {
                             let editing = RwSignal::new(false);
                             let refused = RwSignal::new(false);
                             let draft = RwSignal::new(row.text.clone());
-                            // The composer's rule for an edited text too: while a blocking
-                            // question waits, a credential-shaped text is held until confirmed.
+                            // The composer's rule for an edited text too: a credential-shaped
+                            // text is held until confirmed.
                             let held = RwSignal::new(None::<(model::credential::CredentialMatch, bool)>);
                             let confirmed = StoredValue::new(None::<String>);
                             let save = move || {
                                 let text = draft.get_untracked();
-                                let question_waits = dock.dock.with_untracked(|d| d.entries.iter().any(model::dock::Entry::is_blocking_question));
-                                if question_waits && confirmed.get_value().as_deref() != Some(text.as_str()) && let Some(found) = model::credential::detect(&text) {
+                                if confirmed.get_value().as_deref() != Some(text.as_str()) && let Some(found) = model::credential::detect(&text) {
                                     held.set(Some((found, false)));
                                     return;
                                 }

@@ -105,7 +105,17 @@ fn CollapsedBar(id: String) -> impl IntoView {
     view! {
         <div class="dock__bar" data-testid="dock-bar">
             <span class="dock__bar-title">{summary}</span>
-            <span class="dock__bar-count">{move || pos.get().map(|(_, n)| if n == 1 { "1 pending".to_string() } else { format!("{n} pending") })}</span>
+            <span class="dock__bar-count" data-testid="dock-bar-count">{move || {
+                let approvals = ctl.dock.with(|d| d.approvals_waiting());
+                pos.get().map(|(_, n)| match (is_approval(), approvals, n) {
+                    (true, 1, 1) => "1 approval waiting".to_string(),
+                    (true, a, n) if a == n => format!("{a} approvals waiting"),
+                    (true, 1, n) => format!("1 approval waiting · {n} pending"),
+                    (true, a, n) => format!("{a} approvals waiting · {n} pending"),
+                    (false, _, 1) => "1 pending".to_string(),
+                    (false, _, n) => format!("{n} pending"),
+                })
+            }}</span>
             {move || expires().map(|e| view! { <Countdown expires_at_ms=e/> })}
             <button type="button" on:click=move |_| ctl.set_expanded(true)>{move || if is_approval() { "Expand approval" } else { "Expand question" }}</button>
         </div>

@@ -2,22 +2,33 @@
 // page names), so that a reload while the gateway is down opens the app, with its saved
 // conversations, drafts and unsent answers, instead of the browser's error page.
 //
-// It answers only two kinds of request: loads of the app's own pages (from the network first,
-// from the cache when the network fails), and the files the page names. Everything else, other
+// It answers only two kinds of request: loads of the app's own pages (from the network; from
+// the cache only when the network fails), and the files the page names. Everything else, other
 // pages of the origin, WebSocket traffic and every API call among them, never reaches the
 // cache: the handler returns without answering, and the browser goes to the network as if
 // there were no worker.
 //
-// A cached file is served only if its bytes match the SHA-384 that the page names for it
-// (`<meta name=ocui-files>`, written at build time by scripts/shell-hashes.mjs), taken from the
-// page the network served last: a same-origin script that wrote into this cache cannot make
-// its bytes run on the next load.
+// Nothing in the cache is trusted for what it is: a same-origin script can write into it. The
+// page is the root of the trust: the build writes its SHA-384 into this file
+// (scripts/seal-worker.mjs, on the `const BUILD` line below), and a cached page is served only
+// if its bytes hash to it, with a CSP this worker builds from the build's hashes of the page's
+// inline scripts. The page then names the SHA-384 of every other file it loads
+// (`<meta name=ocui-files>`), and a cached file is served only if its bytes match the hash
+// named by the page fresh from the network or by the checked cached page. Anything else found
+// in the cache is dropped, never served.
+
+// Written by the build (scripts/seal-worker.mjs): the page's SHA-384 and the SHA-256s of its
+// inline scripts. Unsealed (`page: null`), no cached page is ever served.
+const BUILD = { page: null, scripts: [] };
 
 const CACHE = "ocui-shell-v1";
 const SCOPE = new URL(self.registration.scope);
 // Every page load of the app is the same document (the gateway answers every app path with
 // it), so it is kept once, under the scope's own address.
 const SHELL = SCOPE.href;
+// The base path the real gateway writes on the page (`data-openclaw-control-ui-base-path`):
+// the app registers this worker with its scope at `<base path>/`.
+const BASE_PATH = SCOPE.pathname.replace(/\/$/, "");
 // Only a page that says it is this app is kept (not an error page, nor another app's page).
 // The release build's HTML is minified, so attribute quotes are optional.
 const MARKER = /name=["']?ocui-shell["'\s>]/;
@@ -49,12 +60,10 @@ self.addEventListener("fetch", (event) => {
 });
 
 // The page asks each time it connects, naming the build it runs (its wasm file): if the
-// gateway now serves another build, that one is stored and the page is told, so an old page
-// never goes on as if it were current.
-// The page asks each time it connects, naming the build it runs (its wasm file): if the
-// gateway now serves another build, that one is stored and the page is told, so an old page
-// never goes on as if it were current. A page that came from the network just now runs the
-// build its own load stored: its first question is answered from that, without fetching the
+// gateway now serves another build, the page is told, so an old page never goes on as if it
+// were current (and the browser is asked to fetch this worker again: another build comes with
+// its own, which keeps that build). A page that came from the network just now runs the
+// build its own load fetched: its first question is answered from that, without fetching the
 // page again.
 self.addEventListener("message", (event) => {
   if (event.data && event.data.type === "ocui-keep") {
@@ -76,52 +85,159 @@ self.addEventListener("message", (event) => {
   );
 });
 
-// Client id -> the files its page load stored (a promise), until that page's first question.
+// Client id -> the files its page load fetched (a promise), until that page's first question.
 const justStored = new Map();
 
-// How long a page load waits for the network before the stored page is shown instead.
-const NETWORK_PATIENCE_MS = 4000;
-
+// A page load goes to the network and waits for it, however long it takes: the cached page is
+// used only when the network fails (no connection, or a 5xx, which a proxy in front of a
+// stopped gateway answers), never because the gateway is slow.
 async function navigate(event) {
-  const cached = caches.match(SHELL, { cacheName: CACHE });
-  const network = fetch(event.request).then((response) => {
-    // A proxy in front of a stopped gateway answers 502/503: that is an outage too.
-    if (response.status >= 500) throw new Error(`HTTP ${response.status}`);
-    // The hashes the page names are what cached files must match from now on. The page is
-    // stored from this response (no second fetch of it) only if it is the app's own page at
-    // the address asked for (an app route, not redirected, carrying the app's marker; store
-    // checks the marker): an agent's HTML page under the same origin must not become the app.
-    if (response.ok) {
-      const copy = response.clone();
-      const forStore = response.redirected ? null : response.clone();
-      freshPage = copy
-        .text()
-        .then((html) => (MARKER.test(html) ? html : null))
-        .catch(() => null);
-      const stored = freshPage.then(() => (forStore ? queued(() => store(forStore)) : refresh())).catch(() => null);
-      if (event.resultingClientId) {
-        justStored.set(event.resultingClientId, stored);
-        if (justStored.size > 32) justStored.delete(justStored.keys().next().value);
-      }
-      event.waitUntil(stored);
-    }
-    return response;
-  });
-  const patience = new Promise((resolve) => setTimeout(resolve, NETWORK_PATIENCE_MS));
+  let response;
   try {
-    const first = await Promise.race([network, patience.then(() => cached)]);
-    return first || (await network);
+    response = await fetch(event.request);
   } catch (offline) {
-    const page = await cached;
-    if (page) return page;
-    throw offline;
+    return fromCache(event, "The connection to it failed.");
   }
+  if (response.status >= 500) return fromCache(event, `It answered HTTP ${response.status}.`);
+  // The hashes the page names are what cached files must match from now on. The page is
+  // stored from this response (no second fetch of it) only if it is the app's own page at the
+  // address asked for (an app route, not redirected, carrying the app's marker; store checks
+  // the marker, and that it is this worker's build): an agent's HTML page under the same origin
+  // must not become the app.
+  if (response.ok) {
+    const copy = response.clone();
+    const forStore = response.redirected ? null : response.clone();
+    freshPage = copy
+      .text()
+      .then((html) => (MARKER.test(html) ? html : null))
+      .catch(() => null);
+    const stored = freshPage.then(() => (forStore ? queued(() => store(forStore)) : refresh())).catch(() => null);
+    if (event.resultingClientId) {
+      justStored.set(event.resultingClientId, stored);
+      if (justStored.size > 32) justStored.delete(justStored.keys().next().value);
+    }
+    event.waitUntil(stored);
+  }
+  return response;
+}
+
+// The network failed: the cached page if it is exactly this build's, else this worker's own
+// page saying the gateway is unreachable. A cached page that is not this build's is dropped.
+async function fromCache(event, why) {
+  const page = await checkedShell();
+  if (page) return shellResponse(page);
+  event.waitUntil(dropForgedShell().catch(() => null));
+  return offlinePage(why);
 }
 
 // The page fresh from the network (its text, as a promise; null until a page came from the
-// network since this worker started; then the stored page is used): its hashes are what cached
-// files must match.
+// network since this worker started; then the checked cached page is used): its hashes are
+// what cached files must match.
 let freshPage = null;
+
+// The cached page's bytes if they are this build's page (checked against BUILD.page), else null.
+async function checkedShell() {
+  const cached = await caches.match(SHELL, { cacheName: CACHE });
+  if (!cached) return null;
+  const bytes = await cached.arrayBuffer();
+  return (await isThisBuildsPage(bytes)) ? bytes : null;
+}
+
+// Removes a cached page that is not this build's (in the queue: never while store() puts one).
+function dropForgedShell() {
+  return queued(async () => {
+    if (!(await caches.match(SHELL, { cacheName: CACHE }))) return;
+    if (!(await checkedShell())) await (await caches.open(CACHE)).delete(SHELL);
+  });
+}
+
+// The real gateway writes its attributes on the page's `<html>` tag, right after `<html`
+// (`data-openclaw-control-ui-base-path`, `data-openclaw-terminal-enabled`, and
+// `data-openclaw-environment` when configured); the local gateway sends the page as built. The
+// page is this build's if its bytes are the built page's, or the built page with exactly these
+// attributes added there, naming this worker's base path.
+const GATEWAY_ATTRIBUTES =
+  /^<html data-openclaw-control-ui-base-path="([^"<>&]*)" data-openclaw-terminal-enabled="(?:true|false)"(?: data-openclaw-environment="[^"<>]*")?/;
+
+async function isThisBuildsPage(bytes) {
+  if (!BUILD.page) return false;
+  let html;
+  try {
+    html = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch (notUtf8) {
+    return false;
+  }
+  const tag = /<html\b[^>]*>/i.exec(html);
+  const added = tag && GATEWAY_ATTRIBUTES.exec(html.slice(tag.index));
+  if (added) {
+    if (added[1] !== BASE_PATH) return false;
+    bytes = new TextEncoder().encode(html.slice(0, tag.index) + "<html" + html.slice(tag.index + added[0].length));
+  }
+  return (await digest("SHA-384", bytes)) === BUILD.page;
+}
+
+// The checked page, with the headers the gateway sends for it: its CSP (the real gateway's for
+// a configured UI root: this page's inline scripts by their hashes, 'wasm-unsafe-eval' for the
+// app's wasm, and sockets and the gateway's own host) and the rest.
+function shellResponse(bytes) {
+  const host = self.location.hostname;
+  const scripts = BUILD.scripts.map((h) => `'${h}'`).join(" ");
+  const csp = [
+    "default-src 'self'",
+    "base-uri 'none'",
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+    "frame-src 'self' http: https:",
+    `script-src 'self' ${scripts} 'wasm-unsafe-eval'`,
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data: blob: https:",
+    "media-src 'self' data: blob:",
+    "font-src 'self'",
+    "worker-src 'self'",
+    `connect-src 'self' ws: wss: http://${host}:* https://${host}:*`,
+  ].join("; ");
+  return new Response(bytes, {
+    status: 200,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-cache",
+      "content-security-policy": csp,
+      "x-frame-options": "DENY",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    },
+  });
+}
+
+// This worker's own page for a load that neither the network nor the cache can answer: it says
+// so and offers a reload (which keeps the address, `#token=…` included). Never a blank page.
+const OFFLINE_SCRIPT = 'document.getElementById("reload").addEventListener("click", function () { location.reload(); });';
+async function offlinePage(why) {
+  const html = [
+    "<!DOCTYPE html>",
+    '<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">',
+    "<title>OpenClaw Control: the gateway is unreachable</title>",
+    "<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:12vh auto;padding:0 1rem;color:#1f2328;background:#fff}",
+    "@media (prefers-color-scheme:dark){body{color:#e6edf3;background:#0d1117}}button{font:inherit;padding:.4rem 1.2rem}</style></head>",
+    '<body data-testid="sw-offline"><main><h1>The gateway is unreachable</h1>',
+    `<p data-testid="sw-offline-reason">The Control UI could not be loaded from its gateway. ${why}</p>`,
+    "<p>This browser holds no checked copy of the Control UI to open instead. Check that the gateway is running, then reload.</p>",
+    '<p><button id="reload" type="button">Reload</button></p></main>',
+    `<script>${OFFLINE_SCRIPT}</script></body></html>`,
+  ].join("");
+  const script = await digest("SHA-256", new TextEncoder().encode(OFFLINE_SCRIPT));
+  return new Response(html, {
+    status: 503,
+    headers: {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "content-security-policy": `default-src 'none'; script-src '${script}'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+      "x-frame-options": "DENY",
+      "x-content-type-options": "nosniff",
+      "referrer-policy": "no-referrer",
+    },
+  });
+}
 
 // `file name -> "sha384-…"` from a page's `<meta name=ocui-files>` (the files every load
 // fetches, kept at install) and `<meta name=ocui-files-on-use>` (fetched the first time a
@@ -139,15 +255,20 @@ function hashes(html, which = ["ocui-files", "ocui-files-on-use"]) {
 async function expectedHashes(which) {
   const fresh = freshPage && (await freshPage);
   if (fresh) return hashes(fresh, which);
-  const page = await caches.match(SHELL, { cacheName: CACHE });
-  return page ? hashes(await page.text(), which) : new Map();
+  const page = await checkedShell();
+  return page ? hashes(new TextDecoder().decode(page), which) : new Map();
+}
+
+// `"sha384-…"` (or `sha256-…`) of some bytes, as SRI and CSP write it.
+async function digest(algorithm, bytes) {
+  const sum = await crypto.subtle.digest(algorithm, bytes);
+  let binary = "";
+  for (const b of new Uint8Array(sum)) binary += String.fromCharCode(b);
+  return `${algorithm.replace("-", "").toLowerCase()}-${btoa(binary)}`;
 }
 
 async function sha384(response) {
-  const digest = await crypto.subtle.digest("SHA-384", await response.arrayBuffer());
-  let binary = "";
-  for (const b of new Uint8Array(digest)) binary += String.fromCharCode(b);
-  return "sha384-" + btoa(binary);
+  return digest("SHA-384", await response.arrayBuffer());
 }
 
 async function file(event) {
@@ -206,12 +327,20 @@ function refresh() {
 }
 
 // Stores a page and exactly the files it names; the files of older builds go. Nothing is
-// replaced unless every file of the new build could be fetched.
+// replaced unless the page is this worker's build and every file it names could be fetched.
+// Resolves to the files the page names (stored or not), or null.
 async function store(response) {
-  const html = await response.clone().text();
+  const bytes = await response.clone().arrayBuffer();
+  const html = new TextDecoder().decode(bytes);
   if (!MARKER.test(html)) return null;
-  const cache = await caches.open(CACHE);
   const files = named(html);
+  if (!(await isThisBuildsPage(bytes))) {
+    // Another build's page: this worker could not check it offline, so it keeps its own. The
+    // browser is asked to fetch the worker again: another build's worker keeps that build.
+    self.registration.update().catch(() => null);
+    return files;
+  }
+  const cache = await caches.open(CACHE);
   const missing = [];
   for (const url of files) {
     if (!(await cache.match(url))) missing.push(url);

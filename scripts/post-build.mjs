@@ -25,11 +25,18 @@
 //    nothing is fetched twice (`budgets.rs` counts the bytes). Over a real link the app's wasm is
 //    the longest wait of a first visit; this starts it 15 to 20 ms sooner.
 //
-// Only index.html is rewritten: the glue's element, those two meta elements and the preload.
+// 4. Last, once the page is final: the service worker is sealed to it (scripts/seal-worker.mjs
+//    writes the page's SHA-384 and its inline scripts' SHA-256s into sw.js). The worker serves
+//    its cached page only if it is exactly this page, with a CSP built from those hashes. The
+//    page never names the worker, so nothing feeds back into it.
+//
+// Only index.html is rewritten (the glue's element, those two meta elements and the preload),
+// then sw.js (its `const BUILD` line, and its comment lines go).
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { gzip } from "@gfx/zopfli";
+import { sealWorker } from "./seal-worker.mjs";
 
 const stage = process.env.TRUNK_STAGING_DIR;
 if (!stage) {
@@ -155,3 +162,11 @@ writeFileSync(
   html.replace("</head>", `<meta name=ocui-files content="${entries.join(" ")}"><meta name=ocui-files-on-use content="${onUse.join(" ")}"></head>`),
 );
 console.log(`post-build: ${packed}, ${early.packed} and ${markdown.packed} written; ${entries.length} files named in index.html, ${onUse.length} kept on use`);
+// 4. Nothing may change the page after this.
+try {
+  const sealed = sealWorker(stage);
+  console.log(`post-build: sw.js sealed to index.html (${sealed.page}, ${sealed.scripts.length} inline scripts)`);
+} catch (e) {
+  console.error(`post-build: ${e.message}`);
+  process.exit(1);
+}

@@ -260,6 +260,25 @@ async fn our_ui_on_the_real_gateway() {
     let (panes, page) = (widths[0].as_f64().unwrap(), widths[1].as_f64().unwrap());
     assert!(!b.exists(".workspace > .conversations").await && panes > page * 0.9, "the panes span the page without the rail: {widths}");
     b.screenshot("real-gateway-base-path").await;
+
+    // 12. Offline under /ui: the service worker kept the page as the real gateway sends it (its
+    // base path and terminal attributes on <html>), which is the build's page with exactly those
+    // added, so with the gateway stopped a reload opens the app from it, under the worker's CSP.
+    b.wait_for_shell_cache().await;
+    let gw = tokio::task::spawn_blocking(move || {
+        gw.stop();
+        gw
+    })
+    .await
+    .unwrap();
+    b.client.refresh().await.expect("the page reloads with the real gateway stopped");
+    b.wait_text("[data-testid=connection-status]", T, |t| !t.is_empty() && t != "Connected").await;
+    assert!(!b.exists("[data-testid=sw-offline]").await, "the worker refused the page the real gateway sent");
+    assert_eq!(b.js("return document.documentElement.getAttribute('data-openclaw-control-ui-base-path');").await, json!("/ui"));
+    let log = b.browser_log().await;
+    let csp: Vec<&String> = log.iter().filter(|l| l.contains("Content Security Policy") || l.contains("Refused to")).collect();
+    assert!(csp.is_empty(), "CSP violations of the page from the worker's cache: {csp:?}");
+    b.screenshot("real-gateway-base-path-offline").await;
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }

@@ -120,6 +120,12 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
     b.click_button("Connect").await;
     b.wait_text(STATUS, T, |t| t == "Connected").await;
     assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host);
+    // The seeded device token was issued by the gateway of the capture, not by this one: what
+    // is queued waits for the person, who knows it is their own.
+    b.wait_text("[data-testid=outbox-identity-held]", T, |t| t.contains("looks different")).await;
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(own.gateway().store.user_texts(MAIN).unwrap().is_empty(), "held until the person chose");
+    b.click_button("Send here").await;
     db_user_texts(&own, MAIN, &[FIRST]).await;
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     let deadline = tokio::time::Instant::now() + T;
@@ -137,5 +143,51 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
     b.wait_text(STATUS, T, |t| t == "Connected").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(own.gateway().store.user_texts(MAIN).unwrap(), vec![FIRST.to_string()]);
+    b.close().await;
+}
+
+/// Stores are keyed by address; what proves who answers there is the device token it issued.
+/// Another gateway behind the same address (a new data directory, the same shared token) issues
+/// another one: what was queued for the first waits for the person, then goes once on
+/// **Send here**.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_queued_row_is_held_when_the_gateway_answering_at_the_same_address_is_another_one() {
+    let mut gw = LocalGateway::start().await;
+    let port = gw.port;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    // The gateway issued this browser's device a token: its proof of identity from now on.
+    let deadline = tokio::time::Instant::now() + T;
+    while b.js("return Object.keys(localStorage).some(k => k.startsWith('ocui.deviceToken.v1:'));").await != json!(true) {
+        assert!(tokio::time::Instant::now() < deadline, "no device token was stored");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    gw.stop().await;
+    b.wait_text(STATUS, T, |t| t.starts_with("Reconnecting")).await;
+    b.send_message(FIRST).await;
+    b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains(FIRST)).await;
+
+    // Another gateway at the same address.
+    gw.data_dir = tempfile::tempdir().unwrap();
+    gw.restart_on(port).await;
+    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    let held = b.wait_text("[data-testid=outbox-identity-held]", T, |t| !t.is_empty()).await;
+    assert!(held.contains("looks different") && held.contains(&format!("127.0.0.1:{port}")), "{held}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(gw.gateway().store.user_texts(MAIN).unwrap().is_empty(), "nothing went to the other gateway before the person chose");
+    // Still held after a reload.
+    b.client.refresh().await.unwrap();
+    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_text("[data-testid=outbox-identity-held]", T, |t| !t.is_empty()).await;
+    b.click_button("Send here").await;
+    db_user_texts(&gw, MAIN, &[FIRST]).await;
+    b.wait_gone("[data-testid=outbox-identity-held]", T).await;
+
+    // The same gateway again (restarted, its data kept): nothing is held.
+    gw.stop().await;
+    b.wait_text(STATUS, T, |t| t.starts_with("Reconnecting")).await;
+    b.send_message(SECOND).await;
+    gw.restart_on(port).await;
+    db_user_texts(&gw, MAIN, &[FIRST, SECOND]).await;
+    assert!(!b.exists("[data-testid=outbox-identity-held]").await);
     b.close().await;
 }

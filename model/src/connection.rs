@@ -156,6 +156,15 @@ pub fn describe_close(code: u16, reason: &str) -> String {
     if reason.is_empty() { why } else { format!("{why}: {reason}") }
 }
 
+/// Whether the gateway answering at a known address looks like another one: it issued this
+/// browser's device a token other than the one it issued before at that address (another
+/// gateway behind the same address, or the token was rotated). Stores are keyed by address, so
+/// what was queued for the first one then waits for the person. No token either side proves
+/// nothing either way.
+pub fn gateway_changed(stored: Option<&str>, issued: Option<&str>) -> bool {
+    matches!((stored, issued), (Some(before), Some(now)) if !before.is_empty() && !now.is_empty() && before != now)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +248,13 @@ mod tests {
         assert_eq!(describe_close(4000, ""), "no sign of life from the gateway (tick timeout)");
         assert_eq!(describe_close(1008, "connect refused"), "the gateway refused the connection: connect refused");
         assert_eq!(describe_close(4444, ""), "the connection closed (code 4444)");
+    }
+
+    #[test]
+    fn a_gateway_that_issues_another_device_token_at_the_same_address_looks_different() {
+        assert!(gateway_changed(Some("token-a"), Some("token-b")));
+        assert!(!gateway_changed(Some("token-a"), Some("token-a")), "the same token: the same gateway");
+        assert!(!gateway_changed(None, Some("token-b")), "first contact proves nothing");
+        assert!(!gateway_changed(Some("token-a"), None), "no token issued: nothing to compare");
     }
 }

@@ -29,6 +29,12 @@ pub fn local_set(key: &str, value: &str) -> bool {
     local().is_some_and(|s| s.set_item(key, value).is_ok())
 }
 
+pub fn local_remove(key: &str) {
+    if let Some(s) = local() {
+        let _ = s.remove_item(key);
+    }
+}
+
 /// Every key in `localStorage` (empty when it is unavailable).
 pub fn local_keys() -> Vec<String> {
     let Some(s) = local() else { return Vec::new() };

@@ -150,6 +150,9 @@ pub struct GatewayClient {
     /// Bumped when an event `seq` gap shows missed events: re-fetch state.
     pub resync_epoch: RwSignal<u64>,
     pub url: RwSignal<String>,
+    /// What is queued for this address waits for the person: the gateway there looks like
+    /// another one than the one it was queued for (`model::connection::gateway_changed`).
+    pub identity_held: RwSignal<bool>,
     inner: StoredValue<Rc<RefCell<Inner>>, LocalStorage>,
 }
 
@@ -162,6 +165,7 @@ impl GatewayClient {
             connected_epoch: RwSignal::new(0),
             resync_epoch: RwSignal::new(0),
             url: RwSignal::new(url.clone()),
+            identity_held: RwSignal::new(identity::identity_hold(&url)),
             inner: StoredValue::new_local(Rc::new(RefCell::new(Inner {
                 url,
                 identity: None,
@@ -277,6 +281,12 @@ impl GatewayClient {
         let url = self.inner().borrow().url.clone();
         identity::set_session_token(&url, Some(token.trim()));
         self.reconnect_now();
+    }
+
+    /// The person chose: what waits goes to the gateway at this address now (or was discarded).
+    pub fn release_identity_hold(&self) {
+        identity::set_identity_hold(&self.url.get_untracked(), false);
+        self.identity_held.set(false);
     }
 
     /// Switches to another gateway URL and reconnects now.
@@ -581,6 +591,10 @@ impl GatewayClient {
                 i.using_device_token = false;
                 i.tick_interval_ms = hello.tick_interval_ms;
                 if let (Some(token), Some(id)) = (&hello.device_token, i.identity.as_ref().map(|x| x.device_id())) {
+                    // The token this address's gateway issued before is the proof of who it is.
+                    if model::connection::gateway_changed(identity::device_token(&id, &i.url).as_deref(), Some(token)) {
+                        identity::set_identity_hold(&i.url, true);
+                    }
                     identity::store_device_token(&id, &i.url, token);
                     let shared = identity::session_token(&i.url);
                     identity::guard_held_tokens(&[token.as_str(), shared.as_deref().unwrap_or("")]);
@@ -589,6 +603,7 @@ impl GatewayClient {
             self.start_watchdog();
             let url = self.url.get_untracked();
             browser::local_set(&format!("{LAST_SCOPES_KEY}{url}"), &serde_json::to_string(&hello.scopes).unwrap_or_default());
+            self.identity_held.set(identity::identity_hold(&url));
             self.hello.set(Some(hello));
             self.status.set(Status::Connected);
             self.connected_epoch.update(|n| *n += 1);

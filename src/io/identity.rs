@@ -163,6 +163,24 @@ pub fn guard_held_tokens(also: &[&str]) {
     model::credential::set_own_secrets(&held);
 }
 
+fn identity_hold_key(gateway_url: &str) -> String {
+    format!("ocui.identityHold.v1:{gateway_url}")
+}
+
+/// Whether what is queued for `gateway_url` waits for the person, because the gateway there
+/// looked like another one (`model::connection::gateway_changed`). Kept across reloads.
+pub fn identity_hold(gateway_url: &str) -> bool {
+    browser::local_get(&identity_hold_key(gateway_url)).is_some()
+}
+
+pub fn set_identity_hold(gateway_url: &str, held: bool) {
+    if held {
+        browser::local_set(&identity_hold_key(gateway_url), "1");
+    } else {
+        browser::local_remove(&identity_hold_key(gateway_url));
+    }
+}
+
 fn token_key(gateway_url: &str) -> String {
     format!("ocui.token.v1:{gateway_url}")
 }

@@ -11,6 +11,7 @@ use crate::state::outbox::{OutboxController, stale_ms};
 pub fn OutboxTray() -> impl IntoView {
     let outbox = expect_context::<OutboxController>();
     let elsewhere = expect_context::<crate::state::outbox::elsewhere::ElsewhereController>();
+    let client = expect_context::<crate::io::gateway_client::GatewayClient>();
     let unsent = Memo::new(move |_| {
         outbox
             .rows
@@ -24,6 +25,19 @@ pub fn OutboxTray() -> impl IntoView {
                     <button type="button" on:click=move |_| outbox.retry_all()>"Retry all"</button>
                     <button type="button" on:click=move |_| outbox.discard_all()>"Discard all"</button>
                 </header>
+                {move || outbox.identity_held().then(|| view! {
+                    <div class="tray__identity" role="alert" data-testid="outbox-identity-held">
+                        <p>
+                            {move || format!("Queued for the gateway at {}, which now looks different: ", model::url::host_of(&client.url.get()))}
+                            "it gave this browser another device token than before (another gateway behind the same address, or its token was rotated). "
+                            "Nothing queued is sent until you choose."
+                        </p>
+                        <div class="tray__identity-actions">
+                            <button type="button" on:click=move |_| outbox.send_here()>"Send here"</button>
+                            <button type="button" on:click=move |_| { outbox.discard_all(); }>"Discard"</button>
+                        </div>
+                    </div>
+                })}
                 <ul class="tray__list">
                     // Keyed by the row and its text, not its state: an editor stays open while
                     // the row's state changes under it.

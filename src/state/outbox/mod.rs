@@ -171,6 +171,13 @@ impl OutboxController {
                 spawn_local(async move { c.reconcile().await });
             }
         });
+        // Held for a gateway that now looks different, with nothing left to hold: let go.
+        Effect::new(move |_| {
+            let nothing_waits = c.rows.with(|rows| !rows.iter().any(OutboxRow::is_unsent));
+            if client.identity_held.get() && nothing_waits && c.loaded.get_value() {
+                client.release_identity_hold();
+            }
+        });
         client.on_event("chat", move |p| {
             if let Some(event) = protocol::chat::ChatEvent::read(p).filter(|e| e.state.is_terminal()) {
                 c.recheck_after_run(event.session_key);
@@ -182,6 +189,17 @@ impl OutboxController {
             }
         });
         c
+    }
+
+    /// The person chose to send what waited for a gateway that now looks different.
+    pub fn send_here(&self) {
+        self.client.release_identity_hold();
+        self.kick();
+    }
+
+    /// Whether unsent rows wait for the person because the gateway looks different (tracked).
+    pub fn identity_held(&self) -> bool {
+        self.client.identity_held.get()
     }
 
     /// Adds a message to the outbox. It is stored before anything is sent.

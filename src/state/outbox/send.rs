@@ -14,7 +14,11 @@ use crate::io::gateway_client::{RequestError, Status};
 impl OutboxController {
     /// Sends whatever is due, one row at a time, if this tab leads and is connected.
     pub fn kick(&self) {
-        if !self.leader.get_untracked() || self.reconciling.get_untracked() || self.client.status.get_untracked() != Status::Connected {
+        if !self.leader.get_untracked()
+            || self.reconciling.get_untracked()
+            || self.client.status.get_untracked() != Status::Connected
+            || self.client.identity_held.get_untracked()
+        {
             return;
         }
         let flag = self.draining.get_value();
@@ -32,7 +36,7 @@ impl OutboxController {
     async fn drain(self) {
         let stale = stale_ms();
         loop {
-            if self.client.status.get_untracked() != Status::Connected {
+            if self.client.status.get_untracked() != Status::Connected || self.client.identity_held.get_untracked() {
                 return;
             }
             let now = browser::now_ms();

@@ -214,3 +214,35 @@ mod tests {
         assert_eq!(serde_json::to_value(&img).unwrap(), json!({"id":"cat.png","fileName":"cat.png","mimeType":"image/png","size":3}));
     }
 }
+
+/// The raster image types saved media is shown as, by the gateway's content type. Anything else
+/// (SVG, HTML, scripts, unknown) is never shown inline, whatever the gateway says.
+const RASTER: [&str; 7] = ["image/png", "image/jpeg", "image/gif", "image/webp", "image/avif", "image/bmp", "image/x-icon"];
+
+/// The type saved media gets on this page's origin: an image keeps its type only if it is a
+/// raster one (`Err` says why it is not shown); a download is always
+/// `application/octet-stream`, so a browser never opens it as a page of this origin.
+pub fn media_type_here(gateway_type: &str, as_image: bool) -> Result<&'static str, String> {
+    if !as_image {
+        return Ok("application/octet-stream");
+    }
+    let essence = gateway_type.split(';').next().unwrap_or("").trim().to_ascii_lowercase();
+    RASTER.iter().find(|t| **t == essence).copied().ok_or_else(|| {
+        let shown = if essence.is_empty() { "no type".to_string() } else { essence };
+        format!("it is not a raster image ({shown}); download it instead")
+    })
+}
+
+#[cfg(test)]
+mod media_type_tests {
+    use super::media_type_here;
+
+    #[test]
+    fn saved_media_is_rewrapped_raster_images_only_and_downloads_as_bytes() {
+        assert_eq!(media_type_here("image/PNG; charset=binary", true), Ok("image/png"));
+        assert!(media_type_here("image/svg+xml", true).unwrap_err().contains("image/svg+xml"));
+        assert!(media_type_here("text/html", true).is_err());
+        assert_eq!(media_type_here("text/html", false), Ok("application/octet-stream"));
+        assert_eq!(media_type_here("image/png", false), Ok("application/octet-stream"));
+    }
+}

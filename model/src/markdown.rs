@@ -78,7 +78,7 @@ pub fn safe_url(dest: &str) -> Option<String> {
     ok.then_some(cleaned)
 }
 
-use crate::url::host_of;
+use crate::url::{display_host, host_of};
 
 fn options() -> Options {
     Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS | Options::ENABLE_GFM
@@ -98,7 +98,7 @@ fn linkify(text: &str, out: &mut Vec<MdNode>) {
             continue;
         }
         push_text(out, before);
-        out.push(MdNode::Link { href: url.to_string(), host: host_of(url), children: vec![MdNode::Text(url.to_string())] });
+        out.push(MdNode::Link { href: url.to_string(), host: display_host(&host_of(url)), children: vec![MdNode::Text(url.to_string())] });
         rest = &from[url.len()..];
     }
     push_text(out, rest);
@@ -154,7 +154,7 @@ pub fn parse(src: &str) -> Vec<MdNode> {
                     Tag::Link { dest_url, .. } => {
                         match safe_url(&dest_url) {
                             Some(href) => {
-                                let host = host_of(&href);
+                                let host = display_host(&host_of(&href));
                                 stack.push(Frame { el: None, link: Some((href, host)), children: Vec::new() });
                             }
                             None => {
@@ -167,7 +167,7 @@ pub fn parse(src: &str) -> Vec<MdNode> {
                     Tag::Image { dest_url, .. } => {
                         let alt = text_until_end(&mut events);
                         match safe_url(&dest_url).filter(|u| !u.to_ascii_lowercase().starts_with("mailto:")) {
-                            Some(url) => top.children.push(MdNode::Image { host: host_of(&url), src: url, alt }),
+                            Some(url) => top.children.push(MdNode::Image { host: display_host(&host_of(&url)), src: url, alt }),
                             None => push_text(&mut top.children, &src[range]),
                         }
                         continue;

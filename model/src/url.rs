@@ -92,6 +92,22 @@ pub fn host_of(url: &str) -> String {
     authority.rsplit('@').next().unwrap_or("").to_string()
 }
 
+/// A host as a person should read it: labels outside ASCII as punycode (`xn--pple-43d.com`
+/// for `аpple.com`, whose first letter is Cyrillic), so a look-alike never passes for the host
+/// it imitates. ASCII labels are kept as they are.
+pub fn display_host(host: &str) -> String {
+    host.split('.')
+        .map(|label| {
+            if label.is_ascii() {
+                label.to_string()
+            } else {
+                idna::punycode::encode_str(label).map_or_else(|| label.to_string(), |p| format!("xn--{p}"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(".")
+}
+
 /// Which kind of request a deep link opens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RequestKind {
@@ -513,5 +529,12 @@ mod tests {
         assert!(check_gateway_url("http://x").is_err());
         assert!(check_gateway_url("ws://").is_err());
         assert!(check_gateway_url("javascript:alert(1)").is_err());
+    }
+
+    #[test]
+    fn a_host_outside_ascii_is_shown_as_punycode() {
+        assert_eq!(display_host("\u{430}pple.com"), "xn--pple-43d.com");
+        assert_eq!(display_host("bücher.example"), "xn--bcher-kva.example");
+        assert_eq!(display_host("docs.openclaw.ai"), "docs.openclaw.ai");
     }
 }

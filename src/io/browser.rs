@@ -29,6 +29,14 @@ pub fn local_set(key: &str, value: &str) -> bool {
     local().is_some_and(|s| s.set_item(key, value).is_ok())
 }
 
+/// The same bytes as a Blob of type `kind` (no copy through wasm memory).
+pub fn retype_blob(blob: &web_sys::Blob, kind: &str) -> Result<web_sys::Blob, String> {
+    let parts = js_sys::Array::of1(blob);
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(kind);
+    web_sys::Blob::new_with_blob_sequence_and_options(&parts, &options).map_err(|e| js_error_text(&e))
+}
+
 pub fn local_remove(key: &str) {
     if let Some(s) = local() {
         let _ = s.remove_item(key);

@@ -74,13 +74,18 @@ thread_local! {
 }
 
 /// An object URL for a file the gateway saved, fetched once per page.
-async fn fetched_url(client: crate::io::gateway_client::GatewayClient, source: String, session: String) -> Result<String, String> {
-    if let Some(url) = FETCHED.with(|f| f.borrow().iter().find(|(s, _)| *s == source).map(|(_, u)| u.clone())) {
+async fn fetched_url(client: crate::io::gateway_client::GatewayClient, source: String, session: String, image: bool) -> Result<String, String> {
+    // One object URL per file and use: an image's and a download's types differ.
+    let key = format!("{}{source}", if image { "i:" } else { "d:" });
+    if let Some(url) = FETCHED.with(|f| f.borrow().iter().find(|(s, _)| *s == key).map(|(_, u)| u.clone())) {
         return Ok(url);
     }
     let blob = client.media(&source, &session).await?;
+    // Re-wrapped with a type of ours: the gateway's type never reaches this origin.
+    let kind = model::attachment::media_type_here(&blob.type_(), image)?;
+    let blob = crate::io::browser::retype_blob(&blob, kind)?;
     let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| crate::io::browser::js_error_text(&e))?;
-    FETCHED.with(|f| f.borrow_mut().push((source, url.clone())));
+    FETCHED.with(|f| f.borrow_mut().push((key, url.clone())));
     Ok(url)
 }
 
@@ -117,7 +122,7 @@ pub fn SavedFiles(
                         (Some(source), true) => {
                             let session = session.clone();
                             let url = RwSignal::new(None::<Result<String, String>>);
-                            leptos::task::spawn_local(async move { url.set(Some(fetched_url(client, source, session).await)) });
+                            leptos::task::spawn_local(async move { url.set(Some(fetched_url(client, source, session, true).await)) });
                             let alt = m.file_name.clone();
                             view! {
                                 <li class="attachments__image" data-testid="saved-image">
@@ -138,7 +143,7 @@ pub fn SavedFiles(
                                 let session = session.clone();
                                 let file_name = file_name.get_value();
                                 leptos::task::spawn_local(async move {
-                                    match fetched_url(client, source, session).await {
+                                    match fetched_url(client, source, session, false).await {
                                         Ok(url) => save_as(&url, &file_name),
                                         Err(e) => failed.set(Some(e)),
                                     }

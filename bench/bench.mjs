@@ -12,6 +12,7 @@
 // the Makefile does this. Env: OPENCLAW_REAL_DIR (~/.cache/ocui/openclaw-2026.9.6),
 // OCUI_SHARED_DIR (../shared), CHROMIUM (/usr/bin/chromium).
 import { createRequire } from "node:module";
+import { randomBytes } from "node:crypto";
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -33,7 +34,8 @@ const REAL_DIR = process.env.OPENCLAW_REAL_DIR ?? path.join(os.homedir(), ".cach
 const SHARED = process.env.OCUI_SHARED_DIR ?? path.join(REPO, "..", "shared");
 const SCRIPT = path.join(SHARED, "tools/openclaw-gateway/run-real-gateway.sh");
 const OUT = path.join(REPO, "target/bench");
-const TOKEN = "BENCH";
+// Both gateways get a random 256-bit token (the local gateway refuses a weak one).
+const TOKEN = randomBytes(32).toString("hex");
 const require = createRequire(path.join(REAL_DIR, "app/node_modules/openclaw/package.json"));
 const { chromium } = require("playwright-core");
 

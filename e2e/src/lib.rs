@@ -65,7 +65,8 @@ impl LocalGateway {
     /// A gateway that grants browser devices at most `scopes`.
     pub async fn start_with_device_scopes(scopes: Option<&[&str]>) -> LocalGateway {
         let data_dir = tempfile::tempdir().expect("tempdir");
-        let token = format!("e2e-{}", free_port());
+        // A random 256-bit token: the gateway refuses a weak one.
+        let token = gateway::util::random_token();
         let device_scopes = scopes.map(|s| s.iter().map(|x| x.to_string()).collect());
         let mut g = LocalGateway { running: None, token, port: 0, data_dir, device_scopes, ui_root: dist_dir() };
         g.restart_on(0).await;

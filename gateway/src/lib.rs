@@ -277,9 +277,10 @@ impl Running {
     }
 }
 
-/// Binds and starts serving. Refuses a non-loopback bind unless the config allows it.
+/// Binds and starts serving. Refuses a non-loopback bind unless the config allows it, and a
+/// weak shared token (`Config::check`).
 pub async fn start(config: Config) -> Result<Running, String> {
-    config.check_bind()?;
+    config.check()?;
     let store = store::Store::open(&config.data_dir)?;
     let listener = tokio::net::TcpListener::bind((config.bind, config.port))
         .await

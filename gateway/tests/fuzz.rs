@@ -22,7 +22,7 @@ use gateway::{Config, Gateway};
 use protocol::device::DeviceIdentity;
 use serde_json::{Map, Value, json};
 
-const TOKEN: &str = "fuzz-token";
+const TOKEN: &str = "fuzz-f7ee8af88b0f8be343f73cd69f052935";
 /// What the cases reached: requests handed to a method, of which answered ok, and connects let in.
 static DISPATCHED: AtomicU64 = AtomicU64::new(0);
 static OK: AtomicU64 = AtomicU64::new(0);

@@ -13,7 +13,7 @@ use protocol::methods::{METHOD_SCOPES, scope};
 use serde_json::json;
 use tokio_tungstenite::tungstenite::Message;
 
-const TOKEN: &str = "hostile-token";
+const TOKEN: &str = "hostile-8ec213b9d41387dee7d46741a18a1cce";
 
 async fn start() -> (Running, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();

@@ -10,7 +10,7 @@ use protocol::device::DeviceIdentity;
 use protocol::methods::scope;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "q-token";
+const TOKEN: &str = "q-22b52c041593cfb02b5b6feed7920851";
 const T: Duration = Duration::from_secs(5);
 
 async fn start() -> (Running, tempfile::TempDir) {

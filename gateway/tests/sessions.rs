@@ -14,7 +14,7 @@ use protocol::device::DeviceIdentity;
 use protocol::methods::scope;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "sessions-token";
+const TOKEN: &str = "sessions-aa1fefd012a9fd071e6b6dfbe07f41e9";
 const T: Duration = Duration::from_secs(10);
 
 async fn start() -> (Running, tempfile::TempDir) {

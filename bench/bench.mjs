@@ -62,8 +62,8 @@ async function waitHttp(port, ms = 120000) {
 
 function startLocal(port, dataDir) {
   fs.rmSync(dataDir, { recursive: true, force: true });
-  const child = spawn(path.join(REPO, "target/gateway/gateway"), ["--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--ui-root", path.join(REPO, "dist")],
-    { stdio: ["ignore", fs.openSync(`${dataDir}.log`, "w"), fs.openSync(`${dataDir}.log`, "a")] });
+  const child = spawn(path.join(REPO, "target/gateway/gateway"), ["--port", String(port), "--data-dir", dataDir, "--ui-root", path.join(REPO, "dist")],
+    { env: { ...process.env, TOKEN, TOKEN_FILE: "" }, stdio: ["ignore", fs.openSync(`${dataDir}.log`, "w"), fs.openSync(`${dataDir}.log`, "a")] });
   return { kind: "local", port, url: `ws://127.0.0.1:${port}`, http: `http://127.0.0.1:${port}`, child, dataDir,
     async stop() { child.kill("SIGTERM"); await new Promise((r) => child.once("exit", r)); } };
 }
@@ -717,7 +717,7 @@ try {
     fs.rmSync(dataDir, { recursive: true, force: true });
     const total = await seedConversation(() => { const g = startLocal(18942, dataDir); return g; }, 5000);
     // restart on the seeded data (startLocal would wipe it, so spawn directly)
-    const child = spawn(path.join(REPO, "target/gateway/gateway"), ["--port", "18942", "--token", TOKEN, "--data-dir", dataDir, "--ui-root", path.join(REPO, "dist")], { stdio: "ignore" });
+    const child = spawn(path.join(REPO, "target/gateway/gateway"), ["--port", "18942", "--data-dir", dataDir, "--ui-root", path.join(REPO, "dist")], { env: { ...process.env, TOKEN, TOKEN_FILE: "" }, stdio: "ignore" });
     const gw = { port: 18942, url: "ws://127.0.0.1:18942", http: "http://127.0.0.1:18942", async stop() { child.kill("SIGTERM"); await new Promise((r) => child.once("exit", r)); } };
     cleanups.push(() => gw.stop());
     await waitHttp(gw.port);

@@ -72,6 +72,31 @@ impl Config {
     }
 }
 
+/// Why `--token` is refused (by the gateway, `gateway ask` and `loadgen`).
+pub const TOKEN_FLAG_REFUSED: &str = "--token is not accepted: a token on the command line is visible to every user of this machine (ps, /proc/<pid>/cmdline) and stays in the shell history. Give it in the environment instead: TOKEN=… or TOKEN_FILE=path (a file holding only the token).";
+
+/// The shared token from the environment: `TOKEN`, or the file `TOKEN_FILE` names (its
+/// content without surrounding whitespace, so `openssl rand -hex 32 > file` works). Both set
+/// is an error; neither is `None`. Messages name the file, never its content.
+pub fn token_from_env(token: Option<String>, token_file: Option<String>) -> Result<Option<String>, String> {
+    match (token, token_file) {
+        (Some(_), Some(_)) => Err("TOKEN and TOKEN_FILE are both set: give the token one way only".into()),
+        (Some(t), None) => Ok(Some(t)),
+        (None, Some(path)) => {
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read TOKEN_FILE {path}: {e}"))?;
+            let t = text.trim();
+            if t.is_empty() {
+                return Err(format!("TOKEN_FILE {path} is empty"));
+            }
+            if t.lines().count() > 1 {
+                return Err(format!("TOKEN_FILE {path} holds more than one line: it must hold only the token"));
+            }
+            Ok(Some(t.to_string()))
+        }
+        (None, None) => Ok(None),
+    }
+}
+
 /// The least entropy a shared token may have, in bits.
 pub const MIN_TOKEN_BITS: f64 = 128.0;
 

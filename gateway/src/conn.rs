@@ -98,7 +98,10 @@ pub fn on_text(gw: &Arc<Gateway>, st: &mut ConnState, text: &str) -> Step {
         Err(e) => {
             // Answer if we can tell which request it was; otherwise log and go on.
             let id = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| v.get("id")?.as_str().map(str::to_string));
-            log::warn(&format!("conn {conn_id}: malformed frame: {}", protocol::frame::truncate(&e, 200)));
+            // The parser's words can quote the frame (`unknown variant \`<token>\``): they go to
+            // the sender only, and the log says what happened without any of its content.
+            let when = if st.peer.is_some() { "" } else { " before connect" };
+            log::warn(&format!("conn {conn_id}: malformed frame of {} bytes{when} (answered INVALID_REQUEST)", text.len()));
             if let Some(id) = id.filter(|i| !i.is_empty()) {
                 st.sender.send(Outbound::Text(res_text(ResponseFrame::err(id, ErrorShape::invalid(e)))));
             }
@@ -331,7 +334,9 @@ pub async fn handle<S>(
 
 fn connect(gw: &Gateway, req: &RequestFrame, headers: &Headers, nonce: &str, conn_id: &str, sender: &ConnSender) -> Result<Peer, ()> {
     let fail = |e: ErrorShape| {
-        log::warn(&format!("conn {conn_id}: connect refused: {} ({})", e.message, e.detail_code().unwrap_or(&e.code)));
+        // Only the code: a refusal's message can quote the client's params (a closed-schema
+        // error names a field or a value, and a token may be either).
+        log::warn(&format!("conn {conn_id}: connect refused ({})", e.detail_code().unwrap_or(&e.code)));
         sender.send(Outbound::Text(res_text(ResponseFrame::err(req.id.clone(), e))));
         sender.send(Outbound::Close(CLOSE_POLICY, "connect refused".into()));
     };

@@ -425,12 +425,13 @@ fn spawn_gateway(bin: &PathBuf, token: &str, tick_ms: u64) -> Result<(ChildGatew
     let dir = std::env::temp_dir().join(format!("ocui-load-{}", crate::util::uuid_v4()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut child = Command::new(bin)
-        .args(["--port", "0", "--token", token, "--tick-ms", &tick_ms.to_string(), "--data-dir"])
+        .args(["--port", "0", "--tick-ms", &tick_ms.to_string(), "--data-dir"])
         .arg(dir.join("data"))
         .arg("--ui-root")
         .arg(dir.join("no-ui"))
         .env_remove("PORT")
-        .env_remove("TOKEN")
+        .env("TOKEN", token)
+        .env_remove("TOKEN_FILE")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -66,3 +66,99 @@ fn the_gateway_binary_refuses_a_weak_token_from_the_environment_without_printing
     assert!(!said.contains("hunter2"), "the refusal printed the token: {said}");
     assert!(!said.contains("Gateway listening"), "{said}");
 }
+
+// ---------------------------------------------------------------------------------------
+// 2. The token comes from the environment or a file, never the command line, and is never
+// logged.
+
+const TOKEN: &str = "hardening-3c1f9a7e5b2d4c6e8f0a1b3c5d7e9f21";
+
+/// The gateway binary's exit status and everything it printed, for arguments that stop it
+/// before it listens.
+fn gateway_refuses(args: &[&str], env: &[(&str, &str)]) -> (Option<i32>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gateway"));
+    cmd.args(args).env_remove("TOKEN").env_remove("TOKEN_FILE");
+    if args.first() == Some(&"ask") {
+        cmd.args(["--file", "-"]);
+    } else {
+        cmd.args(["--port", "0", "--data-dir"]).arg(dir.path().join("data"));
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.stdin(std::process::Stdio::null()).output().unwrap();
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+}
+
+#[tokio::test]
+async fn the_token_comes_from_token_file_and_is_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    // As `openssl rand -hex 32 > file` writes it: with a newline.
+    std::fs::write(&file, format!("{TOKEN}\n")).unwrap();
+    let gw = common::GatewayProcess::spawn_with_env(&dir.path().join("data"), &[("TOKEN_FILE", file.to_str().unwrap())], &[]);
+    let c = gateway::client::Client::connect(gateway::client::ClientOptions::backend(&gw.url(), TOKEN, &[])).await;
+    assert!(c.is_ok(), "the token from TOKEN_FILE connects: {:?}", c.err());
+    let wrong = gateway::client::Client::connect(gateway::client::ClientOptions::backend(&gw.url(), "not-it", &[])).await;
+    assert!(wrong.is_err(), "only the file's token");
+    let out = String::from_utf8_lossy(&gw.logs()).into_owned();
+    assert!(out.contains("Open the Control UI: http://") && !out.contains(TOKEN), "a given token is never printed: {out}");
+}
+
+#[test]
+fn the_token_flag_is_refused_pointing_to_token_and_token_file() {
+    for args in [&["--token", TOKEN][..], &["ask", "--token", TOKEN]] {
+        let (code, said) = gateway_refuses(args, &[]);
+        assert_ne!(code, Some(0), "{args:?}: {said}");
+        assert!(said.contains("--token is not accepted") && said.contains("TOKEN=") && said.contains("TOKEN_FILE="), "{args:?}: {said}");
+        assert!(!said.contains(TOKEN), "the refusal repeats the token: {said}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("token");
+    std::fs::write(&file, TOKEN).unwrap();
+    let (code, said) = gateway_refuses(&[], &[("TOKEN", TOKEN), ("TOKEN_FILE", file.to_str().unwrap())]);
+    assert!(code != Some(0) && said.contains("TOKEN and TOKEN_FILE are both set"), "{said}");
+    std::fs::write(&file, "\n").unwrap();
+    let (code, said) = gateway_refuses(&[], &[("TOKEN_FILE", file.to_str().unwrap())]);
+    assert!(code != Some(0) && said.contains("is empty"), "{said}");
+    let missing = dir.path().join("missing");
+    let (code, said) = gateway_refuses(&[], &[("TOKEN_FILE", missing.to_str().unwrap())]);
+    assert!(code != Some(0) && said.contains("cannot read TOKEN_FILE"), "{said}");
+}
+
+/// A `connect` whose params are malformed in ways that make the parser quote them (a string
+/// where an object goes, the token as an unknown field's name, as the frame's type or its
+/// method) is refused, and the refusal's log line holds none of it.
+#[tokio::test]
+async fn a_malformed_connect_carrying_the_token_puts_none_of_it_in_the_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = common::GatewayProcess::spawn(&dir.path().join("data"), TOKEN, &[]);
+    let frames = [
+        format!(r#"{{"type":"req","id":"c1","method":"connect","params":{{"minProtocol":4,"maxProtocol":4,"auth":"{TOKEN}"}}}}"#),
+        format!(
+            r#"{{"type":"req","id":"c2","method":"connect","params":{{"minProtocol":4,"maxProtocol":4,"client":{{"id":"gateway-client","version":"1","platform":"linux","mode":"backend"}},"role":"operator","auth":{{"token":"{TOKEN}","{TOKEN}":1}}}}}}"#
+        ),
+        format!(r#"{{"type":"{TOKEN}","id":"c3"}}"#),
+        format!(r#"{{"type":"req","id":"c4","method":"{TOKEN}"}}"#),
+        format!(r#"{{"type":"req","id":"c5","method":"connect","params":{{"minProtocol":"{TOKEN}"}}}}"#),
+    ];
+    for (i, frame) in frames.iter().enumerate() {
+        let mut raw = common::Raw::open(&gw.url(), None).await;
+        raw.send(frame.clone()).await;
+        let end = raw.end().await;
+        assert_eq!(end, common::End::Closed(1008), "frame {i} closes the socket");
+        // The client itself is told what was wrong (its own bytes go back to it only).
+        assert!(raw.received.iter().skip(1).all(|t| !t.contains("hello-ok")), "frame {i} was let in");
+    }
+    let deadline = std::time::Instant::now() + common::T;
+    let refusals = |logs: &str| logs.matches("connect refused").count() + logs.matches("malformed frame").count();
+    while refusals(&String::from_utf8_lossy(&gw.logs())) < frames.len() {
+        assert!(std::time::Instant::now() < deadline, "every refusal is logged: {}", String::from_utf8_lossy(&gw.logs()));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let logs = String::from_utf8_lossy(&gw.logs()).into_owned();
+    for part in [TOKEN, &TOKEN[..20], &TOKEN[TOKEN.len() - 20..]] {
+        assert!(!logs.contains(part), "the log holds the token (or part of it): {logs}");
+    }
+}

@@ -1,12 +1,12 @@
 //! `loadgen`: a bounded loopback load against the local gateway (see `gateway::load`).
 //!
 //!   loadgen [--clients 200] [--seconds 60] [--think-ms 0] [--drain-seconds 60]
-//!           [--gateway PATH | --url ws://HOST:PORT --token T] [--out FILE]
+//!           [--gateway PATH | --url ws://HOST:PORT] [--out FILE]
 //!
 //! Without --gateway or --url it starts the `gateway` binary that sits beside it, on a free
 //! loopback port with a fresh data directory, and stops it with SIGTERM at the end. Prints
 //! the report (Markdown) and writes it to --out. Exits 1 when anything was lost, duplicated
-//! or failed.
+//! or failed. With --url, the running gateway's token comes from TOKEN or TOKEN_FILE.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,15 +31,23 @@ fn main() {
             "--drain-seconds" => opts.drain_for = Duration::from_secs(num("--drain-seconds", val("--drain-seconds"))),
             "--gateway" => opts.gateway_bin = Some(PathBuf::from(val("--gateway"))),
             "--url" => opts.url = Some(val("--url")),
-            "--token" => opts.token = val("--token"),
+            "--token" => fail(gateway::config::TOKEN_FLAG_REFUSED.into()),
             "--out" => out = Some(PathBuf::from(val("--out"))),
             "-h" | "--help" => {
                 println!(
-                    "usage: loadgen [--clients N] [--seconds T] [--think-ms M] [--drain-seconds D] [--gateway PATH | --url URL --token T] [--out FILE]"
+                    "usage: loadgen [--clients N] [--seconds T] [--think-ms M] [--drain-seconds D] [--gateway PATH | --url URL] [--out FILE]\n       with --url: TOKEN=… or TOKEN_FILE=path for the running gateway's token"
                 );
                 return;
             }
             other => fail(format!("unknown argument `{other}`")),
+        }
+    }
+    if opts.url.is_some() {
+        let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+        match gateway::config::token_from_env(env("TOKEN"), env("TOKEN_FILE")) {
+            Ok(Some(t)) => opts.token = t,
+            Ok(None) => fail("--url needs the running gateway's token: TOKEN=… or TOKEN_FILE=path".into()),
+            Err(e) => fail(e),
         }
     }
     if opts.gateway_bin.is_none() && opts.url.is_none() {

@@ -132,22 +132,30 @@ fn pump(mut from: impl Read + Send + 'static, into: Arc<Mutex<Vec<u8>>>) {
 }
 
 impl GatewayProcess {
-    /// Starts `target/.../gateway` on a free loopback port over `data_dir`.
+    /// Starts `target/.../gateway` on a free loopback port over `data_dir`, with `token` in
+    /// its environment (TOKEN).
     pub fn spawn(data_dir: &Path, token: &str, extra: &[&str]) -> GatewayProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gateway"))
-            .args(["--port", "0", "--token", token, "--tick-ms", "30000", "--data-dir"])
+        Self::spawn_with_env(data_dir, &[("TOKEN", token)], extra)
+    }
+
+    /// The same, with these variables set (TOKEN, TOKEN_FILE, PORT, DATA_DIR and
+    /// ALLOWED_ORIGINS are cleared first).
+    pub fn spawn_with_env(data_dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> GatewayProcess {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gateway"));
+        cmd.args(["--port", "0", "--tick-ms", "30000", "--data-dir"])
             .arg(data_dir)
             .arg("--ui-root")
             .arg(data_dir.join("no-ui"))
             .args(extra)
             .env_remove("PORT")
             .env_remove("TOKEN")
-            .env_remove("DATA_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the gateway binary starts");
+            .env_remove("TOKEN_FILE")
+            .env_remove("ALLOWED_ORIGINS")
+            .env_remove("DATA_DIR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the gateway binary starts");
         let stderr = Arc::new(Mutex::new(Vec::new()));
         pump(child.stderr.take().unwrap(), stderr.clone());
         let stdout = Arc::new(Mutex::new(Vec::new()));

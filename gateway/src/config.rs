@@ -23,6 +23,32 @@ pub struct Config {
     pub max_unauthenticated: usize,
     /// A socket that has not connected this long after opening is closed.
     pub connect_deadline: std::time::Duration,
+    /// Backoff after failed sign-ins, per remote address and Origin (`throttle`).
+    pub auth_backoff: AuthBackoff,
+}
+
+/// How failed sign-ins are slowed down (`throttle::AuthThrottle`).
+#[derive(Clone, Debug)]
+pub struct AuthBackoff {
+    /// The failure (within `window`) from which each one locks its key: 3.
+    pub free_failures: u32,
+    /// The lock after that failure, doubled with each further one: 500 ms.
+    pub first_delay: std::time::Duration,
+    /// The longest lock: 5 s.
+    pub max_delay: std::time::Duration,
+    /// Failures older than this are forgotten: 5 minutes.
+    pub window: std::time::Duration,
+}
+
+impl Default for AuthBackoff {
+    fn default() -> Self {
+        AuthBackoff {
+            free_failures: 3,
+            first_delay: std::time::Duration::from_millis(500),
+            max_delay: std::time::Duration::from_secs(5),
+            window: std::time::Duration::from_secs(300),
+        }
+    }
 }
 
 impl std::fmt::Debug for Config {
@@ -53,6 +79,7 @@ impl Config {
             device_scopes: None,
             max_unauthenticated: 256,
             connect_deadline: std::time::Duration::from_secs(10),
+            auth_backoff: AuthBackoff::default(),
         }
     }
 

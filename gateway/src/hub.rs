@@ -14,6 +14,9 @@ pub enum Outbound {
     Event { event: Arc<str>, payload: Arc<str> },
     /// Close the socket with this code and reason.
     Close(u16, String),
+    /// Wait this long before writing what follows (a refused `connect`'s answer held back
+    /// after repeated failed sign-ins; only this socket waits).
+    Hold(std::time::Duration),
 }
 
 /// The sending half of a connection, with the byte count of what is queued but unsent.
@@ -43,7 +46,7 @@ impl ConnSender {
         let size = match &out {
             Outbound::Text(t) => t.len(),
             Outbound::Event { event, payload } => event.len() + payload.len() + 48,
-            Outbound::Close(..) => 0,
+            Outbound::Close(..) | Outbound::Hold(_) => 0,
         };
         let queued = self.queued_bytes.fetch_add(size, Ordering::AcqRel) + size;
         if queued > protocol::MAX_BUFFERED_BYTES {

@@ -21,6 +21,7 @@ pub mod methods;
 pub mod questions;
 pub mod sessions;
 pub mod store;
+pub mod throttle;
 pub mod upgrade;
 pub mod util;
 
@@ -56,6 +57,8 @@ pub struct Gateway {
     pub pending_connects: std::sync::atomic::AtomicUsize,
     /// Every WebSocket this gateway has accepted since it started.
     pub sockets_accepted: std::sync::atomic::AtomicUsize,
+    /// Failed sign-ins per remote address and Origin, and the backoff they earned.
+    pub auth_throttle: throttle::AuthThrottle,
 }
 
 impl Gateway {
@@ -73,6 +76,7 @@ impl Gateway {
             drain: Drain::default(),
             pending_connects: Default::default(),
             sockets_accepted: Default::default(),
+            auth_throttle: Default::default(),
             boot_id: util::uuid_v4(),
             started: Instant::now(),
         })

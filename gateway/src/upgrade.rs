@@ -138,6 +138,7 @@ pub fn upgrade(gw: Arc<Gateway>, method: &Method, headers: &HeaderMap, request: 
     let h = Headers {
         origin: headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string),
         host: headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_string),
+        remote: request.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip()),
     };
     // A browser page says where it comes from; only allowed origins get a socket at all.
     if let Some(origin) = &h.origin

@@ -316,7 +316,7 @@ impl Conn {
         let st = ConnState {
             conn_id: gateway::util::uuid_v4(),
             nonce: gateway::util::uuid_v4(),
-            headers: Headers { origin: origin.map(str::to_string), host: Some("127.0.0.1:1".into()) },
+            headers: Headers { origin: origin.map(str::to_string), host: Some("127.0.0.1:1".into()), remote: None },
             peer: None,
             sender,
         };
@@ -334,6 +334,7 @@ impl Conn {
                 }
                 Outbound::Event { event, payload } => self.st.sender.sent(event.len() + payload.len() + 48),
                 Outbound::Close(..) => closed = true,
+                Outbound::Hold(_) => {}
             }
         }
         (texts, closed)

@@ -8,6 +8,8 @@ mod common;
 
 use std::time::Duration;
 
+use futures_util::StreamExt;
+
 use gateway::Config;
 
 // ---------------------------------------------------------------------------------------
@@ -161,4 +163,94 @@ async fn a_malformed_connect_carrying_the_token_puts_none_of_it_in_the_log() {
     for part in [TOKEN, &TOKEN[..20], &TOKEN[TOKEN.len() - 20..]] {
         assert!(!logs.contains(part), "the log holds the token (or part of it): {logs}");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Backoff after failed sign-ins, per remote address and Origin.
+
+use common::{End, Raw, backend_params};
+use protocol::methods::scope;
+
+/// The attacker's key: a program on this machine (no Origin).
+fn local_program() -> gateway::throttle::Key {
+    gateway::throttle::key(Some("127.0.0.1".parse().unwrap()), None)
+}
+
+/// A dictionary attack from one address and Origin, one guess at a time: the first two
+/// wrong tokens are answered at once, each later one is held back for its delay, which
+/// doubles up to the cap and which its answer names (`retryAfterMs`). So N guesses take at
+/// least the sum of the delays (a lower bound: never flaky on a slow machine).
+#[tokio::test]
+async fn a_dictionary_attack_waits_for_each_guesss_delay_and_the_answer_names_it() {
+    let (gw, _d) = common::start_with(TOKEN, |c| {
+        c.auth_backoff.first_delay = Duration::from_millis(200);
+        c.auth_backoff.max_delay = Duration::from_millis(800);
+    })
+    .await;
+    let url = format!("ws://{}", gw.addr);
+    let started = std::time::Instant::now();
+    let mut delays = Vec::new();
+    for guess in 0..7 {
+        let mut raw = Raw::open(&url, None).await;
+        raw.req("c1", "connect", backend_params(Some(&format!("guess-{guess}")), &[scope::ADMIN])).await;
+        let e = raw.response("c1").await.unwrap_err();
+        assert_eq!(e.detail_code(), Some("AUTH_TOKEN_MISMATCH"), "guess {guess} is checked (each came after the last lock): {e:?}");
+        assert_eq!(raw.end().await, End::Closed(1008));
+        delays.push(e.retry_after_ms);
+    }
+    assert_eq!(delays, [None, None, Some(200), Some(400), Some(800), Some(800), Some(800)]);
+    let took = started.elapsed();
+    assert!(took >= Duration::from_millis(3000), "7 guesses took {took:?}, less than their 3 s of backoff");
+    assert_eq!(gw.gateway.auth_throttle.failures(&local_program()), 7);
+    // The right token (after the last lock) connects and clears the count.
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let ok = gateway::client::Client::connect(gateway::client::ClientOptions::backend(&url, TOKEN, &[scope::READ])).await;
+    assert!(ok.is_ok(), "{:?}", ok.err());
+    assert_eq!(gw.gateway.auth_throttle.failures(&local_program()), 0);
+}
+
+/// While a key is locked, any `connect` from it is refused at once with `AUTH_RATE_LIMITED`
+/// and `retryAfterMs`, the right token included (guessing on many sockets gains nothing),
+/// and the failure that locked it has not been answered yet. The person's tab (another
+/// Origin) connects meanwhile, and the lock stands.
+#[tokio::test]
+async fn a_locked_address_and_origin_is_refused_at_once_while_another_origin_connects() {
+    let (gw, _d) = common::start_with(TOKEN, |c| {
+        c.auth_backoff.free_failures = 1;
+        c.auth_backoff.first_delay = Duration::from_secs(60);
+        c.auth_backoff.max_delay = Duration::from_secs(60);
+    })
+    .await;
+    let url = format!("ws://{}", gw.addr);
+    let mut held = Raw::open(&url, None).await;
+    held.req("c1", "connect", backend_params(Some("a-wrong-guess"), &[scope::ADMIN])).await;
+    let deadline = std::time::Instant::now() + common::T;
+    while gw.gateway.auth_throttle.failures(&local_program()) == 0 {
+        assert!(std::time::Instant::now() < deadline, "the guess was never counted");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let locked_for = gw.gateway.auth_throttle.locked(&local_program(), std::time::Instant::now()).expect("the key is locked");
+    assert!(locked_for > Duration::from_secs(50), "{locked_for:?}");
+
+    for token in ["another-guess", TOKEN] {
+        let mut raw = Raw::open(&url, None).await;
+        raw.req("c1", "connect", backend_params(Some(token), &[scope::ADMIN])).await;
+        let e = raw.response("c1").await.unwrap_err();
+        assert_eq!(e.detail_code(), Some("AUTH_RATE_LIMITED"), "{e:?}");
+        assert!(e.message.contains("too many failed sign-in attempts") && e.message.contains("retry after"), "{}", e.message);
+        assert_eq!(e.retryable, Some(true));
+        let ms = e.retry_after_ms.expect("retryAfterMs");
+        assert!(ms > 50_000 && ms <= 60_000, "{ms}");
+        assert_eq!(e.details.as_ref().unwrap()["retryAfterMs"], ms);
+        assert_eq!(raw.end().await, End::Closed(1008));
+    }
+    assert_eq!(gw.gateway.auth_throttle.failures(&local_program()), 1, "refusals while locked are not compared, nor counted");
+
+    // The Control UI from the gateway's own origin is another key: it connects now.
+    let ui = common::ui_client(&gw, TOKEN, 9).await;
+    assert!(ui.hello.auth.scopes.iter().any(|s| s == scope::ADMIN));
+    assert!(gw.gateway.auth_throttle.locked(&local_program(), std::time::Instant::now()).is_some(), "the attacker's lock stands");
+    // The guess that locked the key is still waiting for its answer.
+    let waited = tokio::time::timeout(Duration::from_millis(300), held.ws.next()).await;
+    assert!(waited.is_err(), "the locking failure was answered before its delay: {waited:?}");
 }

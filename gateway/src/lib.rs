@@ -290,6 +290,9 @@ pub async fn start(config: Config) -> Result<Running, String> {
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    // The port in use (0 asked for any): the Origin rule compares Host headers with it.
+    let mut config = config;
+    config.port = addr.port();
     let gateway = Gateway::new(config, store);
     let app = http::router(gateway.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);

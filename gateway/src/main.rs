@@ -3,7 +3,8 @@
 //!   gateway [--port N] [--bind ADDR] [--allow-non-loopback] [--data-dir DIR]
 //!           [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]... [--device-scopes a,b]
 //!
-//! PORT, DATA_DIR, UI_ROOT and BIND are read from the environment when the flag is absent. The
+//! PORT, DATA_DIR, UI_ROOT and BIND are read from the environment when the flag is absent;
+//! ALLOWED_ORIGINS (comma-separated) adds to --allowed-origin. The
 //! shared token comes only from the environment: TOKEN, or TOKEN_FILE naming a file that holds
 //! it; never from the command line, where every user of the machine sees it (`ps`,
 //! `/proc/<pid>/cmdline`) and the shell history keeps it.
@@ -41,6 +42,11 @@ fn parse() -> Result<(Config, bool), String> {
     cfg.port = 18789;
     if let Some(p) = env("PORT") {
         cfg.port = p.parse().map_err(|_| format!("PORT must be a port number, not `{p}`"))?;
+    }
+    // Browser origins allowed besides the gateway's own (a reverse proxy's name, `trunk serve`
+    // on http://127.0.0.1:8080), separated by commas or spaces.
+    if let Some(list) = env("ALLOWED_ORIGINS") {
+        cfg.allowed_origins.extend(list.split([',', ' ']).map(str::trim).filter(|o| !o.is_empty()).map(str::to_string));
     }
     if let Some(b) = env("BIND") {
         cfg.bind = b.parse().map_err(|_| format!("BIND must be an IP address, not `{b}`"))?;

@@ -254,3 +254,63 @@ async fn a_locked_address_and_origin_is_refused_at_once_while_another_origin_con
     let waited = tokio::time::timeout(Duration::from_millis(300), held.ws.next()).await;
     assert!(waited.is_err(), "the locking failure was answered before its delay: {waited:?}");
 }
+
+// ---------------------------------------------------------------------------------------
+// 4. The Origin rule: the gateway's own address, or a configured origin.
+
+/// A DNS-rebinding page (`http://evil.example:PORT`, its name resolved to 127.0.0.1, so it
+/// sends `Host: evil.example:PORT` and a matching Origin) and a page on any other local port
+/// are refused at the upgrade; the gateway's own names (the bound address, `localhost` and
+/// `[::1]` when bound to loopback) and a configured origin connect.
+#[tokio::test]
+async fn a_dns_rebinding_page_and_other_local_pages_are_refused_and_the_gateways_own_names_connect() {
+    let (gw, _d) = common::start_with(TOKEN, |c| c.allowed_origins = vec!["http://127.0.0.1:8080".into()]).await;
+    let url = format!("ws://{}", gw.addr);
+    let port = gw.addr.port();
+    let refused = [
+        (format!("http://evil.example:{port}"), format!("evil.example:{port}")),
+        (format!("http://127.0.0.1.nip.io:{port}"), format!("127.0.0.1.nip.io:{port}")),
+        ("http://localhost:5173".to_string(), format!("127.0.0.1:{port}")),
+        (format!("http://localhost:{}", port.wrapping_add(1)), format!("localhost:{}", port.wrapping_add(1))),
+        (format!("http://192.168.1.5:{port}"), format!("192.168.1.5:{port}")),
+        // The gateway's own origin, but the request went to another name.
+        (format!("http://127.0.0.1:{port}"), format!("evil.example:{port}")),
+    ];
+    for (origin, host) in &refused {
+        let status = common::upgrade_status_with(&url, &[("origin", origin), ("host", host)]).await;
+        assert_eq!(status, Some(403), "Origin {origin} with Host {host}");
+    }
+    let accepted = [
+        (format!("http://127.0.0.1:{port}"), format!("127.0.0.1:{port}")),
+        (format!("http://localhost:{port}"), format!("localhost:{port}")),
+        (format!("http://[::1]:{port}"), format!("[::1]:{port}")),
+        // Configured (`--allowed-origin`, ALLOWED_ORIGINS): `trunk serve`'s page.
+        ("http://127.0.0.1:8080".to_string(), format!("127.0.0.1:{port}")),
+    ];
+    for (i, (origin, host)) in accepted.iter().enumerate() {
+        let mut raw = Raw::open_with_headers(&url, &[("origin", origin), ("host", host)]).await;
+        let id = protocol::device::DeviceIdentity::from_seed([40 + i as u8; 32]);
+        raw.req("c1", "connect", serde_json::to_value(common::ui_params(&id, &raw.challenge, TOKEN)).unwrap()).await;
+        let hello = raw.response("c1").await;
+        assert!(hello.is_ok(), "Origin {origin} with Host {host}: {:?}", hello.err());
+    }
+}
+
+#[test]
+fn allowed_origins_come_from_the_environment_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let gw = common::GatewayProcess::spawn_with_env(
+        &dir.path().join("data"),
+        &[("TOKEN", TOKEN), ("ALLOWED_ORIGINS", "http://127.0.0.1:8080, https://ops.example.com")],
+        &[],
+    );
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    for (origin, expected) in [
+        ("http://127.0.0.1:8080", None),
+        ("https://ops.example.com", None),
+        ("http://localhost:8080", Some(403)),
+        ("http://evil.example", Some(403)),
+    ] {
+        assert_eq!(rt.block_on(common::upgrade_status_with(&gw.url(), &[("origin", origin)])), expected, "{origin}");
+    }
+}

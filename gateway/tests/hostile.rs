@@ -339,6 +339,9 @@ async fn browser_origins_that_are_not_allowed_are_refused() {
         "https://ops.example.com.evil".into(),
         "http://ops.example.com".into(),
         "file://".into(),
+        // Another local page (a dev server, any other port) is not the gateway's origin.
+        "http://localhost:5173".into(),
+        format!("http://localhost:{}", port + 1),
         "".into(),
     ];
     // A page from an origin that is not allowed gets no socket at all: 403 at the upgrade.
@@ -348,13 +351,13 @@ async fn browser_origins_that_are_not_allowed_are_refused() {
     // Without an Origin there is no upgrade check; the Control UI is refused at connect.
     let r = try_connect(&gw, None, |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
     refused_with(r, "CONTROL_UI_ORIGIN_NOT_ALLOWED");
-    for o in [format!("http://{}", gw.addr), "http://localhost:5173".into(), "https://ops.example.com".into()] {
+    for o in [format!("http://{}", gw.addr), "https://ops.example.com".into()] {
         let r = try_connect(&gw, Some(&o), |c| serde_json::to_value(ui_params(&id, c, TOKEN)).unwrap()).await;
         assert!(r.is_ok(), "{o} is allowed: {:?}", r.err());
     }
     // Any browser page (an Origin header) must prove a device, whatever client it claims.
     refused_with(
-        try_connect(&gw, Some("http://localhost:5173"), |_| backend_params(Some(TOKEN), &[scope::ADMIN])).await,
+        try_connect(&gw, Some("https://ops.example.com"), |_| backend_params(Some(TOKEN), &[scope::ADMIN])).await,
         "CONTROL_UI_DEVICE_IDENTITY_REQUIRED",
     );
 }

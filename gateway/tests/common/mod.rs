@@ -17,6 +17,20 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
+/// The HTTP status of a refused WebSocket upgrade with these headers, or None when a socket
+/// opened.
+pub async fn upgrade_status_with(url: &str, headers: &[(&str, &str)]) -> Option<u16> {
+    let mut req = url.into_client_request().unwrap();
+    for (k, v) in headers {
+        req.headers_mut().insert(tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(req).await {
+        Ok(_) => None,
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Some(resp.status().as_u16()),
+        Err(e) => panic!("neither a socket nor an HTTP refusal: {e}"),
+    }
+}
+
 /// Generous bound for anything that should happen "at once" (hang detection, not timing).
 pub const T: Duration = Duration::from_secs(10);
 
@@ -46,9 +60,19 @@ pub enum End {
 
 impl Raw {
     pub async fn open(url: &str, origin: Option<&str>) -> Raw {
+        match origin {
+            Some(o) => Self::open_with_headers(url, &[("origin", o)]).await,
+            None => Self::open_with_headers(url, &[]).await,
+        }
+    }
+
+    /// A socket whose upgrade request carries these headers (`origin`, or a `host` other than
+    /// the URL's, as a page reached through another name sends).
+    pub async fn open_with_headers(url: &str, headers: &[(&str, &str)]) -> Raw {
         let mut req = url.into_client_request().unwrap();
-        if let Some(o) = origin {
-            req.headers_mut().insert("origin", o.parse().unwrap());
+        for (k, v) in headers {
+            req.headers_mut()
+                .insert(tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
         }
         let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
         let first = tokio::time::timeout(T, ws.next()).await.expect("challenge in time").unwrap().unwrap().into_text().unwrap();

@@ -21,6 +21,9 @@ pub struct Config {
     pub device_scopes: Option<Vec<String>>,
     /// Sockets that may be open at once without a successful `connect` (more get 503).
     pub max_unauthenticated: usize,
+    /// Of those, how many one browser Origin may hold (more get 503), so one page cannot take
+    /// every pre-connect slot. Sockets without an Origin count only towards the total.
+    pub max_unauthenticated_per_origin: usize,
     /// A socket that has not connected this long after opening is closed.
     pub connect_deadline: std::time::Duration,
     /// Backoff after failed sign-ins, per remote address and Origin (`throttle`).
@@ -78,6 +81,7 @@ impl Config {
             version: env!("CARGO_PKG_VERSION").to_string(),
             device_scopes: None,
             max_unauthenticated: 256,
+            max_unauthenticated_per_origin: 16,
             connect_deadline: std::time::Duration::from_secs(10),
             auth_backoff: AuthBackoff::default(),
         }

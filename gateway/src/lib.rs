@@ -55,6 +55,8 @@ pub struct Gateway {
     pub drain: Drain,
     /// Sockets open without a successful `connect` (`upgrade::PendingSlot`).
     pub pending_connects: std::sync::atomic::AtomicUsize,
+    /// The same, per browser Origin.
+    pub pending_by_origin: std::sync::Mutex<std::collections::HashMap<String, usize>>,
     /// Every WebSocket this gateway has accepted since it started.
     pub sockets_accepted: std::sync::atomic::AtomicUsize,
     /// Failed sign-ins per remote address and Origin, and the backoff they earned.
@@ -75,6 +77,7 @@ impl Gateway {
             faults: Faults::default(),
             drain: Drain::default(),
             pending_connects: Default::default(),
+            pending_by_origin: Default::default(),
             sockets_accepted: Default::default(),
             auth_throttle: Default::default(),
             boot_id: util::uuid_v4(),

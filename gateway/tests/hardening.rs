@@ -314,3 +314,36 @@ fn allowed_origins_come_from_the_environment_too() {
         assert_eq!(rt.block_on(common::upgrade_status_with(&gw.url(), &[("origin", origin)])), expected, "{origin}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// 5. Pre-connect slots per Origin.
+
+/// One page (Origin) may hold 16 sockets that have not connected; the 17th gets 503, while
+/// another Origin, a program without one and the person's own connect still get in. A
+/// socket that connects gives its slot back.
+#[tokio::test]
+async fn one_origin_holds_at_most_16_pre_connect_sockets_and_others_still_get_in() {
+    assert_eq!(Config::local("t", "d".into(), "u".into()).max_unauthenticated_per_origin, 16, "the default");
+    let (gw, _d) = common::start_with(TOKEN, |c| c.allowed_origins = vec!["http://127.0.0.1:8080".into()]).await;
+    let url = format!("ws://{}", gw.addr);
+    let page = format!("http://{}", gw.addr);
+    let mut idle = Vec::new();
+    for _ in 0..16 {
+        idle.push(Raw::open(&url, Some(&page)).await);
+    }
+    assert_eq!(common::upgrade_status_with(&url, &[("origin", &page)]).await, Some(503), "a 17th socket of the page is refused");
+    assert_eq!(gw.gateway.pending_connects.load(std::sync::atomic::Ordering::Acquire), 16, "far from the 256 in all");
+    // Another origin and a program without one are not held up by that page.
+    let _other = Raw::open(&url, Some("http://127.0.0.1:8080")).await;
+    let _program = Raw::open(&url, None).await;
+    // A socket of the page that connects frees its slot for the next one.
+    let first = &mut idle[0];
+    let id = protocol::device::DeviceIdentity::from_seed([50; 32]);
+    first.req("c1", "connect", serde_json::to_value(common::ui_params(&id, &first.challenge, TOKEN)).unwrap()).await;
+    first.response("c1").await.expect("the page's own connect");
+    let deadline = std::time::Instant::now() + common::T;
+    while common::upgrade_status_with(&url, &[("origin", &page)]).await.is_some() {
+        assert!(std::time::Instant::now() < deadline, "the connected socket's slot was never given back");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -235,6 +235,10 @@ fn read_attachments(items: &[Value]) -> Result<Vec<(InboundMedia, Value)>, Error
 
 fn claim_reply(gw: &Arc<Gateway>, session: &str, text: &str) -> bool {
     let Some(record) = gw.questions.claimable_for_session(session) else { return false };
+    // A secret is never answered by a chat message (it would be saved in the transcript).
+    if record.questions.iter().any(|q| q.secret()) {
+        return false;
+    }
     match claim_plain_text(&record.questions, text) {
         Some(answers) => {
             questions::finish(gw, &record.id, protocol::question::QuestionStatus::Answered, Some(answers), Some("plain-text".into()), None)

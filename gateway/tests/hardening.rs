@@ -347,3 +347,57 @@ async fn one_origin_holds_at_most_16_pre_connect_sockets_and_others_still_get_in
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. Secrets need the admin scope.
+
+/// A secret question (`isSecret`, with or without a `secretStore`) is answered only with
+/// `operator.admin`: a Control UI device granted the question scope but not admin, and a
+/// backend with `operator.questions`, are refused (FORBIDDEN, missing scope operator.admin)
+/// and the question stays pending; they still answer plain questions and may decline the
+/// secret; an admin answers it.
+#[tokio::test]
+async fn a_secret_is_answered_only_with_the_admin_scope() {
+    use gateway::client::{Client, ClientOptions};
+    use serde_json::json;
+    let (gw, _d) = common::start_with(TOKEN, |c| {
+        c.device_scopes = Some(vec![scope::READ.into(), scope::WRITE.into(), scope::APPROVALS.into(), scope::QUESTIONS.into()])
+    })
+    .await;
+    let url = format!("ws://{}", gw.addr);
+    let mut admin = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::ADMIN])).await.unwrap();
+    let ui = common::ui_client(&gw, TOKEN, 60).await;
+    assert!(!ui.hello.auth.scopes.iter().any(|s| s == scope::ADMIN), "{:?}", ui.hello.auth.scopes);
+    let questioner = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::QUESTIONS])).await.unwrap();
+    let secret = |id: &str, store: bool| {
+        let mut q =
+            json!({"questionId": "token", "header": "Token", "question": "Paste the deploy token", "options": [], "isSecret": true});
+        if store {
+            q["secretStore"] = json!({"name": "DEPLOY_TOKEN", "kind": "secret"});
+        }
+        json!({"id": id, "timeoutMs": 60000, "questions": [q]})
+    };
+    let answer = |id: &str| json!({"id": id, "answers": {"answers": {"token": ["tok-value-1"]}}});
+    admin.request("question.request", secret("s1", true)).await.unwrap();
+    admin.request("question.request", secret("s2", false)).await.unwrap();
+    admin
+        .request("question.request", json!({"id": "plain", "timeoutMs": 60000, "questions": [{"questionId": "note", "header": "Note", "question": "Anything?", "options": []}]}))
+        .await
+        .unwrap();
+    for mut who in [questioner, ui] {
+        for id in ["s1", "s2"] {
+            let e = who.request("question.resolve", answer(id)).await.unwrap_err();
+            assert_eq!((e.code.as_str(), e.message.as_str()), ("FORBIDDEN", "missing scope: operator.admin"), "{id}: {e:?}");
+            assert_eq!(e.details.as_ref().unwrap()["reason"], "answering a secret question needs operator.admin");
+            assert_eq!(admin.request("question.get", json!({"id": id})).await.unwrap()["question"]["status"], "pending");
+        }
+        if who.hello.auth.scopes.iter().any(|s| s == scope::READ) {
+            who.request("question.resolve", json!({"id": "plain", "answers": {"answers": {"note": ["fine"]}}})).await.unwrap();
+            let declined = who.request("question.resolve", json!({"id": "s2", "cancel": true})).await.unwrap();
+            assert_eq!(declined["status"], "cancelled", "declining a secret gives nothing away");
+        }
+    }
+    let answered = admin.request("question.resolve", answer("s1")).await.unwrap();
+    assert_eq!(answered["answers"]["answers"]["token"], json!(["stored"]));
+    assert_eq!(gw.gateway.questions.secret("DEPLOY_TOKEN").as_deref(), Some("tok-value-1"));
+}

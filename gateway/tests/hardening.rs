@@ -401,3 +401,57 @@ async fn a_secret_is_answered_only_with_the_admin_scope() {
     assert_eq!(answered["answers"]["answers"]["token"], json!(["stored"]));
     assert_eq!(gw.gateway.questions.secret("DEPLOY_TOKEN").as_deref(), Some("tok-value-1"));
 }
+
+// ---------------------------------------------------------------------------------------
+// 7. Conversations a guest cannot claim.
+
+/// A guest (the narrow `operator.sessions.write`) cannot bring a conversation into being
+/// under a key it chose (by `sessions.create`, `chat.send` or `sessions.patch`), so it cannot
+/// claim `agent:main:main` (or any key an operator will use) before it exists and then read
+/// what is written there. The main conversation, whoever uses it first, belongs to the
+/// operator: not even a backend guest sharing the admin's client id owns it. A guest still
+/// makes its own conversations, under keys the gateway picks. A fresh gateway still lists no
+/// conversation (the real gateway has no main row until it is used).
+#[tokio::test]
+async fn a_guest_cannot_claim_main_or_any_key_it_names_and_main_is_always_the_operators() {
+    use gateway::client::{Client, ClientOptions};
+    use serde_json::json;
+    let (gw, _d) = common::start_with(TOKEN, |_| {}).await;
+    let url = format!("ws://{}", gw.addr);
+    let mut admin = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::ADMIN])).await.unwrap();
+    assert_eq!(admin.request("sessions.list", json!({})).await.unwrap()["totalCount"], 0, "no row until used, as on the real gateway");
+    let mut opts =
+        ClientOptions::control_ui(&url, TOKEN, &format!("http://{}", gw.addr), protocol::device::DeviceIdentity::from_seed([70; 32]));
+    opts.scopes = vec![scope::SESSIONS_WRITE.into()];
+    let device_guest = Client::connect(opts).await.unwrap();
+    // A backend guest: its owner is `client:gateway-client`, the admin backend's too.
+    let backend_guest = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::SESSIONS_WRITE])).await.unwrap();
+    for (n, mut guest) in [device_guest, backend_guest].into_iter().enumerate() {
+        for key in ["main", "agent:main:main", "deploy-notes"] {
+            let attempts = [
+                ("sessions.create", json!({"key": key})),
+                ("chat.send", json!({"sessionKey": key, "message": "mine now", "idempotencyKey": format!("claim-{key}")})),
+                ("sessions.patch", json!({"key": key, "label": "Claimed"})),
+            ];
+            for (method, params) in attempts {
+                let e = guest.request(method, params).await.unwrap_err();
+                assert!(e.message.contains("a guest cannot name a new conversation"), "{method} {key}: {e:?}");
+            }
+            let canonical = gateway::questions::canonical_session_key(key);
+            assert_eq!(gw.gateway.store.session_owner(&canonical).unwrap(), None, "{key} was made");
+        }
+        // Its own conversation, under a key the gateway picks, works.
+        let own = guest.request("sessions.create", json!({"label": format!("own {n}")})).await;
+        let own = own.unwrap_or_else(|e| panic!("{e:?}"))["key"].as_str().unwrap().to_string();
+        guest.request("chat.send", json!({"sessionKey": own, "message": "hello", "idempotencyKey": format!("own-{own}")})).await.unwrap();
+    }
+    // The operator's first use makes main, owned by the operator, never by the client id.
+    admin.request("chat.send", json!({"sessionKey": "main", "message": "private plans", "idempotencyKey": "op-1"})).await.unwrap();
+    assert_eq!(gw.gateway.store.session_owner("agent:main:main").unwrap().as_deref(), Some(gateway::sessions::OPERATOR_OWNER));
+    let mut backend_guest = Client::connect(ClientOptions::backend(&url, TOKEN, &[scope::SESSIONS_WRITE])).await.unwrap();
+    let e = backend_guest.request("chat.history", json!({"sessionKey": "main"})).await.unwrap_err();
+    assert!(e.message.contains("was not found"), "a backend guest read main: {e:?}");
+    let e =
+        backend_guest.request("chat.send", json!({"sessionKey": "main", "message": "x", "idempotencyKey": "g-main"})).await.unwrap_err();
+    assert!(e.message.contains("was not found"), "{e:?}");
+}

@@ -98,24 +98,25 @@ async fn a_guest_never_sees_another_sessions_messages() {
         ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([5; 32]));
     opts.scopes = vec![scope::SESSIONS_WRITE.into()];
     let mut guest = Client::connect(opts).await.unwrap();
-    guest.request("sessions.create", json!({"key": "mine"})).await.unwrap();
+    // A guest makes its own conversation under a key the gateway picks.
+    let mine = guest.request("sessions.create", json!({})).await.unwrap()["key"].as_str().unwrap().to_string();
     admin.request("chat.send", json!({"sessionKey": "theirs", "message": "private words", "idempotencyKey": "p1"})).await.unwrap();
-    admin.request("chat.send", json!({"sessionKey": "mine", "message": "shared words", "idempotencyKey": "p2"})).await.unwrap();
+    admin.request("chat.send", json!({"sessionKey": mine, "message": "shared words", "idempotencyKey": "p2"})).await.unwrap();
     let ev = guest.next_event("session.message", Duration::from_secs(5)).await.unwrap();
-    assert_eq!(ev.payload.unwrap()["sessionKey"], "agent:main:mine");
+    assert_eq!(ev.payload.unwrap()["sessionKey"], mine.as_str());
     let mut leaked = false;
     while let Some(ev) = guest.next_event("session.message", Duration::from_millis(500)).await {
-        leaked |= ev.payload.unwrap()["sessionKey"] != "agent:main:mine";
+        leaked |= ev.payload.unwrap()["sessionKey"] != mine.as_str();
     }
     while let Some(ev) = guest.next_event("chat", Duration::from_millis(200)).await {
-        leaked |= ev.payload.unwrap()["sessionKey"] != "agent:main:mine";
+        leaked |= ev.payload.unwrap()["sessionKey"] != mine.as_str();
     }
     assert!(!leaked, "the guest received another session's events");
     let e = guest.request("chat.history", json!({"sessionKey": "theirs"})).await.unwrap_err();
     assert!(e.message.contains("was not found"), "{}", e.message);
     let list = guest.request("sessions.list", json!({})).await.unwrap();
     let keys: Vec<&str> = list["sessions"].as_array().unwrap().iter().map(|s| s["key"].as_str().unwrap()).collect();
-    assert_eq!(keys, vec!["agent:main:mine"]);
+    assert_eq!(keys, vec![mine.as_str()]);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -657,7 +658,7 @@ async fn a_secret_answer_is_in_no_database_byte_log_line_or_event() {
     let mut guest_opts = ClientOptions::control_ui(&url, TOKEN, &gw.origin(), DeviceIdentity::from_seed([32; 32]));
     guest_opts.scopes = vec![scope::SESSIONS_WRITE.into()];
     let mut guest = Client::connect(guest_opts).await.unwrap();
-    let key = guest.request("sessions.create", json!({"key": "secret-room"})).await.unwrap()["key"].as_str().unwrap().to_string();
+    let key = guest.request("sessions.create", json!({"label": "secret-room"})).await.unwrap()["key"].as_str().unwrap().to_string();
     let secret_q = json!({"sessionKey": key, "timeoutMs": 60000, "questions": [
         {"questionId": "token", "header": "Token", "question": "Paste the deploy token", "options": [], "isSecret": true, "secretStore": {"name": "DEPLOY_TOKEN", "kind": "secret"}}]});
     let plain_q = json!({"sessionKey": key, "timeoutMs": 60000, "questions": [{"questionId": "note", "header": "Note", "question": "Anything else?", "options": []}]});

@@ -28,6 +28,9 @@ pub struct Config {
     pub connect_deadline: std::time::Duration,
     /// Backoff after failed sign-ins, per remote address and Origin (`throttle`).
     pub auth_backoff: AuthBackoff,
+    /// How often the gateway looks for devices revoked (`gateway devices revoke`, another
+    /// process) while their sockets are open, and closes those sockets.
+    pub revocation_poll: std::time::Duration,
 }
 
 /// How failed sign-ins are slowed down (`throttle::AuthThrottle`).
@@ -84,6 +87,7 @@ impl Config {
             max_unauthenticated_per_origin: 16,
             connect_deadline: std::time::Duration::from_secs(10),
             auth_backoff: AuthBackoff::default(),
+            revocation_poll: std::time::Duration::from_secs(1),
         }
     }
 

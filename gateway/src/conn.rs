@@ -82,6 +82,11 @@ pub fn parse_frame(text: &str) -> Result<Frame, String> {
 /// Handles one text frame from the client. Whatever it answers goes through `st.sender`.
 pub fn on_text(gw: &Arc<Gateway>, st: &mut ConnState, text: &str) -> Step {
     let conn_id = &st.conn_id;
+    // Closing (its device was revoked, the gateway is stopping): what still arrives is not
+    // acted on.
+    if st.peer.is_some() && st.sender.is_closing() {
+        return Step::Continue;
+    }
     if st.peer.is_none() && text.len() > protocol::MAX_PRECONNECT_FRAME_BYTES {
         st.sender.send(Outbound::Close(CLOSE_TOO_BIG, "pre-connect frame exceeds 64 KiB".into()));
         return Step::Stop;

@@ -83,6 +83,35 @@ pub fn device_with_token(gw: &Gateway, token: &str, now_ms: i64) -> Option<Strin
     Some(d.device_id)
 }
 
+/// Closes (1008) the open sockets of every device revoked since it connected. Revocation is
+/// written to the database by `gateway devices revoke`, another process, so the gateway looks
+/// every [`crate::Config::revocation_poll`] while devices are connected, until it stops.
+pub async fn end_revoked_sockets(gw: std::sync::Arc<Gateway>) {
+    let stopping = gw.drain.stopping();
+    tokio::pin!(stopping);
+    loop {
+        tokio::select! {
+            _ = &mut stopping => return,
+            _ = tokio::time::sleep(gw.config.revocation_poll) => {}
+        }
+        let connected = gw.hub.device_ids();
+        if connected.is_empty() {
+            continue;
+        }
+        let revoked = match gw.store.revoked_devices() {
+            Ok(r) => r,
+            Err(e) => {
+                crate::log::warn(&format!("devices: cannot read revocations: {e}"));
+                continue;
+            }
+        };
+        for id in connected.iter().filter(|id| revoked.contains(id)) {
+            let n = gw.hub.evict_where(|p| p.device_id.as_deref() == Some(id.as_str()), crate::conn::CLOSE_POLICY, "device revoked");
+            crate::log::info(&format!("devices: {id} was revoked: closed its {n} connection(s)"));
+        }
+    }
+}
+
 /// Creates `dir` (and its parents) readable by this user only (0700 on Unix), and narrows an
 /// existing one: it holds transcripts, answers and device records.
 pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {

@@ -297,6 +297,7 @@ pub async fn start(config: Config) -> Result<Running, String> {
     let mut config = config;
     config.port = addr.port();
     let gateway = Gateway::new(config, store);
+    tokio::spawn(devices::end_revoked_sockets(gateway.clone()));
     let app = http::router(gateway.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(async move {

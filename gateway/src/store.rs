@@ -383,6 +383,11 @@ impl Store {
         Ok(())
     }
 
+    /// The devices revoked now (not paired again since).
+    pub fn revoked_devices(&self) -> rusqlite::Result<Vec<String>> {
+        self.db().prepare_cached("SELECT device_id FROM devices WHERE revoked_at_ms IS NOT NULL")?.query_map([], |r| r.get(0))?.collect()
+    }
+
     /// Revokes a device's token: it works nowhere from now on, until the device pairs again
     /// with the shared token. False when no such device is paired.
     pub fn revoke_device(&self, device_id: &str, now_ms: i64) -> rusqlite::Result<bool> {

@@ -455,3 +455,41 @@ async fn a_guest_cannot_claim_main_or_any_key_it_names_and_main_is_always_the_op
         backend_guest.request("chat.send", json!({"sessionKey": "main", "message": "x", "idempotencyKey": "g-main"})).await.unwrap_err();
     assert!(e.message.contains("was not found"), "{e:?}");
 }
+
+// ---------------------------------------------------------------------------------------
+// 8. Revoking a device ends its sockets.
+
+/// `gateway devices revoke <id>` (another process, on the data directory) closes that
+/// device's open sockets with 1008 "device revoked"; another device stays connected.
+#[tokio::test]
+async fn revoking_a_device_closes_its_open_sockets_and_no_other() {
+    use gateway::client::{Client, ClientOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut cfg = Config::local(TOKEN, data.clone(), dir.path().join("ui"));
+    cfg.revocation_poll = Duration::from_millis(100);
+    let gw = gateway::start(cfg).await.unwrap();
+    let url = format!("ws://{}", gw.addr);
+    let origin = format!("http://{}", gw.addr);
+    let revoked = protocol::device::DeviceIdentity::from_seed([80; 32]);
+    let revoked_id = revoked.device_id();
+    let mut a = Client::connect(ClientOptions::control_ui(&url, TOKEN, &origin, revoked)).await.unwrap();
+    let mut a2 = Client::connect(ClientOptions::control_ui(&url, TOKEN, &origin, protocol::device::DeviceIdentity::from_seed([80; 32])))
+        .await
+        .unwrap();
+    let mut b = Client::connect(ClientOptions::control_ui(&url, TOKEN, &origin, protocol::device::DeviceIdentity::from_seed([81; 32])))
+        .await
+        .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gateway"))
+        .args(["devices", "revoke", &revoked_id, "--data-dir"])
+        .arg(&data)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for c in [&mut a, &mut a2] {
+        let closed = c.wait_closed(common::T).await;
+        assert_eq!(closed, Some((1008, "device revoked".to_string())), "both of the revoked device's sockets are closed");
+    }
+    assert_eq!(b.request("health", serde_json::json!({})).await.unwrap()["ok"], true, "the other device is still connected");
+    assert_eq!(gw.gateway.hub.device_ids(), vec![protocol::device::DeviceIdentity::from_seed([81; 32]).device_id()]);
+}

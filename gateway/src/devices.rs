@@ -112,17 +112,38 @@ pub async fn end_revoked_sockets(gw: std::sync::Arc<Gateway>) {
     }
 }
 
-/// Creates `dir` (and its parents) readable by this user only (0700 on Unix), and narrows an
-/// existing one: it holds transcripts, answers and device records.
-pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+/// Prepares the data directory, which holds transcripts, answers and device records. One the
+/// gateway creates (with its missing parents) is readable by this user only (0700 on Unix). An
+/// existing one keeps its mode, which its owner chose (a shared group directory, say): the
+/// gateway only says so, returning a warning when group or others may read or enter it.
+pub fn prepare_data_dir(dir: &std::path::Path) -> std::io::Result<Option<String>> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {
+                let mode = m.permissions().mode() & 0o777;
+                Ok((mode & 0o077 != 0).then(|| {
+                    format!(
+                        "the data directory {} is open to group or others (mode {mode:o}): it holds transcripts, answers and device records. Left as it is; `chmod 700 {}` keeps it to this user.",
+                        dir.display(),
+                        dir.display()
+                    )
+                }))
+            }
+            Ok(_) => Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it exists and is not a directory")),
+            Err(_) => {
+                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+                Ok(None)
+            }
+        }
     }
     #[cfg(not(unix))]
-    std::fs::create_dir_all(dir)
+    {
+        std::fs::create_dir_all(dir)?;
+        Ok(None)
+    }
 }
 
 fn when(ms: i64) -> String {

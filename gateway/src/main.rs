@@ -177,6 +177,10 @@ async fn main() {
     if !cfg.ui_root.join("index.html").is_file() {
         log::warn(&format!("no index.html in {}: the UI will answer 503 until it is built", cfg.ui_root.display()));
     }
+    // The signal handlers exist before the ready line is printed: a SIGTERM right after it
+    // (a supervisor, a test) stops the gateway gracefully instead of killing it.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).expect("SIGINT handler");
     let running = match gateway::start(cfg).await {
         Ok(r) => r,
         Err(e) => {
@@ -197,15 +201,10 @@ async fn main() {
         );
     }
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    wait_for_signal().await;
-    log::info("stopping: telling clients and closing connections");
-    running.shutdown().await;
-}
-
-async fn wait_for_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
+        _ = interrupt.recv() => {}
         _ = term.recv() => {}
     }
+    log::info("stopping: telling clients and closing connections");
+    running.shutdown().await;
 }

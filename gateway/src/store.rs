@@ -253,7 +253,11 @@ fn device_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Device> {
 
 impl Store {
     pub fn open(data_dir: &Path) -> Result<Store, String> {
-        crate::devices::create_private_dir(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
+        let warning =
+            crate::devices::prepare_data_dir(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
+        if let Some(w) = warning {
+            crate::log::warn(&w);
+        }
         let path = data_dir.join("gateway.sqlite");
         let conn = Connection::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         Self::init(conn).map_err(|e| format!("cannot prepare {}: {e}", path.display()))

@@ -493,3 +493,41 @@ async fn revoking_a_device_closes_its_open_sockets_and_no_other() {
     assert_eq!(b.request("health", serde_json::json!({})).await.unwrap()["ok"], true, "the other device is still connected");
     assert_eq!(gw.gateway.hub.device_ids(), vec![protocol::device::DeviceIdentity::from_seed([81; 32]).device_id()]);
 }
+
+// ---------------------------------------------------------------------------------------
+// 9. The data directory's mode.
+
+/// A data directory the gateway creates is 0700; an existing one keeps the mode its owner
+/// gave it, and the gateway warns when group or others may read it.
+#[cfg(unix)]
+#[test]
+fn an_existing_data_directory_keeps_its_mode_with_a_warning_and_a_new_one_is_0700() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o750)).unwrap();
+    let mut gw = common::GatewayProcess::spawn(&shared, TOKEN, &[]);
+    assert!(gw.terminate());
+    assert_eq!(mode(&shared), 0o750, "an existing directory's mode is left alone");
+    let logs = String::from_utf8_lossy(&gw.logs()).into_owned();
+    assert!(logs.contains("WARN") && logs.contains("open to group or others (mode 750)") && logs.contains("chmod 700"), "{logs}");
+
+    let private = dir.path().join("private");
+    std::fs::create_dir(&private).unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut gw = common::GatewayProcess::spawn(&private, TOKEN, &[]);
+    assert!(gw.terminate());
+    assert!(!String::from_utf8_lossy(&gw.logs()).contains("group or others"), "no warning for a 0700 directory");
+
+    let created = dir.path().join("new").join("data");
+    let mut gw = common::GatewayProcess::spawn(&created, TOKEN, &[]);
+    assert!(gw.terminate());
+    assert_eq!(mode(&created), 0o700, "a directory the gateway creates is this user's only");
+    assert!(!String::from_utf8_lossy(&gw.logs()).contains("group or others"));
+    assert_eq!(gateway::devices::prepare_data_dir(&created).unwrap(), None);
+    std::fs::set_permissions(&created, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(gateway::devices::prepare_data_dir(&created).unwrap().is_some_and(|w| w.contains("mode 755")));
+    assert_eq!(mode(&created), 0o755);
+}

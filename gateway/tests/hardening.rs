@@ -531,3 +531,49 @@ fn an_existing_data_directory_keeps_its_mode_with_a_warning_and_a_new_one_is_070
     assert!(gateway::devices::prepare_data_dir(&created).unwrap().is_some_and(|w| w.contains("mode 755")));
     assert_eq!(mode(&created), 0o755);
 }
+
+// ---------------------------------------------------------------------------------------
+// 10. The load generator stays on this machine and within bounds.
+
+#[test]
+fn the_load_generator_refuses_remote_targets_without_allow_remote_and_more_than_1000_clients() {
+    use gateway::load::{MAX_CLIENTS, parse_args};
+    let args = |s: &str| s.split_whitespace().map(str::to_string).collect::<Vec<_>>();
+    let token = || Some(TOKEN.to_string());
+    for url in ["ws://example.com:18789", "ws://192.168.1.5:18789", "ws://10.0.0.1", "ws://127.0.0.1.nip.io:1", "ws://user@evil.example:1/"]
+    {
+        let e = parse_args(&args(&format!("--url {url}")), token()).err().unwrap_or_else(|| panic!("{url} was accepted"));
+        assert!(e.contains("not a loopback address") && e.contains("--allow-remote"), "{url}: {e}");
+        let (opts, _) = parse_args(&args(&format!("--url {url} --allow-remote")), token()).unwrap().unwrap();
+        assert!(opts.allow_remote && opts.url.as_deref() == Some(url));
+    }
+    for url in ["ws://127.0.0.1:18789", "ws://localhost:18789/", "ws://[::1]:18789", "ws://127.0.0.5:1"] {
+        assert!(parse_args(&args(&format!("--url {url}")), token()).is_ok(), "{url}");
+    }
+    let e = parse_args(&args("--url http://127.0.0.1:1"), token()).unwrap_err();
+    assert!(e.contains("must be ws://HOST:PORT"), "{e}");
+    let e = parse_args(&args("--url ws://127.0.0.1:1"), None).unwrap_err();
+    assert!(e.contains("TOKEN=") && e.contains("TOKEN_FILE="), "{e}");
+    assert_eq!(MAX_CLIENTS, 1000);
+    assert_eq!(parse_args(&args("--clients 1000"), None).unwrap().unwrap().0.clients, 1000);
+    for n in ["1001", "0", "18446744073709551615"] {
+        let e = parse_args(&args(&format!("--clients {n}")), None).unwrap_err();
+        assert!(e.contains("--clients must be 1 to 1000"), "{n}: {e}");
+    }
+    let e = parse_args(&args(&format!("--token {TOKEN}")), None).unwrap_err();
+    assert!(e.contains("--token is not accepted") && !e.contains(TOKEN), "{e}");
+    // The library entry point checks the same.
+    let opts = gateway::load::LoadOptions { url: Some("ws://example.com:1".into()), ..Default::default() };
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    assert!(rt.block_on(gateway::load::run(opts)).err().unwrap().contains("not a loopback address"));
+    // And the binary refuses before connecting anywhere.
+    let out = std::process::Command::new(std::path::Path::new(env!("CARGO_BIN_EXE_gateway")).with_file_name("loadgen"))
+        .args(["--url", "ws://example.com:18789", "--seconds", "1"])
+        .env("TOKEN", TOKEN)
+        .env_remove("TOKEN_FILE")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("not a loopback address"), "{said}");
+}

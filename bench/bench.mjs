@@ -12,6 +12,7 @@
 // the Makefile does this. Env: OPENCLAW_REAL_DIR (~/.cache/ocui/openclaw-2026.9.6),
 // OCUI_SHARED_DIR (../shared), CHROMIUM (/usr/bin/chromium).
 import { createRequire } from "node:module";
+import { randomBytes } from "node:crypto";
 import { spawn, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -33,7 +34,8 @@ const REAL_DIR = process.env.OPENCLAW_REAL_DIR ?? path.join(os.homedir(), ".cach
 const SHARED = process.env.OCUI_SHARED_DIR ?? path.join(REPO, "..", "shared");
 const SCRIPT = path.join(SHARED, "tools/openclaw-gateway/run-real-gateway.sh");
 const OUT = path.join(REPO, "target/bench");
-const TOKEN = "BENCH";
+// Both gateways get a random 256-bit token (the local gateway refuses a weak one).
+const TOKEN = randomBytes(32).toString("hex");
 const require = createRequire(path.join(REAL_DIR, "app/node_modules/openclaw/package.json"));
 const { chromium } = require("playwright-core");
 
@@ -60,8 +62,8 @@ async function waitHttp(port, ms = 120000) {
 
 function startLocal(port, dataDir) {
   fs.rmSync(dataDir, { recursive: true, force: true });
-  const child = spawn(path.join(REPO, "target/gateway/gateway"), ["--port", String(port), "--token", TOKEN, "--data-dir", dataDir, "--ui-root", path.join(REPO, "dist")],
-    { stdio: ["ignore", fs.openSync(`${dataDir}.log`, "w"), fs.openSync(`${dataDir}.log`, "a")] });
+  const child = spawn(path.join(REPO, "target/gateway/gateway"), ["--port", String(port), "--data-dir", dataDir, "--ui-root", path.join(REPO, "dist")],
+    { env: { ...process.env, TOKEN, TOKEN_FILE: "" }, stdio: ["ignore", fs.openSync(`${dataDir}.log`, "w"), fs.openSync(`${dataDir}.log`, "a")] });
   return { kind: "local", port, url: `ws://127.0.0.1:${port}`, http: `http://127.0.0.1:${port}`, child, dataDir,
     async stop() { child.kill("SIGTERM"); await new Promise((r) => child.once("exit", r)); } };
 }
@@ -715,7 +717,7 @@ try {
     fs.rmSync(dataDir, { recursive: true, force: true });
     const total = await seedConversation(() => { const g = startLocal(18942, dataDir); return g; }, 5000);
     // restart on the seeded data (startLocal would wipe it, so spawn directly)
-    const child = spawn(path.join(REPO, "target/gateway/gateway"), ["--port", "18942", "--token", TOKEN, "--data-dir", dataDir, "--ui-root", path.join(REPO, "dist")], { stdio: "ignore" });
+    const child = spawn(path.join(REPO, "target/gateway/gateway"), ["--port", "18942", "--data-dir", dataDir, "--ui-root", path.join(REPO, "dist")], { env: { ...process.env, TOKEN, TOKEN_FILE: "" }, stdio: "ignore" });
     const gw = { port: 18942, url: "ws://127.0.0.1:18942", http: "http://127.0.0.1:18942", async stop() { child.kill("SIGTERM"); await new Promise((r) => child.once("exit", r)); } };
     cleanups.push(() => gw.stop());
     await waitHttp(gw.port);

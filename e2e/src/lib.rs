@@ -45,6 +45,9 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()
 }
 
+/// The page origins of the local gateways this test process started, in order.
+static E2E_ORIGINS: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
 /// The local gateway, in process, serving the UI build.
 pub struct LocalGateway {
     pub running: Option<gateway::Running>,
@@ -65,7 +68,8 @@ impl LocalGateway {
     /// A gateway that grants browser devices at most `scopes`.
     pub async fn start_with_device_scopes(scopes: Option<&[&str]>) -> LocalGateway {
         let data_dir = tempfile::tempdir().expect("tempdir");
-        let token = format!("e2e-{}", free_port());
+        // A random 256-bit token: the gateway refuses a weak one.
+        let token = gateway::util::random_token();
         let device_scopes = scopes.map(|s| s.iter().map(|x| x.to_string()).collect());
         let mut g = LocalGateway { running: None, token, port: 0, data_dir, device_scopes, ui_root: dist_dir() };
         g.restart_on(0).await;
@@ -90,9 +94,15 @@ impl LocalGateway {
         let mut cfg = gateway::Config::local(&self.token, self.data_dir.path().to_path_buf(), self.ui_root.clone());
         cfg.device_scopes = self.device_scopes.clone();
         cfg.port = port;
+        // The gateway accepts pages of its own address only (or configured origins): a test
+        // that opens one gateway's page and switches it to another gateway started after it
+        // (`#gatewayUrl=`) needs the later one to allow the earlier one's page, as a person
+        // would configure with ALLOWED_ORIGINS.
+        cfg.allowed_origins = E2E_ORIGINS.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let running = gateway::start(cfg).await.expect("local gateway starts");
         self.port = running.addr.port();
         self.running = Some(running);
+        E2E_ORIGINS.lock().unwrap_or_else(|p| p.into_inner()).push(self.base());
     }
 
     pub async fn stop(&mut self) {

@@ -98,8 +98,13 @@ pub fn send(gw: &Arc<Gateway>, caller: &Caller<'_>, p: ChatSendParams) -> Result
     }
     let key = canonical_session_key(&p.session_key);
     if gw.store.session_owner(&key).map_err(unavailable)?.is_none() {
+        // Sending to a new key makes the conversation, owned by the sender: not for a guest.
+        if !caller.full {
+            return Err(sessions::guest_may_not_name(&key));
+        }
         let parent = format!("agent:{}:main", sessions::agent_of(&key));
-        let made = gw.store.create_session(&key, &caller.peer.owner, None, None, Some(&parent), now_ms()).map_err(unavailable)?;
+        let owner = sessions::owner_for(&key, &caller.peer.owner);
+        let made = gw.store.create_session(&key, owner, None, None, Some(&parent), now_ms()).map_err(unavailable)?;
         if let Created::New(_) = made {
             sessions::changed(gw, &key, "create", |_| {});
         }
@@ -235,6 +240,10 @@ fn read_attachments(items: &[Value]) -> Result<Vec<(InboundMedia, Value)>, Error
 
 fn claim_reply(gw: &Arc<Gateway>, session: &str, text: &str) -> bool {
     let Some(record) = gw.questions.claimable_for_session(session) else { return false };
+    // A secret is never answered by a chat message (it would be saved in the transcript).
+    if record.questions.iter().any(|q| q.secret()) {
+        return false;
+    }
     match claim_plain_text(&record.questions, text) {
         Some(answers) => {
             questions::finish(gw, &record.id, protocol::question::QuestionStatus::Answered, Some(answers), Some("plain-text".into()), None)

@@ -24,6 +24,8 @@ pub const CLOSE_TOO_BIG: u16 = 1009;
 pub struct Headers {
     pub origin: Option<String>,
     pub host: Option<String>,
+    /// The peer's address (None when a test drives the connection without a socket).
+    pub remote: Option<std::net::IpAddr>,
 }
 
 fn event_text(event: &str, payload: &str, seq: Option<u64>) -> String {
@@ -80,6 +82,11 @@ pub fn parse_frame(text: &str) -> Result<Frame, String> {
 /// Handles one text frame from the client. Whatever it answers goes through `st.sender`.
 pub fn on_text(gw: &Arc<Gateway>, st: &mut ConnState, text: &str) -> Step {
     let conn_id = &st.conn_id;
+    // Closing (its device was revoked, the gateway is stopping): what still arrives is not
+    // acted on.
+    if st.peer.is_some() && st.sender.is_closing() {
+        return Step::Continue;
+    }
     if st.peer.is_none() && text.len() > protocol::MAX_PRECONNECT_FRAME_BYTES {
         st.sender.send(Outbound::Close(CLOSE_TOO_BIG, "pre-connect frame exceeds 64 KiB".into()));
         return Step::Stop;
@@ -98,7 +105,10 @@ pub fn on_text(gw: &Arc<Gateway>, st: &mut ConnState, text: &str) -> Step {
         Err(e) => {
             // Answer if we can tell which request it was; otherwise log and go on.
             let id = serde_json::from_str::<serde_json::Value>(text).ok().and_then(|v| v.get("id")?.as_str().map(str::to_string));
-            log::warn(&format!("conn {conn_id}: malformed frame: {}", protocol::frame::truncate(&e, 200)));
+            // The parser's words can quote the frame (`unknown variant \`<token>\``): they go to
+            // the sender only, and the log says what happened without any of its content.
+            let when = if st.peer.is_some() { "" } else { " before connect" };
+            log::warn(&format!("conn {conn_id}: malformed frame of {} bytes{when} (answered INVALID_REQUEST)", text.len()));
             if let Some(id) = id.filter(|i| !i.is_empty()) {
                 st.sender.send(Outbound::Text(res_text(ResponseFrame::err(id, ErrorShape::invalid(e)))));
             }
@@ -223,6 +233,10 @@ pub async fn handle<S>(
                     close = Some((code, reason));
                     break;
                 }
+                Outbound::Hold(d) => {
+                    tokio::time::sleep(d).await;
+                    continue;
+                }
             };
             let sent = tokio::select! {
                 biased;
@@ -326,12 +340,15 @@ pub async fn handle<S>(
     }
     drop(st);
     drop(sender);
-    let _ = tokio::time::timeout(Duration::from_secs(5), writer).await;
+    // The writer may be holding a refused connect's answer back (`throttle`).
+    let _ = tokio::time::timeout(Duration::from_secs(5) + gw.config.auth_backoff.max_delay, writer).await;
 }
 
 fn connect(gw: &Gateway, req: &RequestFrame, headers: &Headers, nonce: &str, conn_id: &str, sender: &ConnSender) -> Result<Peer, ()> {
     let fail = |e: ErrorShape| {
-        log::warn(&format!("conn {conn_id}: connect refused: {} ({})", e.message, e.detail_code().unwrap_or(&e.code)));
+        // Only the code: a refusal's message can quote the client's params (a closed-schema
+        // error names a field or a value, and a token may be either).
+        log::warn(&format!("conn {conn_id}: connect refused ({})", e.detail_code().unwrap_or(&e.code)));
         sender.send(Outbound::Text(res_text(ResponseFrame::err(req.id.clone(), e))));
         sender.send(Outbound::Close(CLOSE_POLICY, "connect refused".into()));
     };
@@ -339,14 +356,36 @@ fn connect(gw: &Gateway, req: &RequestFrame, headers: &Headers, nonce: &str, con
         fail(ErrorShape::invalid(format!("the first request must be `connect`, not `{}`", protocol::frame::truncate(&req.method, 40))));
         return Err(());
     }
+    // Backoff after failed sign-ins (`throttle`): a locked key is refused before anything is
+    // checked, so guessing in parallel gains nothing.
+    let key = crate::throttle::key(headers.remote, headers.origin.as_deref());
+    if let Some(wait) = gw.auth_throttle.locked(&key, std::time::Instant::now()) {
+        let ms = (wait.as_millis() as u64).max(1);
+        let mut e = ErrorShape::invalid(format!("too many failed sign-in attempts from this address and origin: retry after {ms} ms"))
+            .with_details(json!({"code": protocol::error::detail::AUTH_RATE_LIMITED, "retryAfterMs": ms}));
+        e.retryable = Some(true);
+        e.retry_after_ms = Some(ms);
+        fail(e);
+        return Err(());
+    }
     let transport = Transport { origin: headers.origin.as_deref(), host: headers.host.as_deref(), challenge_nonce: nonce };
     let admitted = match admit(gw, req.params.clone().unwrap_or(json!({})), &transport) {
         Ok(a) => a,
-        Err(e) => {
+        Err(mut e) => {
+            let guessed = matches!(
+                e.detail_code(),
+                Some(protocol::error::detail::AUTH_TOKEN_MISMATCH | protocol::error::detail::AUTH_DEVICE_TOKEN_MISMATCH)
+            );
+            if guessed && let Some(delay) = gw.auth_throttle.failed(&key, std::time::Instant::now(), &gw.config.auth_backoff) {
+                // This failure locks the key: its answer is held back as long, on this socket only.
+                e.retry_after_ms = Some((delay.as_millis() as u64).max(1));
+                sender.send(Outbound::Hold(delay));
+            }
             fail(e);
             return Err(());
         }
     };
+    gw.auth_throttle.succeeded(&key);
     let hello = hello_ok(gw, &admitted, conn_id);
     log::info(&format!("conn {conn_id}: connected {} with scopes [{}]", admitted.client_id, admitted.scopes.join(",")));
     sender.send(Outbound::Text(res_text(ResponseFrame::ok(req.id.clone(), serde_json::to_value(hello).unwrap_or_default()))));

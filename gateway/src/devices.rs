@@ -83,17 +83,67 @@ pub fn device_with_token(gw: &Gateway, token: &str, now_ms: i64) -> Option<Strin
     Some(d.device_id)
 }
 
-/// Creates `dir` (and its parents) readable by this user only (0700 on Unix), and narrows an
-/// existing one: it holds transcripts, answers and device records.
-pub fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+/// Closes (1008) the open sockets of every device revoked since it connected. Revocation is
+/// written to the database by `gateway devices revoke`, another process, so the gateway looks
+/// every [`crate::Config::revocation_poll`] while devices are connected, until it stops.
+pub async fn end_revoked_sockets(gw: std::sync::Arc<Gateway>) {
+    let stopping = gw.drain.stopping();
+    tokio::pin!(stopping);
+    loop {
+        tokio::select! {
+            _ = &mut stopping => return,
+            _ = tokio::time::sleep(gw.config.revocation_poll) => {}
+        }
+        let connected = gw.hub.device_ids();
+        if connected.is_empty() {
+            continue;
+        }
+        let revoked = match gw.store.revoked_devices() {
+            Ok(r) => r,
+            Err(e) => {
+                crate::log::warn(&format!("devices: cannot read revocations: {e}"));
+                continue;
+            }
+        };
+        for id in connected.iter().filter(|id| revoked.contains(id)) {
+            let n = gw.hub.evict_where(|p| p.device_id.as_deref() == Some(id.as_str()), crate::conn::CLOSE_POLICY, "device revoked");
+            crate::log::info(&format!("devices: {id} was revoked: closed its {n} connection(s)"));
+        }
+    }
+}
+
+/// Prepares the data directory, which holds transcripts, answers and device records. One the
+/// gateway creates (with its missing parents) is readable by this user only (0700 on Unix). An
+/// existing one keeps its mode, which its owner chose (a shared group directory, say): the
+/// gateway only says so, returning a warning when group or others may read or enter it.
+pub fn prepare_data_dir(dir: &std::path::Path) -> std::io::Result<Option<String>> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {
+                let mode = m.permissions().mode() & 0o777;
+                Ok((mode & 0o077 != 0).then(|| {
+                    format!(
+                        "the data directory {} is open to group or others (mode {mode:o}): it holds transcripts, answers and device records. Left as it is; `chmod 700 {}` keeps it to this user.",
+                        dir.display(),
+                        dir.display()
+                    )
+                }))
+            }
+            Ok(_) => Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it exists and is not a directory")),
+            Err(_) => {
+                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+                Ok(None)
+            }
+        }
     }
     #[cfg(not(unix))]
-    std::fs::create_dir_all(dir)
+    {
+        std::fs::create_dir_all(dir)?;
+        Ok(None)
+    }
 }
 
 fn when(ms: i64) -> String {

@@ -5,6 +5,7 @@ use protocol::device::verify_connect;
 use protocol::error::{ErrorShape, detail};
 use protocol::methods::scope;
 use serde_json::{Value, json};
+use std::net::IpAddr;
 
 use crate::Gateway;
 use crate::util::{now_ms, secret_eq};
@@ -32,25 +33,58 @@ fn connect_error(message: &str, code: &str) -> ErrorShape {
     ErrorShape::invalid(message).with_details(json!({ "code": code }))
 }
 
-fn is_loopback_origin(origin: &str) -> bool {
-    let Some(rest) = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://")) else { return false };
-    let host =
-        if rest.starts_with('[') { rest.split(']').next().map(|h| &h[1..]).unwrap_or("") } else { rest.split(':').next().unwrap_or("") };
-    matches!(host, "127.0.0.1" | "localhost" | "::1") && !rest.contains('/')
+/// A `Host` header's name and port (`[::1]:8080` → `::1`, 8080; no port is 80).
+fn host_and_port(host: &str) -> Option<(&str, u16)> {
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => {
+            let (name, after) = rest.split_once(']')?;
+            (name, if after.is_empty() { None } else { Some(after.strip_prefix(':')?) })
+        }
+        None => match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        },
+    };
+    let port = match port {
+        Some(p) => p.parse().ok()?,
+        None => 80,
+    };
+    (!name.is_empty()).then_some((name, port))
 }
 
-/// Whether a browser page from `origin` may use this gateway: loopback, the gateway's own
-/// address (`host`), or a configured allowed origin. Checked at the upgrade and at `connect`.
+/// Whether a `Host` header names the gateway bound at `bind`:`port` by a name no DNS answer can
+/// move elsewhere: its port, and `localhost` or a loopback address when bound to loopback,
+/// the bound address itself when bound to one address, any address (or `localhost`) when
+/// bound to all. Never a DNS name: a page of `http://evil.example:PORT` whose name was
+/// rebound to 127.0.0.1 sends `Host: evil.example:PORT`.
+pub fn host_is_the_gateway(bind: IpAddr, port: u16, host: &str) -> bool {
+    let Some((name, host_port)) = host_and_port(host) else { return false };
+    if host_port != port {
+        return false;
+    }
+    if name.eq_ignore_ascii_case("localhost") {
+        return bind.is_loopback() || bind.is_unspecified();
+    }
+    let Ok(ip) = name.parse::<IpAddr>() else { return false };
+    if bind.is_unspecified() {
+        true
+    } else if bind.is_loopback() {
+        ip.is_loopback()
+    } else {
+        ip == bind
+    }
+}
+
+/// Whether a browser page from `origin` may use this gateway: a configured allowed origin
+/// (`--allowed-origin`, `ALLOWED_ORIGINS`), or the gateway's own origin, `http(s)://<Host>`,
+/// when the Host names the gateway itself ([`host_is_the_gateway`]). Any other page is refused,
+/// a page on another `localhost` port too. Checked at the upgrade and at `connect`.
 pub fn origin_allowed(gw: &Gateway, origin: &str, host: Option<&str>) -> bool {
-    if is_loopback_origin(origin) {
+    if gw.config.allowed_origins.iter().any(|o| o == origin) {
         return true;
     }
-    if let Some(host) = host {
-        if origin == format!("http://{host}") || origin == format!("https://{host}") {
-            return true;
-        }
-    }
-    gw.config.allowed_origins.iter().any(|o| o == origin)
+    let Some(host) = host else { return false };
+    (origin == format!("http://{host}") || origin == format!("https://{host}")) && host_is_the_gateway(gw.config.bind, gw.config.port, host)
 }
 
 pub fn admit(gw: &Gateway, params: Value, t: &Transport<'_>) -> Result<Admitted, ErrorShape> {
@@ -212,12 +246,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loopback_origins_are_recognised_exactly() {
-        for o in ["http://127.0.0.1:8080", "http://localhost", "http://[::1]:18789", "https://localhost:1"] {
-            assert!(is_loopback_origin(o), "{o}");
+    fn only_the_bound_address_and_its_loopback_names_are_the_gateways_host() {
+        let lo: IpAddr = "127.0.0.1".parse().unwrap();
+        for h in ["127.0.0.1:18789", "localhost:18789", "LOCALHOST:18789", "[::1]:18789", "127.0.0.2:18789"] {
+            assert!(host_is_the_gateway(lo, 18789, h), "{h}");
         }
-        for o in ["http://127.0.0.1.evil.com", "http://localhost.evil:80", "null", "http://evil.com", "file://", "http://127.0.0.1:1/x"] {
-            assert!(!is_loopback_origin(o), "{o}");
+        for h in [
+            "evil.example:18789",
+            "127.0.0.1:5173",
+            "localhost:5173",
+            "127.0.0.1",
+            "127.0.0.1.nip.io:18789",
+            "192.168.1.5:18789",
+            "[::1]",
+            "[::1]x:18789",
+            ":18789",
+            "",
+            "127.0.0.1:18789:1",
+        ] {
+            assert!(!host_is_the_gateway(lo, 18789, h), "{h}");
         }
+        let lan: IpAddr = "192.168.1.5".parse().unwrap();
+        assert!(host_is_the_gateway(lan, 80, "192.168.1.5"));
+        assert!(!host_is_the_gateway(lan, 80, "localhost") && !host_is_the_gateway(lan, 80, "gw.lan"));
+        let any: IpAddr = "0.0.0.0".parse().unwrap();
+        assert!(host_is_the_gateway(any, 8080, "10.0.0.7:8080") && host_is_the_gateway(any, 8080, "localhost:8080"));
+        assert!(!host_is_the_gateway(any, 8080, "gw.lan:8080"), "a DNS name can be rebound");
     }
 }

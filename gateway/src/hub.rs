@@ -14,6 +14,9 @@ pub enum Outbound {
     Event { event: Arc<str>, payload: Arc<str> },
     /// Close the socket with this code and reason.
     Close(u16, String),
+    /// Wait this long before writing what follows (a refused `connect`'s answer held back
+    /// after repeated failed sign-ins; only this socket waits).
+    Hold(std::time::Duration),
 }
 
 /// The sending half of a connection, with the byte count of what is queued but unsent.
@@ -23,13 +26,23 @@ pub struct ConnSender {
     pub queued_bytes: Arc<AtomicUsize>,
     /// Set once the backlog went over `maxBufferedBytes`: the connection is being dropped.
     overflow: Arc<tokio::sync::watch::Sender<bool>>,
+    /// Set once a close is queued: nothing the client sends after it is acted on.
+    closing: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ConnSender {
     pub fn new() -> (ConnSender, mpsc::UnboundedReceiver<Outbound>) {
         let (tx, rx) = mpsc::unbounded_channel();
         let (overflow, _) = tokio::sync::watch::channel(false);
-        (ConnSender { tx, queued_bytes: Arc::new(AtomicUsize::new(0)), overflow: Arc::new(overflow) }, rx)
+        (
+            ConnSender {
+                tx,
+                queued_bytes: Arc::new(AtomicUsize::new(0)),
+                overflow: Arc::new(overflow),
+                closing: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+            },
+            rx,
+        )
     }
 
     /// Queues a frame. A client that lets more than `maxBufferedBytes` pile up is dropped:
@@ -40,10 +53,13 @@ impl ConnSender {
         if *self.overflow.borrow() {
             return false;
         }
+        if matches!(out, Outbound::Close(..)) {
+            self.closing.store(true, Ordering::Release);
+        }
         let size = match &out {
             Outbound::Text(t) => t.len(),
             Outbound::Event { event, payload } => event.len() + payload.len() + 48,
-            Outbound::Close(..) => 0,
+            Outbound::Close(..) | Outbound::Hold(_) => 0,
         };
         let queued = self.queued_bytes.fetch_add(size, Ordering::AcqRel) + size;
         if queued > protocol::MAX_BUFFERED_BYTES {
@@ -67,6 +83,11 @@ impl ConnSender {
 
     pub fn is_overflowed(&self) -> bool {
         *self.overflow.borrow()
+    }
+
+    /// Whether a close was queued (a revoked device, a shutdown, a refused connect).
+    pub fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
     }
 }
 
@@ -140,6 +161,28 @@ impl Hub {
         for p in self.peers().values() {
             p.sender.send(Outbound::Text(text.to_string()));
         }
+    }
+
+    /// The device ids of the open connections that connected with one.
+    pub fn device_ids(&self) -> Vec<String> {
+        let mut ids: Vec<String> = self.peers().values().filter_map(|p| p.device_id.clone()).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids
+    }
+
+    /// Takes every connection `f` picks out of the hub (no event reaches it from now on) and
+    /// closes it with `code` and `reason`; how many.
+    pub fn evict_where(&self, f: impl Fn(&Peer) -> bool, code: u16, reason: &str) -> usize {
+        let targets: Vec<ConnSender> = {
+            let mut peers = self.peers();
+            let ids: Vec<String> = peers.values().filter(|p| f(p)).map(|p| p.conn_id.clone()).collect();
+            ids.iter().filter_map(|id| peers.remove(id)).map(|p| p.sender).collect()
+        };
+        for t in &targets {
+            t.send(Outbound::Close(code, reason.to_string()));
+        }
+        targets.len()
     }
 
     /// The `shutdown` event, then a going-away close, to everyone.

@@ -21,6 +21,7 @@ pub mod methods;
 pub mod questions;
 pub mod sessions;
 pub mod store;
+pub mod throttle;
 pub mod upgrade;
 pub mod util;
 
@@ -54,8 +55,12 @@ pub struct Gateway {
     pub drain: Drain,
     /// Sockets open without a successful `connect` (`upgrade::PendingSlot`).
     pub pending_connects: std::sync::atomic::AtomicUsize,
+    /// The same, per browser Origin.
+    pub pending_by_origin: std::sync::Mutex<std::collections::HashMap<String, usize>>,
     /// Every WebSocket this gateway has accepted since it started.
     pub sockets_accepted: std::sync::atomic::AtomicUsize,
+    /// Failed sign-ins per remote address and Origin, and the backoff they earned.
+    pub auth_throttle: throttle::AuthThrottle,
 }
 
 impl Gateway {
@@ -72,7 +77,9 @@ impl Gateway {
             faults: Faults::default(),
             drain: Drain::default(),
             pending_connects: Default::default(),
+            pending_by_origin: Default::default(),
             sockets_accepted: Default::default(),
+            auth_throttle: Default::default(),
             boot_id: util::uuid_v4(),
             started: Instant::now(),
         })
@@ -277,15 +284,20 @@ impl Running {
     }
 }
 
-/// Binds and starts serving. Refuses a non-loopback bind unless the config allows it.
+/// Binds and starts serving. Refuses a non-loopback bind unless the config allows it, and a
+/// weak shared token (`Config::check`).
 pub async fn start(config: Config) -> Result<Running, String> {
-    config.check_bind()?;
+    config.check()?;
     let store = store::Store::open(&config.data_dir)?;
     let listener = tokio::net::TcpListener::bind((config.bind, config.port))
         .await
         .map_err(|e| format!("cannot listen on {}:{}: {e}", config.bind, config.port))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    // The port in use (0 asked for any): the Origin rule compares Host headers with it.
+    let mut config = config;
+    config.port = addr.port();
     let gateway = Gateway::new(config, store);
+    tokio::spawn(devices::end_revoked_sockets(gateway.clone()));
     let app = http::router(gateway.clone());
     let (tx, mut rx) = tokio::sync::watch::channel(false);
     let task = tokio::spawn(async move {

@@ -39,6 +39,84 @@ pub struct LoadOptions {
     /// How long to wait after the run for outstanding runs and events.
     pub drain_for: Duration,
     pub tick_ms: u64,
+    /// Let `url` name a gateway beyond loopback (`--allow-remote`): a load generator pointed
+    /// at someone else's machine is an attack tool.
+    pub allow_remote: bool,
+}
+
+/// The most clients one run may start.
+pub const MAX_CLIENTS: usize = 1000;
+
+/// The host of a `ws://HOST:PORT[/path]` URL (`[::1]` without its brackets).
+fn target_host(url: &str) -> Option<&str> {
+    let authority = url.strip_prefix("ws://")?.split(['/', '?', '#']).next()?;
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split_once(']')?.0,
+        None => authority.split(':').next()?,
+    };
+    (!host.is_empty()).then_some(host)
+}
+
+/// Whether a `ws://` URL names this machine by a loopback address or `localhost`.
+pub fn is_loopback_url(url: &str) -> bool {
+    target_host(url).is_some_and(|h| h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback()))
+}
+
+impl LoadOptions {
+    /// Refuses what the load generator must not do: no clients or more than [`MAX_CLIENTS`],
+    /// no time, and a target beyond loopback without `allow_remote`.
+    pub fn check(&self) -> Result<(), String> {
+        if self.clients == 0 || self.clients > MAX_CLIENTS {
+            return Err(format!("--clients must be 1 to {MAX_CLIENTS}, not {}", self.clients));
+        }
+        if self.run_for.is_zero() {
+            return Err("--seconds must be at least 1".into());
+        }
+        if let Some(url) = &self.url {
+            if target_host(url).is_none() {
+                return Err(format!("--url must be ws://HOST:PORT, not `{}`", crate::util::truncate_for_log(url)));
+            }
+            if !self.allow_remote && !is_loopback_url(url) {
+                return Err(format!(
+                    "refusing to load {}: it is not a loopback address. Pass --allow-remote to load a gateway on another machine (yours, or one you may test).",
+                    crate::util::truncate_for_log(url)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `loadgen`'s arguments (after the program name) into options and the report's path;
+/// `Ok(None)` for `--help`. `token` is TOKEN or TOKEN_FILE's (see `config::token_from_env`),
+/// needed with `--url`.
+pub fn parse_args(args: &[String], token: Option<String>) -> Result<Option<(LoadOptions, Option<PathBuf>)>, String> {
+    let mut opts = LoadOptions::default();
+    let mut out = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
+        let num = |name: &str, v: String| v.parse::<u64>().map_err(|_| format!("{name} must be a number"));
+        match a.as_str() {
+            "--clients" => opts.clients = usize::try_from(num("--clients", val("--clients")?)?).unwrap_or(usize::MAX),
+            "--seconds" => opts.run_for = Duration::from_secs(num("--seconds", val("--seconds")?)?),
+            "--think-ms" => opts.think = Duration::from_millis(num("--think-ms", val("--think-ms")?)?),
+            "--drain-seconds" => opts.drain_for = Duration::from_secs(num("--drain-seconds", val("--drain-seconds")?)?),
+            "--gateway" => opts.gateway_bin = Some(PathBuf::from(val("--gateway")?)),
+            "--url" => opts.url = Some(val("--url")?),
+            "--allow-remote" => opts.allow_remote = true,
+            "--token" => return Err(crate::config::TOKEN_FLAG_REFUSED.into()),
+            "--out" => out = Some(PathBuf::from(val("--out")?)),
+            "-h" | "--help" => return Ok(None),
+            other => return Err(format!("unknown argument `{}`", crate::util::truncate_for_log(other))),
+        }
+    }
+    if opts.url.is_some() {
+        opts.token = token.ok_or("--url needs the running gateway's token: TOKEN=… or TOKEN_FILE=path")?;
+    }
+    opts.check()?;
+    Ok(Some((opts, out)))
 }
 
 impl Default for LoadOptions {
@@ -52,6 +130,7 @@ impl Default for LoadOptions {
             token: crate::util::random_token(),
             drain_for: Duration::from_secs(60),
             tick_ms: 5_000,
+            allow_remote: false,
         }
     }
 }
@@ -425,12 +504,13 @@ fn spawn_gateway(bin: &PathBuf, token: &str, tick_ms: u64) -> Result<(ChildGatew
     let dir = std::env::temp_dir().join(format!("ocui-load-{}", crate::util::uuid_v4()));
     std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
     let mut child = Command::new(bin)
-        .args(["--port", "0", "--token", token, "--tick-ms", &tick_ms.to_string(), "--data-dir"])
+        .args(["--port", "0", "--tick-ms", &tick_ms.to_string(), "--data-dir"])
         .arg(dir.join("data"))
         .arg("--ui-root")
         .arg(dir.join("no-ui"))
         .env_remove("PORT")
-        .env_remove("TOKEN")
+        .env("TOKEN", token)
+        .env_remove("TOKEN_FILE")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -466,6 +546,7 @@ fn spawn_gateway(bin: &PathBuf, token: &str, tick_ms: u64) -> Result<(ChildGatew
 
 /// Runs the load and returns the report. Stops by itself.
 pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
+    opts.check()?;
     let (mut child, addr) = match (&opts.gateway_bin, &opts.url) {
         (Some(bin), _) => {
             let (c, a) = spawn_gateway(bin, &opts.token, opts.tick_ms)?;
@@ -493,10 +574,12 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
         });
     }
 
-    // Connect everyone first, a few at a time.
+    // Connect everyone first, a few at a time: every client is a page of one Origin, and the
+    // gateway lets one Origin hold 16 sockets before `connect` (half that leaves room for the
+    // moment between a hello and its slot's release).
     let mut connected = Vec::new();
     let mut first_errors = Vec::new();
-    let sem = Arc::new(tokio::sync::Semaphore::new(32));
+    let sem = Arc::new(tokio::sync::Semaphore::new(8));
     let mut joins = Vec::new();
     for i in 0..opts.clients {
         let (url, origin, token, sem) = (url.clone(), origin.clone(), opts.token.clone(), sem.clone());

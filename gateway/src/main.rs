@@ -1,11 +1,15 @@
 //! `gateway`: run the local gateway.
 //!
-//!   gateway [--port N] [--bind ADDR] [--allow-non-loopback] [--token T] [--data-dir DIR]
+//!   gateway [--port N] [--bind ADDR] [--allow-non-loopback] [--data-dir DIR]
 //!           [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]... [--device-scopes a,b]
 //!
-//! PORT, TOKEN, DATA_DIR, UI_ROOT and BIND are read from the environment when the flag is absent.
+//! PORT, DATA_DIR, UI_ROOT and BIND are read from the environment when the flag is absent;
+//! ALLOWED_ORIGINS (comma-separated) adds to --allowed-origin. The
+//! shared token comes only from the environment: TOKEN, or TOKEN_FILE naming a file that holds
+//! it; never from the command line, where every user of the machine sees it (`ps`,
+//! `/proc/<pid>/cmdline`) and the shell history keeps it.
 //!
-//!   gateway ask --file q.json [--url ws://127.0.0.1:18789] [--token T] [--wait]
+//!   gateway ask --file q.json [--url ws://127.0.0.1:18789] [--wait]
 //!
 //! raises a question on a running gateway (as a trusted backend client) without writing code.
 //! The file holds `question.request` params, or just the array of questions.
@@ -23,7 +27,7 @@ use gateway::{Config, log, util};
 
 fn usage() -> ! {
     eprintln!(
-        "usage: gateway [--port N] [--bind ADDR] [--allow-non-loopback] [--token T] [--data-dir DIR] [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]... [--device-scopes a,b]"
+        "usage: gateway [--port N] [--bind ADDR] [--allow-non-loopback] [--data-dir DIR] [--ui-root DIR] [--tick-ms N] [--allowed-origin ORIGIN]... [--device-scopes a,b]\n       the token: TOKEN=… or TOKEN_FILE=path in the environment (default: a random one, printed)"
     );
     std::process::exit(2)
 }
@@ -39,10 +43,15 @@ fn parse() -> Result<(Config, bool), String> {
     if let Some(p) = env("PORT") {
         cfg.port = p.parse().map_err(|_| format!("PORT must be a port number, not `{p}`"))?;
     }
+    // Browser origins allowed besides the gateway's own (a reverse proxy's name, `trunk serve`
+    // on http://127.0.0.1:8080), separated by commas or spaces.
+    if let Some(list) = env("ALLOWED_ORIGINS") {
+        cfg.allowed_origins.extend(list.split([',', ' ']).map(str::trim).filter(|o| !o.is_empty()).map(str::to_string));
+    }
     if let Some(b) = env("BIND") {
         cfg.bind = b.parse().map_err(|_| format!("BIND must be an IP address, not `{b}`"))?;
     }
-    let mut token = env("TOKEN");
+    let token = gateway::config::token_from_env(env("TOKEN"), env("TOKEN_FILE"))?;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         let mut val = |name: &str| args.next().ok_or_else(|| format!("{name} needs a value"));
@@ -50,7 +59,7 @@ fn parse() -> Result<(Config, bool), String> {
             "--port" => cfg.port = val("--port")?.parse().map_err(|_| "--port must be a port number".to_string())?,
             "--bind" => cfg.bind = val("--bind")?.parse::<IpAddr>().map_err(|_| "--bind must be an IP address".to_string())?,
             "--allow-non-loopback" => cfg.allow_non_loopback = true,
-            "--token" => token = Some(val("--token")?),
+            "--token" => return Err(gateway::config::TOKEN_FLAG_REFUSED.into()),
             "--data-dir" => cfg.data_dir = PathBuf::from(val("--data-dir")?),
             "--ui-root" => cfg.ui_root = PathBuf::from(val("--ui-root")?),
             "--tick-ms" => cfg.tick_interval_ms = val("--tick-ms")?.parse().map_err(|_| "--tick-ms must be a number".to_string())?,
@@ -73,14 +82,14 @@ async fn ask(args: Vec<String>) -> Result<(), String> {
     let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
     let mut file = None;
     let mut url = format!("ws://127.0.0.1:{}", env("PORT").unwrap_or_else(|| "18789".into()));
-    let mut token = env("TOKEN");
+    let token = gateway::config::token_from_env(env("TOKEN"), env("TOKEN_FILE"))?;
     let mut wait = false;
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--file" => file = it.next(),
             "--url" => url = it.next().ok_or("--url needs a value")?,
-            "--token" => token = it.next(),
+            "--token" => return Err(gateway::config::TOKEN_FLAG_REFUSED.into()),
             "--wait" => wait = true,
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -93,7 +102,7 @@ async fn ask(args: Vec<String>) -> Result<(), String> {
     };
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| format!("{file} is not JSON: {e}"))?;
     let params = if value.is_array() { serde_json::json!({ "questions": value }) } else { value };
-    let token = token.ok_or("ask needs the gateway token: --token T or TOKEN=T")?;
+    let token = token.ok_or("ask needs the gateway token: TOKEN=… or TOKEN_FILE=path")?;
     let opts = gateway::client::ClientOptions::backend(&url, &token, &[protocol::methods::scope::ADMIN]);
     let mut client = gateway::client::Client::connect(opts).await.map_err(|e| format!("cannot connect to {url}: {e}"))?;
     let created = client.request("question.request", params).await.map_err(|e| format!("question.request failed: {}", e.message))?;
@@ -168,6 +177,10 @@ async fn main() {
     if !cfg.ui_root.join("index.html").is_file() {
         log::warn(&format!("no index.html in {}: the UI will answer 503 until it is built", cfg.ui_root.display()));
     }
+    // The signal handlers exist before the ready line is printed: a SIGTERM right after it
+    // (a supervisor, a test) stops the gateway gracefully instead of killing it.
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt()).expect("SIGINT handler");
     let running = match gateway::start(cfg).await {
         Ok(r) => r,
         Err(e) => {
@@ -175,21 +188,23 @@ async fn main() {
             std::process::exit(1);
         }
     };
-    if generated {
-        println!("No token given (TOKEN or --token): generated one for this run.");
-    }
     println!("Gateway listening on ws://{}", running.addr);
-    println!("Open the Control UI: {}", running.ui_url());
+    // A token the gateway made is printed once, in the link (nobody else knows it); one given
+    // in TOKEN or TOKEN_FILE is never printed.
+    if generated {
+        println!("No token given (TOKEN or TOKEN_FILE): generated one for this run.");
+        println!("Open the Control UI: {}", running.ui_url());
+    } else {
+        println!(
+            "Open the Control UI: http://{}/ and give it the token (add #token=<the token> to the address, or paste it)",
+            running.addr
+        );
+    }
     let _ = std::io::Write::flush(&mut std::io::stdout());
-    wait_for_signal().await;
-    log::info("stopping: telling clients and closing connections");
-    running.shutdown().await;
-}
-
-async fn wait_for_signal() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
+        _ = interrupt.recv() => {}
         _ = term.recv() => {}
     }
+    log::info("stopping: telling clients and closing connections");
+    running.shutdown().await;
 }

@@ -201,6 +201,15 @@ pub fn resolve(gw: &Arc<Gateway>, caller: &Caller<'_>, params: QuestionResolvePa
         finish(gw, &params.id, QuestionStatus::Cancelled, None, params.resolved_by, params.resolution_id)?;
         return Ok(json!({ "status": "cancelled" }));
     }
+    // A secret's value is handed to the gateway's secret store: only an admin may give one.
+    // (Declining, `cancel`, gives nothing away and needs only the question scope.)
+    if record.questions.iter().any(|q| q.secret()) && !caller.peer.scopes.iter().any(|s| s == protocol::methods::scope::ADMIN) {
+        let mut e = ErrorShape::missing_scope(protocol::methods::scope::ADMIN, &[protocol::methods::scope::ADMIN]);
+        if let Some(d) = e.details.as_mut() {
+            d["reason"] = json!("answering a secret question needs operator.admin");
+        }
+        return Err(e);
+    }
     let given = params.answers.ok_or_else(|| ErrorShape::invalid("question.resolve needs answers or cancel: true"))?;
     let canonical = canonicalize_answers(&record.questions, &given)?;
     // Secret values go to the memory-only secret map; everything else sees "stored".

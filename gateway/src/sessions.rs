@@ -19,6 +19,27 @@ use crate::util::{now_ms, uuid_v4};
 /// The only agent of this gateway.
 pub const AGENT: &str = "main";
 
+/// The owner of every agent's main conversation (`agent:<id>:main`), whoever uses it first.
+/// No connection has it (a device's owner is its id, a backend's `client:<id>`, which any
+/// backend may claim), so no guest ever owns a main conversation.
+pub const OPERATOR_OWNER: &str = "gateway:operator";
+
+/// Who owns `key` when `caller_owner` brings it into being: the operator for a main
+/// conversation. (The main conversation has no row until first used, as on the real gateway,
+/// so it is reserved here rather than made at start.)
+pub fn owner_for<'a>(key: &str, caller_owner: &'a str) -> &'a str {
+    if is_main(key) { OPERATOR_OWNER } else { caller_owner }
+}
+
+/// A guest may not bring a conversation into being under a key it chose: it would own it,
+/// and so read whatever an operator later writes there. It makes its own with a key the
+/// gateway picks (`sessions.create` without `key`).
+pub(crate) fn guest_may_not_name(key: &str) -> ErrorShape {
+    ErrorShape::invalid(format!(
+        "session '{key}' was not found (a guest cannot name a new conversation: create one without `key` and use the key the gateway gives)"
+    ))
+}
+
 /// Rows of a `sessions.list` page when the caller names no limit, and at most.
 const DEFAULT_LIMIT: u64 = 200;
 const MAX_LIMIT: u64 = 1000;
@@ -315,7 +336,8 @@ fn entry(rec: &SessionRecord) -> Value {
 }
 
 /// `sessions.create`: `{ok, key, sessionId, entry, runStarted:false, created}`. Without a key,
-/// `agent:main:dashboard:<uuid>`; a taken key returns that session (a guest only its own).
+/// `agent:main:dashboard:<uuid>`; a taken key returns that session (a guest only its own); a
+/// guest cannot name a new one.
 pub fn create(gw: &Gateway, caller: &Caller<'_>, p: CreateParams) -> Result<Value, ErrorShape> {
     let _ = (p.emit_command_hooks, p.succeeds_parent, &p.idempotency_key);
     check_agent(p.agent_id.as_deref())?;
@@ -330,10 +352,13 @@ pub fn create(gw: &Gateway, caller: &Caller<'_>, p: CreateParams) -> Result<Valu
         Some(k) => canonical_session_key(k),
         None => format!("agent:{agent}:dashboard:{}", uuid_v4()),
     };
+    if !caller.full && p.key.is_some() && gw.store.session_owner(&key).map_err(unavailable)?.is_none() {
+        return Err(guest_may_not_name(&key));
+    }
     let parent = p.parent_session_key.as_deref().map(canonical_session_key).unwrap_or_else(|| format!("agent:{agent}:main"));
     let made = gw
         .store
-        .create_session(&key, &caller.peer.owner, p.label.as_deref(), p.display_name.as_deref(), Some(&parent), now_ms())
+        .create_session(&key, owner_for(&key, &caller.peer.owner), p.label.as_deref(), p.display_name.as_deref(), Some(&parent), now_ms())
         .map_err(unavailable)?;
     let (rec, created) = match made {
         Created::New(rec) => (rec, true),
@@ -385,6 +410,9 @@ pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<V
     let existing = gw.store.session(&key).map_err(unavailable)?;
     if existing.is_some() {
         check_session(gw, caller, &key)?;
+    } else if !caller.full {
+        // Patching a missing key makes it (as on the real gateway): not for a guest.
+        return Err(guest_may_not_name(&key));
     }
     if let Some(archived) = p.archived {
         if archived && is_main(&key) {
@@ -403,7 +431,7 @@ pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<V
         }
     }
     let change = SessionPatch { label: p.label.as_ref().map(|l| l.as_deref()), archived: p.archived };
-    let rec = match gw.store.patch_session(&key, &caller.peer.owner, &change, now_ms()).map_err(unavailable)? {
+    let rec = match gw.store.patch_session(&key, owner_for(&key, &caller.peer.owner), &change, now_ms()).map_err(unavailable)? {
         Patched::Done(rec) => *rec,
         Patched::LabelInUse => {
             return Err(ErrorShape::invalid(format!(

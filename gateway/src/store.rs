@@ -253,7 +253,11 @@ fn device_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Device> {
 
 impl Store {
     pub fn open(data_dir: &Path) -> Result<Store, String> {
-        crate::devices::create_private_dir(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
+        let warning =
+            crate::devices::prepare_data_dir(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
+        if let Some(w) = warning {
+            crate::log::warn(&w);
+        }
         let path = data_dir.join("gateway.sqlite");
         let conn = Connection::open(&path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         Self::init(conn).map_err(|e| format!("cannot prepare {}: {e}", path.display()))
@@ -381,6 +385,11 @@ impl Store {
     pub fn touch_device(&self, device_id: &str, now_ms: i64) -> rusqlite::Result<()> {
         self.db().prepare_cached("UPDATE devices SET last_seen_ms = ?2 WHERE device_id = ?1")?.execute(params![device_id, now_ms])?;
         Ok(())
+    }
+
+    /// The devices revoked now (not paired again since).
+    pub fn revoked_devices(&self) -> rusqlite::Result<Vec<String>> {
+        self.db().prepare_cached("SELECT device_id FROM devices WHERE revoked_at_ms IS NOT NULL")?.query_map([], |r| r.get(0))?.collect()
     }
 
     /// Revokes a device's token: it works nowhere from now on, until the device pairs again

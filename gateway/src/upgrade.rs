@@ -1,8 +1,9 @@
 //! The WebSocket upgrade, done here rather than by axum's extractor so that the transport
 //! itself enforces what must hold before `connect`:
 //! - a browser `Origin` that is not allowed is refused with 403 before any socket exists;
-//! - at most [`crate::Config::max_unauthenticated`] sockets may be open without a `connect`
-//!   (more get 503);
+//! - at most [`crate::Config::max_unauthenticated`] sockets may be open without a `connect`,
+//!   and at most [`crate::Config::max_unauthenticated_per_origin`] of one browser Origin (more
+//!   get 503);
 //! - until `connect` succeeds, the transport reads at most 64 KiB and a little framing
 //!   ([`PreConnectLimit`]), so a client cannot make the gateway buffer a 50 MiB frame first;
 //! - a socket that has not connected within [`crate::Config::connect_deadline`] is closed
@@ -38,20 +39,46 @@ pub fn is_websocket(headers: &HeaderMap) -> bool {
     headers.get(header::UPGRADE).and_then(|v| v.to_str().ok()).is_some_and(|v| v.eq_ignore_ascii_case("websocket"))
 }
 
-/// One socket counted as not yet connected; released when it connects or ends.
-pub struct PendingSlot(Option<Arc<Gateway>>);
+/// One socket counted as not yet connected (in all, and for its Origin); released when it
+/// connects or ends.
+pub struct PendingSlot(Option<(Arc<Gateway>, Option<String>)>);
+
+/// Why no slot was free.
+enum Full {
+    All,
+    Origin,
+}
 
 impl PendingSlot {
-    fn acquire(gw: &Arc<Gateway>) -> Option<PendingSlot> {
+    fn acquire(gw: &Arc<Gateway>, origin: Option<&str>) -> Result<PendingSlot, Full> {
         let max = gw.config.max_unauthenticated;
-        gw.pending_connects.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1)).ok()?;
+        // The per-Origin count is checked and taken under its lock, the total within it.
+        let mut by_origin = gw.pending_by_origin.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(o) = origin
+            && by_origin.get(o).copied().unwrap_or(0) >= gw.config.max_unauthenticated_per_origin
+        {
+            return Err(Full::Origin);
+        }
+        gw.pending_connects.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| (n < max).then_some(n + 1)).map_err(|_| Full::All)?;
+        if let Some(o) = origin {
+            *by_origin.entry(o.to_string()).or_default() += 1;
+        }
         gw.sockets_accepted.fetch_add(1, Ordering::Relaxed);
-        Some(PendingSlot(Some(gw.clone())))
+        Ok(PendingSlot(Some((gw.clone(), origin.map(str::to_string)))))
     }
 
     /// The socket connected: it no longer counts.
     pub fn release(&mut self) {
-        if let Some(gw) = self.0.take() {
+        if let Some((gw, origin)) = self.0.take() {
+            if let Some(o) = origin {
+                let mut by_origin = gw.pending_by_origin.lock().unwrap_or_else(|p| p.into_inner());
+                if let Some(n) = by_origin.get_mut(&o) {
+                    *n = n.saturating_sub(1);
+                    if *n == 0 {
+                        by_origin.remove(&o);
+                    }
+                }
+            }
             gw.pending_connects.fetch_sub(1, Ordering::AcqRel);
         }
     }
@@ -138,6 +165,7 @@ pub fn upgrade(gw: Arc<Gateway>, method: &Method, headers: &HeaderMap, request: 
     let h = Headers {
         origin: headers.get(header::ORIGIN).and_then(|v| v.to_str().ok()).map(str::to_string),
         host: headers.get(header::HOST).and_then(|v| v.to_str().ok()).map(str::to_string),
+        remote: request.extensions().get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0.ip()),
     };
     // A browser page says where it comes from; only allowed origins get a socket at all.
     if let Some(origin) = &h.origin
@@ -148,10 +176,17 @@ pub fn upgrade(gw: Arc<Gateway>, method: &Method, headers: &HeaderMap, request: 
             "origin not allowed: open the Control UI from the gateway's own address, or add this origin to the allowed origins",
         );
     }
-    let Some(slot) = PendingSlot::acquire(&gw) else {
-        let mut r = refuse(StatusCode::SERVICE_UNAVAILABLE, "too many connections have not authenticated yet; try again shortly");
-        r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
-        return r;
+    let slot = match PendingSlot::acquire(&gw, h.origin.as_deref()) {
+        Ok(slot) => slot,
+        Err(full) => {
+            let why = match full {
+                Full::All => "too many connections have not authenticated yet; try again shortly",
+                Full::Origin => "too many connections from this page have not authenticated yet; try again shortly",
+            };
+            let mut r = refuse(StatusCode::SERVICE_UNAVAILABLE, why);
+            r.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("2"));
+            return r;
+        }
     };
     let Some(on_upgrade) = { request }.extensions_mut().remove::<hyper::upgrade::OnUpgrade>() else {
         return refuse(StatusCode::UPGRADE_REQUIRED, "this connection cannot be upgraded");

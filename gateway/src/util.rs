@@ -26,6 +26,11 @@ pub fn random_token() -> String {
     protocol::device::encode_b64url(&random_bytes::<32>())
 }
 
+/// Client- or user-given text for a message: at most 80 characters.
+pub fn truncate_for_log(s: &str) -> String {
+    protocol::frame::truncate(s, 80)
+}
+
 /// Escapes a token for a URL fragment (tokens we make are already safe).
 pub fn fragment_escape(s: &str) -> String {
     s.bytes()

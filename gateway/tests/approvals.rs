@@ -16,7 +16,7 @@ use protocol::device::DeviceIdentity;
 use protocol::methods::scope;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "approvals-token";
+const TOKEN: &str = "approvals-675a730c0ca79563a61cb031c41b61fb";
 const T: Duration = Duration::from_secs(10);
 
 async fn start_in(dir: &std::path::Path) -> Running {

@@ -11,7 +11,7 @@ use gateway::client::{Client, ClientOptions};
 use protocol::methods::scope;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "attachments-token";
+const TOKEN: &str = "attachments-64e8fcef2a30d0b9107292c1dedda3dc";
 
 /// A 1×1 PNG.
 const PNG: &[u8] = &[

@@ -7,7 +7,7 @@ use gateway::{Config, Running};
 use protocol::methods::scope;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "chat-token";
+const TOKEN: &str = "chat-16b693e7ab345d6d34711ee947b93b3b";
 const T: Duration = Duration::from_secs(10);
 
 async fn start() -> (Running, tempfile::TempDir) {

@@ -22,7 +22,7 @@ use gateway::{Config, Gateway};
 use protocol::device::DeviceIdentity;
 use serde_json::{Map, Value, json};
 
-const TOKEN: &str = "fuzz-token";
+const TOKEN: &str = "fuzz-f7ee8af88b0f8be343f73cd69f052935";
 /// What the cases reached: requests handed to a method, of which answered ok, and connects let in.
 static DISPATCHED: AtomicU64 = AtomicU64::new(0);
 static OK: AtomicU64 = AtomicU64::new(0);
@@ -316,7 +316,7 @@ impl Conn {
         let st = ConnState {
             conn_id: gateway::util::uuid_v4(),
             nonce: gateway::util::uuid_v4(),
-            headers: Headers { origin: origin.map(str::to_string), host: Some("127.0.0.1:1".into()) },
+            headers: Headers { origin: origin.map(str::to_string), host: Some("127.0.0.1:1".into()), remote: None },
             peer: None,
             sender,
         };
@@ -334,6 +334,7 @@ impl Conn {
                 }
                 Outbound::Event { event, payload } => self.st.sender.sent(event.len() + payload.len() + 48),
                 Outbound::Close(..) => closed = true,
+                Outbound::Hold(_) => {}
             }
         }
         (texts, closed)
@@ -431,7 +432,10 @@ fn batch(seed: u64, first_case: u64, cases: u64, progress: &AtomicU64) {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().start_paused(true).build().unwrap();
     rt.block_on(async {
         let dir = std::env::temp_dir();
-        let gw = Gateway::new(Config::local(TOKEN, dir.clone(), dir), gateway::store::Store::in_memory());
+        let mut cfg = Config::local(TOKEN, dir.clone(), dir);
+        // As if listening on 127.0.0.1:1, the Host the connections say they reached.
+        cfg.port = 1;
+        let gw = Gateway::new(cfg, gateway::store::Store::in_memory());
         let mut rng = Rng(seed ^ first_case.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let mut admin = Conn::fresh(None);
         connect(&gw, &mut admin, connect_params(&[protocol::methods::scope::ADMIN])).await;
@@ -439,7 +443,7 @@ fn batch(seed: u64, first_case: u64, cases: u64, progress: &AtomicU64) {
         connect(&gw, &mut guest, connect_params(&[protocol::methods::scope::SESSIONS_WRITE])).await;
         let mut nobody = Conn::fresh(None);
         connect(&gw, &mut nobody, connect_params(&[])).await;
-        let mut ui = Conn::fresh(Some("http://127.0.0.1:5173"));
+        let mut ui = Conn::fresh(Some("http://127.0.0.1:1"));
         let nonce = ui.st.nonce.clone();
         connect(&gw, &mut ui, device_params(&nonce, (first_case % 251) as u8)).await;
         // Signed once per batch over a fixed nonce; the pre-connect cases reuse it.
@@ -462,7 +466,7 @@ fn batch(seed: u64, first_case: u64, cases: u64, progress: &AtomicU64) {
                 random_json(&mut rng, 3).to_string()
             } else if kind < 28 {
                 // Pre-connect: mutated connect frames (and anything else) on a new socket.
-                let mut fresh = Conn::fresh(if rng.chance(50) { Some("http://127.0.0.1:5173") } else { None });
+                let mut fresh = Conn::fresh(if rng.chance(50) { Some("http://127.0.0.1:1") } else { None });
                 let mut params = if rng.chance(30) {
                     fresh.st.nonce = batch_nonce.clone();
                     signed.clone()

@@ -7,7 +7,7 @@ use gateway::{Config, Running};
 use protocol::device::DeviceIdentity;
 use protocol::methods::scope;
 
-const TOKEN: &str = "test-token";
+const TOKEN: &str = "handshake-f5004a7b075be2c35339c9b3e5ecf768";
 
 async fn start(tick_ms: u64) -> (Running, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
@@ -198,7 +198,7 @@ async fn a_device_token_is_stored_only_as_a_hash_ends_with_its_shared_token_and_
     assert!(!db.windows(device_token.len()).any(|w| w == device_token.as_bytes()), "the device token is in the data directory");
 
     // A new shared token: the device token paired under the old one no longer works.
-    let gw = gateway::start(cfg("another-shared-token")).await.unwrap();
+    let gw = gateway::start(cfg("another-e38532b6e2d8fff6c940819978ab9032")).await.unwrap();
     let e = refused(Client::connect(with_device_token(&gw, seed, &device_token)).await.err().unwrap());
     assert_eq!(e.detail_code(), Some("AUTH_DEVICE_TOKEN_MISMATCH"));
     assert!(e.message.contains("gateway token changed"), "{}", e.message);

@@ -10,7 +10,7 @@ use protocol::device::DeviceIdentity;
 use protocol::methods::scope;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "q-token";
+const TOKEN: &str = "q-22b52c041593cfb02b5b6feed7920851";
 const T: Duration = Duration::from_secs(5);
 
 async fn start() -> (Running, tempfile::TempDir) {
@@ -126,7 +126,7 @@ async fn a_guest_sees_and_answers_only_questions_of_its_own_sessions() {
         ClientOptions::control_ui(&format!("ws://{}", gw.addr), TOKEN, &format!("http://{}", gw.addr), DeviceIdentity::from_seed([9; 32]));
     opts.scopes = vec![scope::SESSIONS_WRITE.into()];
     let mut guest = Client::connect(opts).await.unwrap();
-    let created = guest.request("sessions.create", json!({"key": "guest-room"})).await.unwrap();
+    let created = guest.request("sessions.create", json!({"label": "guest-room"})).await.unwrap();
     let own_key = created["key"].as_str().unwrap().to_string();
     let mut own = two_questions(30_000);
     own["sessionKey"] = json!(own_key);

@@ -14,7 +14,7 @@ use protocol::methods::scope;
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-const TOKEN: &str = "reliability-token";
+const TOKEN: &str = "reliability-ffed8731deb41b5fc1941bf431b53a94";
 
 /// Reads frames until `done` says so; every frame is kept in `raw.received`.
 async fn read_until(raw: &mut Raw, what: &str, done: impl Fn(&[String]) -> bool) {

@@ -14,7 +14,7 @@ use protocol::device::DeviceIdentity;
 use protocol::methods::scope;
 use serde_json::{Value, json};
 
-const TOKEN: &str = "sessions-token";
+const TOKEN: &str = "sessions-aa1fefd012a9fd071e6b6dfbe07f41e9";
 const T: Duration = Duration::from_secs(10);
 
 async fn start() -> (Running, tempfile::TempDir) {
@@ -367,19 +367,20 @@ async fn another_connection_sees_create_send_settled_and_patch_and_a_guest_only_
     assert_eq!((ev["sessionKey"].as_str(), ev["reason"].as_str()), (Some("agent:main:fresh-by-send"), Some("send")));
 
     // The guest sees the events of its own session only.
-    let own = create(&mut g, json!({"key": "guest-own"})).await;
-    assert_eq!(own["key"], "agent:main:guest-own");
-    g.request("sessions.patch", json!({"key": "guest-own", "label": "Mine"})).await.unwrap();
+    let own = create(&mut g, json!({"label": "Guest own"})).await;
+    let own_key = own["key"].as_str().unwrap().to_string();
+    assert!(own_key.starts_with("agent:main:dashboard:"), "a guest's conversation gets a key the gateway picks: {own}");
+    g.request("sessions.patch", json!({"key": own_key, "label": "Mine"})).await.unwrap();
     // Every change the guest received, from its first moment on.
     let mut reasons = Vec::new();
     while let Some(ev) = g.next_event("sessions.changed", Duration::from_millis(500)).await {
         let p = ev.payload.unwrap();
-        assert_eq!(p["sessionKey"], "agent:main:guest-own", "the guest saw another session's change: {p}");
-        assert_eq!(p["session"]["key"], "agent:main:guest-own");
+        assert_eq!(p["sessionKey"], own_key.as_str(), "the guest saw another session's change: {p}");
+        assert_eq!(p["session"]["key"], own_key.as_str());
         reasons.push(p["reason"].as_str().unwrap().to_string());
     }
     assert_eq!(reasons, ["create", "patch"]);
-    assert_eq!(keys(&g.request("sessions.list", json!({"archived": "all"})).await.unwrap()), vec!["agent:main:guest-own".to_string()]);
+    assert_eq!(keys(&g.request("sessions.list", json!({"archived": "all"})).await.unwrap()), vec![own_key.clone()]);
     assert!(g.request("sessions.describe", json!({"key": key})).await.unwrap()["session"].is_null());
     let e = g.request("sessions.patch", json!({"key": key, "label": "Taken over"})).await.unwrap_err();
     assert!(e.message.contains("was not found"), "{}", e.message);

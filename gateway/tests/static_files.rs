@@ -9,7 +9,7 @@ use std::io::Read;
 
 use common::header;
 
-const TOKEN: &str = "static-files-token";
+const TOKEN: &str = "static-59f8309fbb73e020661345d819417dba";
 
 /// A GET with `Accept-Encoding` when given.
 async fn get(addr: std::net::SocketAddr, path: &str, accept_encoding: Option<&str>) -> (String, Vec<(String, String)>, Vec<u8>) {

@@ -1,56 +1,47 @@
 //! `loadgen`: a bounded loopback load against the local gateway (see `gateway::load`).
 //!
 //!   loadgen [--clients 200] [--seconds 60] [--think-ms 0] [--drain-seconds 60]
-//!           [--gateway PATH | --url ws://HOST:PORT --token T] [--out FILE]
+//!           [--gateway PATH | --url ws://HOST:PORT [--allow-remote]] [--out FILE]
 //!
 //! Without --gateway or --url it starts the `gateway` binary that sits beside it, on a free
 //! loopback port with a fresh data directory, and stops it with SIGTERM at the end. Prints
 //! the report (Markdown) and writes it to --out. Exits 1 when anything was lost, duplicated
-//! or failed.
+//! or failed. With --url, the running gateway's token comes from TOKEN or TOKEN_FILE, and a
+//! host beyond loopback is refused unless --allow-remote is given. At most 1000 clients.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
-use gateway::load::{LoadOptions, run, write_report};
+use gateway::load::{MAX_CLIENTS, parse_args, run, write_report};
 
 fn main() {
-    let mut opts = LoadOptions::default();
-    let mut out: Option<PathBuf> = None;
-    let mut args = std::env::args().skip(1);
     let fail = |m: String| -> ! {
         eprintln!("loadgen: {m}");
         std::process::exit(2)
     };
-    while let Some(a) = args.next() {
-        let mut val = |name: &str| args.next().unwrap_or_else(|| fail(format!("{name} needs a value")));
-        let num = |name: &str, v: String| v.parse::<u64>().unwrap_or_else(|_| fail(format!("{name} must be a number")));
-        match a.as_str() {
-            "--clients" => opts.clients = num("--clients", val("--clients")) as usize,
-            "--seconds" => opts.run_for = Duration::from_secs(num("--seconds", val("--seconds"))),
-            "--think-ms" => opts.think = Duration::from_millis(num("--think-ms", val("--think-ms"))),
-            "--drain-seconds" => opts.drain_for = Duration::from_secs(num("--drain-seconds", val("--drain-seconds"))),
-            "--gateway" => opts.gateway_bin = Some(PathBuf::from(val("--gateway"))),
-            "--url" => opts.url = Some(val("--url")),
-            "--token" => opts.token = val("--token"),
-            "--out" => out = Some(PathBuf::from(val("--out"))),
-            "-h" | "--help" => {
-                println!(
-                    "usage: loadgen [--clients N] [--seconds T] [--think-ms M] [--drain-seconds D] [--gateway PATH | --url URL --token T] [--out FILE]"
-                );
-                return;
-            }
-            other => fail(format!("unknown argument `{other}`")),
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    // The token matters only with --url (a started gateway gets a random one).
+    let token = if args.iter().any(|a| a == "--url") {
+        gateway::config::token_from_env(env("TOKEN"), env("TOKEN_FILE")).unwrap_or_else(|e| fail(e))
+    } else {
+        None
+    };
+    let (mut opts, out) = match parse_args(&args, token) {
+        Ok(Some(parsed)) => parsed,
+        Ok(None) => {
+            println!(
+                "usage: loadgen [--clients N (1 to {MAX_CLIENTS})] [--seconds T] [--think-ms M] [--drain-seconds D] [--gateway PATH | --url ws://HOST:PORT [--allow-remote]] [--out FILE]\n       with --url: TOKEN=… or TOKEN_FILE=path for the running gateway's token; a host beyond loopback needs --allow-remote"
+            );
+            return;
         }
-    }
+        Err(e) => fail(e),
+    };
     if opts.gateway_bin.is_none() && opts.url.is_none() {
         let beside = std::env::current_exe().ok().and_then(|e| Some(e.parent()?.join("gateway")));
         match beside.filter(|p| p.is_file()) {
             Some(p) => opts.gateway_bin = Some(p),
             None => fail("no gateway binary beside loadgen: pass --gateway PATH or --url".into()),
         }
-    }
-    if opts.clients == 0 || opts.run_for.is_zero() {
-        fail("--clients and --seconds must be at least 1".into());
     }
     let threads = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
     let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(threads).enable_all().build().expect("runtime");

@@ -17,6 +17,20 @@ use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 
+/// The HTTP status of a refused WebSocket upgrade with these headers, or None when a socket
+/// opened.
+pub async fn upgrade_status_with(url: &str, headers: &[(&str, &str)]) -> Option<u16> {
+    let mut req = url.into_client_request().unwrap();
+    for (k, v) in headers {
+        req.headers_mut().insert(tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(req).await {
+        Ok(_) => None,
+        Err(tokio_tungstenite::tungstenite::Error::Http(resp)) => Some(resp.status().as_u16()),
+        Err(e) => panic!("neither a socket nor an HTTP refusal: {e}"),
+    }
+}
+
 /// Generous bound for anything that should happen "at once" (hang detection, not timing).
 pub const T: Duration = Duration::from_secs(10);
 
@@ -46,9 +60,19 @@ pub enum End {
 
 impl Raw {
     pub async fn open(url: &str, origin: Option<&str>) -> Raw {
+        match origin {
+            Some(o) => Self::open_with_headers(url, &[("origin", o)]).await,
+            None => Self::open_with_headers(url, &[]).await,
+        }
+    }
+
+    /// A socket whose upgrade request carries these headers (`origin`, or a `host` other than
+    /// the URL's, as a page reached through another name sends).
+    pub async fn open_with_headers(url: &str, headers: &[(&str, &str)]) -> Raw {
         let mut req = url.into_client_request().unwrap();
-        if let Some(o) = origin {
-            req.headers_mut().insert("origin", o.parse().unwrap());
+        for (k, v) in headers {
+            req.headers_mut()
+                .insert(tokio_tungstenite::tungstenite::http::HeaderName::from_bytes(k.as_bytes()).unwrap(), v.parse().unwrap());
         }
         let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
         let first = tokio::time::timeout(T, ws.next()).await.expect("challenge in time").unwrap().unwrap().into_text().unwrap();
@@ -132,22 +156,30 @@ fn pump(mut from: impl Read + Send + 'static, into: Arc<Mutex<Vec<u8>>>) {
 }
 
 impl GatewayProcess {
-    /// Starts `target/.../gateway` on a free loopback port over `data_dir`.
+    /// Starts `target/.../gateway` on a free loopback port over `data_dir`, with `token` in
+    /// its environment (TOKEN).
     pub fn spawn(data_dir: &Path, token: &str, extra: &[&str]) -> GatewayProcess {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gateway"))
-            .args(["--port", "0", "--token", token, "--tick-ms", "30000", "--data-dir"])
+        Self::spawn_with_env(data_dir, &[("TOKEN", token)], extra)
+    }
+
+    /// The same, with these variables set (TOKEN, TOKEN_FILE, PORT, DATA_DIR and
+    /// ALLOWED_ORIGINS are cleared first).
+    pub fn spawn_with_env(data_dir: &Path, env: &[(&str, &str)], extra: &[&str]) -> GatewayProcess {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_gateway"));
+        cmd.args(["--port", "0", "--tick-ms", "30000", "--data-dir"])
             .arg(data_dir)
             .arg("--ui-root")
             .arg(data_dir.join("no-ui"))
             .args(extra)
             .env_remove("PORT")
             .env_remove("TOKEN")
-            .env_remove("DATA_DIR")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("the gateway binary starts");
+            .env_remove("TOKEN_FILE")
+            .env_remove("ALLOWED_ORIGINS")
+            .env_remove("DATA_DIR");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("the gateway binary starts");
         let stderr = Arc::new(Mutex::new(Vec::new()));
         pump(child.stderr.take().unwrap(), stderr.clone());
         let stdout = Arc::new(Mutex::new(Vec::new()));

@@ -214,8 +214,10 @@ async fn an_invalid_record_is_a_readable_notice_and_hostile_text_stays_inert() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_secret_question_is_answered_with_the_question_scope_without_admin() {
-    // As on the real gateway: answering a secret needs operator.questions (creating one, admin).
+async fn a_secret_answer_the_local_gateway_refuses_without_admin_says_why_and_keeps_the_field() {
+    // The real gateway lets operator.questions answer a secret (the UI follows it and offers the
+    // field); the local gateway asks for operator.admin. Its refusal is shown in words, and
+    // nothing typed is lost or sent again by itself.
     let gw = LocalGateway::start_with_device_scopes(Some(&["operator.read", "operator.write", "operator.approvals", "operator.questions"]))
         .await;
     let mut agent = gw.agent().await;
@@ -225,7 +227,9 @@ async fn a_secret_question_is_answered_with_the_question_scope_without_admin() {
     let field = b.find_xpath("//div[@data-testid='question-panel']//input[@type='password']", T).await;
     field.send_keys("tok-123-value").await.unwrap();
     b.click_button("Submit").await;
-    b.wait_gone("[data-testid=question-panel]", T).await;
+    let error = b.wait_text("[data-testid=dock-error]", T, |t| !t.is_empty()).await;
+    assert!(error.contains("operator.admin"), "the refusal names the scope: {error}");
+    assert!(b.exists("[data-testid=question-panel]").await, "the question stays, with its field");
     b.close().await;
 }
 

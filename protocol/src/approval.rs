@@ -328,9 +328,14 @@ fn scope_words(scope: &Value) -> Option<String> {
                 )),
                 _ => None,
             };
+            // Plain values only, as text; a nested object or list is named, not written out.
             let all = o.iter().map(|(k, v)| match v {
                 Value::String(s) => format!("{k}: {s}"),
-                other => format!("{k}: {other}"),
+                Value::Number(n) => format!("{k}: {n}"),
+                Value::Bool(b) => format!("{k}: {b}"),
+                Value::Null => format!("{k}: none"),
+                Value::Array(a) => format!("{k}: {} item(s)", a.len()),
+                Value::Object(_) => format!("{k}: (details)"),
             });
             Some(match known {
                 Some(sentence) => format!("{sentence} ({})", all.collect::<Vec<_>>().join(", ")),

@@ -154,11 +154,10 @@ pub fn store_device_token(device_id: &str, gateway_url: &str, token: &str) {
 /// every gateway (`ocui.token.v1:*`) and every device token (`ocui.deviceToken.v1:*`), with
 /// `also` (the ones in use now). Memory only, through `model::credential::set_own_secrets`.
 pub fn guard_held_tokens(also: &[&str]) {
-    let stored = browser::session_keys()
-        .into_iter()
-        .filter(|k| k.starts_with("ocui.token.v1:"))
-        .filter_map(|k| browser::session_get(&k))
-        .chain(browser::local_keys().into_iter().filter(|k| k.starts_with("ocui.deviceToken.v1:")).filter_map(|k| browser::local_get(&k)));
+    let stored =
+        browser::session_keys().into_iter().filter(|k| k.starts_with("ocui.token.v1:")).filter_map(|k| browser::session_get(&k)).chain(
+            browser::local_keys().into_iter().filter(|k| k.starts_with("ocui.deviceToken.v1:")).filter_map(|k| browser::local_get(&k)),
+        );
     let mut held: Vec<String> = Vec::new();
     for t in also.iter().map(|s| s.to_string()).chain(stored) {
         if !t.trim().is_empty() && !held.contains(&t) {

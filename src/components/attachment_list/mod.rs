@@ -74,7 +74,12 @@ thread_local! {
 }
 
 /// An object URL for a file the gateway saved, fetched once per page.
-async fn fetched_url(client: crate::io::gateway_client::GatewayClient, source: String, session: String, image: bool) -> Result<String, String> {
+async fn fetched_url(
+    client: crate::io::gateway_client::GatewayClient,
+    source: String,
+    session: String,
+    image: bool,
+) -> Result<String, String> {
     // One object URL per file and use: an image's and a download's types differ.
     let key = format!("{}{source}", if image { "i:" } else { "d:" });
     if let Some(url) = FETCHED.with(|f| f.borrow().iter().find(|(s, _)| *s == key).map(|(_, u)| u.clone())) {

@@ -171,3 +171,31 @@ async fn a_key_typed_into_a_queued_message_in_the_tray_is_held_while_a_question_
     assert_eq!(frames_with(&relay, KEY), 0);
     b.close().await;
 }
+
+/// A bare 64-hex value (what `openssl rand -hex 32` gives, OpenClaw's usual gateway token) is
+/// asked about before any chat message carries it, question or not, and even though this tab
+/// never registered it; after **Yes, send it** it goes exactly once, and the confirmed row's
+/// text leaves IndexedDB.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bare_64_hex_value_is_held_in_any_chat_message_and_sent_once_when_confirmed() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    let hex = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+    let text = format!("the other gateway's token is {hex}");
+    b.send_message(&text).await;
+    let notice = b.wait_text("[data-testid=credential-held]", T, |t| !t.is_empty()).await;
+    assert!(notice.contains("64-digit hex") && !notice.contains(&hex[6..60]), "{notice}");
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    assert!(gw.gateway().store.user_texts(MAIN).unwrap().is_empty(), "nothing was sent");
+    assert!(!stored(&b, "outbox").await.contains(hex), "nor queued");
+    b.click_button("Send anyway").await;
+    b.click_button("Yes, send it").await;
+    e2e::db_user_texts(&gw, MAIN, &[text.as_str()]).await;
+    // Confirmed: the row may stay a while, its text does not.
+    let deadline = tokio::time::Instant::now() + T;
+    while stored(&b, "outbox").await.contains(hex) {
+        assert!(tokio::time::Instant::now() < deadline, "the confirmed row's text stayed in IndexedDB");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    b.close().await;
+}

@@ -4,7 +4,6 @@
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(HOME)/.cargo/bin:$(PATH)
 export TRUNK_SKIP_VERSION_CHECK := true
-export OCUI_SHARED_DIR ?= $(abspath $(CURDIR)/../shared)
 
 PORT ?= 18789
 DATA_DIR ?= $(CURDIR)/.data
@@ -119,7 +118,7 @@ real-gateway:
 	  rm -rf "$$R/app/node_modules" "$$R/app/package-lock.json"; \
 	fi; \
 	[ -x "$$R/node/package/bin/node" ] && [ -f "$$R/app/node_modules/openclaw/openclaw.mjs" ] \
-	  || bash "$(OCUI_SHARED_DIR)/tools/openclaw-gateway/run-real-gateway.sh" "$$R" install
+	  || bash scripts/real-gateway.sh "$$R" install
 
 ## Benchmarks (not part of make test, about 4 minutes with the builds warm): our UI beside the incumbent Control UI on
 ## the real gateway, plus our gateway, in headless Chromium. Prints a markdown table and writes

@@ -10,7 +10,7 @@
 //
 // Run with the real gateway's Node 24 (it resolves playwright-core from that install):
 // the Makefile does this. Env: OPENCLAW_REAL_DIR (~/.cache/ocui/openclaw-2026.9.6),
-// OCUI_SHARED_DIR (../shared), CHROMIUM (/usr/bin/chromium).
+// CHROMIUM (/usr/bin/chromium).
 import { createRequire } from "node:module";
 import { randomBytes } from "node:crypto";
 import { spawn, execFileSync } from "node:child_process";
@@ -31,8 +31,7 @@ const RUNS = Number(args.runs ?? 7);
 const ONLY = new Set((args.only ?? "1,2,3,4,5,6,7,8,9,10").split(",").map(Number));
 const RT_SECONDS = Number(args["rt-seconds"] ?? 10);
 const REAL_DIR = process.env.OPENCLAW_REAL_DIR ?? path.join(os.homedir(), ".cache/ocui/openclaw-2026.9.6");
-const SHARED = process.env.OCUI_SHARED_DIR ?? path.join(REPO, "..", "shared");
-const SCRIPT = path.join(SHARED, "tools/openclaw-gateway/run-real-gateway.sh");
+const SCRIPT = path.join(REPO, "scripts/real-gateway.sh");
 const OUT = path.join(REPO, "target/bench");
 // Both gateways get a random 256-bit token (the local gateway refuses a weak one).
 const TOKEN = randomBytes(32).toString("hex");

@@ -1,16 +1,10 @@
-//! The real OpenClaw gateway (npm `openclaw@2026.9.6`), run through
-//! `../shared/tools/openclaw-gateway/run-real-gateway.sh`, serving our UI build from
-//! `gateway.controlUi.root`.
+//! The real OpenClaw gateway (npm `openclaw@2026.9.6`), installed, started and stopped by the
+//! project's `scripts/real-gateway.sh`, serving our UI build from `gateway.controlUi.root`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// `../shared` beside the repository (CI lays a copy there), or `OCUI_SHARED_DIR`.
-pub fn shared_dir() -> PathBuf {
-    let dir = std::env::var("OCUI_SHARED_DIR").map(PathBuf::from).unwrap_or_else(|_| crate::repo_root().join("..").join("shared"));
-    assert!(dir.join("tools/openclaw-gateway/run-real-gateway.sh").is_file(), "no shared tools in {}: set OCUI_SHARED_DIR", dir.display());
-    dir
-}
+use serde_json::{Value, json};
 
 /// Where the real gateway is installed and keeps its state: outside the repo, reused.
 pub fn install_dir() -> PathBuf {
@@ -34,7 +28,7 @@ pub struct RealGateway {
 }
 
 fn script() -> PathBuf {
-    shared_dir().join("tools/openclaw-gateway/run-real-gateway.sh")
+    crate::repo_root().join("scripts/real-gateway.sh")
 }
 
 fn run(dir: &Path, port: u16, args: &[&str], ui_root: Option<(&Path, &str)>) -> std::process::Output {
@@ -50,7 +44,7 @@ fn run(dir: &Path, port: u16, args: &[&str], ui_root: Option<(&Path, &str)>) -> 
             cmd.env("CONTROL_UI_BASE_PATH", base_path);
         }
     }
-    cmd.output().expect("run-real-gateway.sh runs")
+    cmd.output().expect("scripts/real-gateway.sh runs")
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -218,21 +212,76 @@ impl RealGateway {
         );
     }
 
-    /// Raises a question with the real `ask_user` tool (attach grant + MCP) through the
-    /// shared `ask.mjs`. The child prints `ask_user tool result: {...}` when answered.
-    pub fn ask_user_via_mcp(&self) -> tokio::process::Child {
-        tokio::process::Command::new("bash")
-            .arg(script())
-            .arg(&self.dir)
-            .args(["ask", "--scenario", "pending", "--via", "mcp", "--timeout-seconds", "300"])
-            .env("PORT", self.port.to_string())
-            .env("TOKEN", TOKEN)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .expect("ask.mjs starts")
+    /// Calls the real `ask_user` tool through the gateway's attach grant and its loopback MCP
+    /// server (`attach.grant`, then `initialize`, `tools/list`, `tools/call`), as an attached
+    /// coding agent does. The task ends with the tool's result (`{status, answers}`) once the
+    /// question is answered, skipped or expired.
+    pub async fn ask_user_via_mcp(&self, agent: &mut gateway::client::Client) -> tokio::task::JoinHandle<Value> {
+        let grant = agent
+            .request("attach.grant", json!({"sessionKey": "main", "ttlMs": 15 * 60 * 1000}))
+            .await
+            .unwrap_or_else(|e| panic!("attach.grant: {e:?}"));
+        let url = grant["mcpConfig"]["mcpServers"]["openclaw"]["url"].as_str().unwrap_or_else(|| panic!("no MCP url: {grant}")).to_string();
+        let token = grant["token"].as_str().unwrap_or_else(|| panic!("no MCP token: {grant}")).to_string();
+        assert!(url.starts_with("http://127.0.0.1:") && url.ends_with("/mcp"), "the MCP server is on loopback: {url}");
+        mcp_call(
+            &url,
+            &token,
+            "initialize",
+            json!({"protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "ocui-e2e", "version": "0"}}),
+        )
+        .await;
+        let tools = mcp_call(&url, &token, "tools/list", json!({})).await;
+        assert!(
+            tools["result"]["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "ask_user")),
+            "the MCP tools include ask_user: {tools}"
+        );
+        let questions = json!([
+            {"id": "deploy_target", "header": "Deploy", "question": "Where should this change be deployed?",
+             "options": [{"label": "Staging (Recommended)", "description": "Safe default"}, {"label": "Production"}]},
+            {"id": "notify", "header": "Notify", "question": "Which channels should be notified?", "multiSelect": true,
+             "options": [{"label": "Email"}, {"label": "Slack"}, {"label": "Pager", "description": "Only for incidents"}]},
+        ]);
+        tokio::spawn(async move {
+            let r = mcp_call(
+                &url,
+                &token,
+                "tools/call",
+                json!({"name": "ask_user", "arguments": {"questions": questions, "timeoutSeconds": 300}}),
+            )
+            .await;
+            // The tool answers in words, then its JSON.
+            let text = r["result"]["content"][0]["text"].as_str().unwrap_or_else(|| panic!("no ask_user text: {r}")).to_string();
+            let at = text.find('{').unwrap_or_else(|| panic!("no JSON in the ask_user result: {text}"));
+            serde_json::from_str(&text[at..]).unwrap_or_else(|e| panic!("the ask_user result ({e}): {text}"))
+        })
     }
+}
+
+/// One JSON-RPC call to the gateway's loopback MCP server. Sent as HTTP/1.0, so the answer is
+/// the body up to the close, with no chunks to undo; a long call's answer is padded with
+/// keep-alive line breaks, or comes as server-sent events (`data:` lines).
+async fn mcp_call(url: &str, token: &str, method: &str, params: Value) -> Value {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let rest = url.strip_prefix("http://").unwrap_or_else(|| panic!("an http MCP url: {url}"));
+    let (host, path) = rest.split_once('/').map(|(h, p)| (h, format!("/{p}"))).unwrap_or((rest, "/".into()));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let mut socket = tokio::net::TcpStream::connect(host).await.unwrap_or_else(|e| panic!("MCP {host}: {e}"));
+    let request = format!(
+        "POST {path} HTTP/1.0\r\nHost: {host}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nAuthorization: Bearer {token}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    socket.write_all(request.as_bytes()).await.expect("MCP request sent");
+    let mut answer = Vec::new();
+    socket.read_to_end(&mut answer).await.expect("MCP answer read");
+    let answer = String::from_utf8_lossy(&answer);
+    let content = answer.split_once("\r\n\r\n").map_or("", |(_, b)| b).trim();
+    let json = if content.starts_with('{') {
+        content
+    } else {
+        content.lines().filter_map(|l| l.strip_prefix("data:")).last().unwrap_or("").trim()
+    };
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("MCP {method} answered ({e}):\n{answer}"))
 }
 
 /// `config.patch` against the gateway's current config (its hash), applied without a restart.
@@ -249,7 +298,7 @@ async fn config_patch(agent: &mut gateway::client::Client, patch: &serde_json::V
 
 impl Drop for RealGateway {
     fn drop(&mut self) {
-        // `stop` cancels pending questions first; otherwise SIGTERM waits for them.
+        // `stop` does not wait for pending work (a question would hold SIGTERM for minutes).
         let out = run(&self.dir, self.port, &["stop"], None);
         if !out.status.success() {
             eprintln!("real gateway stop failed: {}", String::from_utf8_lossy(&out.stderr));

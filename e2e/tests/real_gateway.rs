@@ -136,20 +136,14 @@ async fn our_ui_on_the_real_gateway() {
     receipt_for(&b, &id, |t| t.starts_with("Expired")).await;
 
     // 6. The real ask_user tool over the attach MCP path.
-    let child = gw.ask_user_via_mcp();
+    let tool = gw.ask_user_via_mcp(&mut agent).await;
     b.wait_text("[data-testid=step-progress]", Duration::from_secs(60), |t| t == "1/2").await;
     b.option("Staging (Recommended)").await.click().await.unwrap();
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     b.option("Slack").await.click().await.unwrap();
     other_input(&b).await.send_keys("Only on weekdays").await.unwrap();
     b.click_button("Submit").await;
-    let out = tokio::time::timeout(Duration::from_secs(60), child.wait_with_output()).await.expect("ask_user returns").unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout
-        .lines()
-        .find(|l| l.starts_with("ask_user tool result: "))
-        .unwrap_or_else(|| panic!("no tool result in:\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
-    let result: Value = serde_json::from_str(line.trim_start_matches("ask_user tool result: ")).unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(60), tool).await.expect("ask_user returns").unwrap();
     assert_eq!(result["status"], "answered", "{result}");
     assert_eq!(result["answers"]["answers"]["deploy_target"], json!(["Staging (Recommended)"]), "{result}");
     assert_eq!(result["answers"]["answers"]["notify"], json!(["Slack", "Only on weekdays"]), "{result}");

@@ -12,6 +12,9 @@ use e2e::scripted_model::ScriptedModel;
 use serde_json::{Value, json};
 
 const T: Duration = Duration::from_secs(30);
+/// A run's first turn on a fresh gateway: it prepares its context (workspace, tools, skills)
+/// before the model is asked, which took over 30 s on a loaded machine.
+const TURN: Duration = Duration::from_secs(90);
 const MAIN: &str = "agent:main:main";
 
 struct Setup {
@@ -57,16 +60,29 @@ async fn wait_transcript(b: &Browser, what: &str, accept: impl Fn(&str) -> bool)
     }
 }
 
+/// A backend request; when the gateway dropped the backend socket (it does so with idle ones
+/// on a loaded machine), connects again and asks once more.
+async fn request(gw: &RealGateway, agent: &mut gateway::client::Client, method: &str, params: Value) -> Value {
+    match agent.request(method, params.clone()).await {
+        Err(e) if e.code == "TRANSPORT" => {
+            eprintln!("the backend client's socket is gone ({}); connecting again", e.message);
+            *agent = gw.agent().await;
+            agent.request(method, params).await.unwrap_or_else(|e| panic!("{method}: {e:?}"))
+        }
+        r => r.unwrap_or_else(|e| panic!("{method}: {e:?}")),
+    }
+}
+
 /// The saved rows of the main conversation, as the gateway serves them.
-async fn history(agent: &mut gateway::client::Client) -> Value {
-    agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 200})).await.unwrap()
+async fn history(gw: &RealGateway, agent: &mut gateway::client::Client) -> Value {
+    request(gw, agent, "chat.history", json!({"sessionKey": MAIN, "limit": 200})).await
 }
 
 /// Waits until no run is active in the main conversation.
-async fn wait_idle(agent: &mut gateway::client::Client) {
+async fn wait_idle(gw: &RealGateway, agent: &mut gateway::client::Client) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let h = agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 1})).await.unwrap();
+        let h = request(gw, agent, "chat.history", json!({"sessionKey": MAIN, "limit": 1})).await;
         if h["sessionInfo"]["hasActiveRun"] != json!(true) {
             return;
         }
@@ -82,12 +98,12 @@ async fn live_run(b: &Browser) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_real_run_streams_thinks_asks_and_stops_and_a_follow_up_is_answered_once() {
-    let Setup { gw: _gw, model, mut agent, b } = setup().await;
+    let Setup { gw, model, mut agent, b } = setup().await;
     let n = nonce();
 
     // 1. A reply held after its first words: the run is shown while it writes.
     b.send_message(&format!("hold: g1 reply-{n}")).await;
-    let deadline = tokio::time::Instant::now() + T;
+    let deadline = tokio::time::Instant::now() + TURN;
     let live = loop {
         let v = live_run(&b).await;
         if v[2].as_str().is_some_and(|t| t.contains(&format!("Working on reply-{n}"))) {
@@ -123,7 +139,7 @@ async fn a_real_run_streams_thinks_asks_and_stops_and_a_follow_up_is_answered_on
     // 4. ask_user, called by the run through tool_call: answered in the dock; the run goes on
     //    with the answer, and its card is a question summary, not "tool_call".
     b.send_message(&format!("ask: Which target for {n}?")).await;
-    b.wait_text("section.dock", T, |t| t.contains(&format!("Which target for {n}?"))).await;
+    b.wait_text("section.dock", TURN, |t| t.contains(&format!("Which target for {n}?"))).await;
     b.option("Production").await.click().await.unwrap();
     b.click_button("Submit").await;
     let text =
@@ -139,7 +155,7 @@ async fn a_real_run_streams_thinks_asks_and_stops_and_a_follow_up_is_answered_on
     wait_transcript(&b, "the streaming words", |t| t.contains(&format!("chunk 3 of long-{n}."))).await;
     b.click_xpath("//div[@data-testid='run-bar']//button[normalize-space()='Stop']").await;
     b.wait_text("[data-testid=stop-outcome]", T, |t| !t.contains("Stopping")).await;
-    wait_idle(&mut agent).await;
+    wait_idle(&gw, &mut agent).await;
     let text = wait_transcript(&b, "the stopped reply, saved", |t| t.contains("Stopped in")).await;
     assert!(text.contains(&format!("chunk 1 of long-{n}.")), "what it wrote stays:\n{text}");
     b.wait_gone("[data-testid=stream][data-state=running]", T).await;
@@ -153,8 +169,8 @@ async fn a_real_run_streams_thinks_asks_and_stops_and_a_follow_up_is_answered_on
     let text = wait_transcript(&b, "the follow-up's answer", |t| t.contains(&format!("Done with follow-{n}."))).await;
     assert!(text.contains(&format!("finished first-{n}.")), "the first reply stays:\n{text}");
     assert_eq!(text.matches(&format!("md: follow-{n}")).count(), 1, "the follow-up is shown once:\n{text}");
-    wait_idle(&mut agent).await;
-    let h = history(&mut agent).await;
+    wait_idle(&gw, &mut agent).await;
+    let h = history(&gw, &mut agent).await;
     let sent: Vec<&Value> =
         h["messages"].as_array().unwrap().iter().filter(|m| e2e::message_text(m) == format!("md: follow-{n}")).collect();
     assert_eq!(sent.len(), 1, "delivered once");
@@ -180,12 +196,12 @@ async fn an_exec_approval_from_a_real_run_shows_the_commands_output_while_it_run
 
     // 1. The run asks to run a command; allowed once; its output and the run's reply.
     b.send_message(&format!("exec: sh demo-ok.sh {n}")).await;
-    b.wait_text("section.dock", T, |t| t.contains(&format!("sh demo-ok.sh {n}"))).await;
+    b.wait_text("section.dock", TURN, |t| t.contains(&format!("sh demo-ok.sh {n}"))).await;
     // The run says what it waits for (its event follows the approval's own).
     b.wait_js("const s = [...document.querySelectorAll('[data-testid=stream]')].pop(); return s && s.querySelector('[data-testid=run-phase]').textContent;", |v| v == "Waiting for your approval").await;
     b.click_button("Allow once").await;
     wait_transcript(&b, "the run's reply", |t| t.contains(&format!("The tool returned: ok-42-{n}")) && t.contains("Finished in")).await;
-    let h = history(&mut agent).await;
+    let h = history(&gw, &mut agent).await;
     eprintln!(
         "HISTORY IDS: {:?}",
         h["messages"]
@@ -200,7 +216,7 @@ async fn an_exec_approval_from_a_real_run_shows_the_commands_output_while_it_run
 
     // 2. A command that prints, then works: its output is shown while it runs.
     b.send_message(&format!("exec: sh demo-live.sh {n}")).await;
-    b.wait_text("section.dock", T, |t| t.contains(&format!("sh demo-live.sh {n}"))).await;
+    b.wait_text("section.dock", TURN, |t| t.contains(&format!("sh demo-live.sh {n}"))).await;
     b.click_button("Allow once").await;
     let running = b
         .wait_js(
@@ -214,7 +230,7 @@ async fn an_exec_approval_from_a_real_run_shows_the_commands_output_while_it_run
     std::fs::write(ws.join(format!("release-{n}")), "").unwrap();
     let text = wait_transcript(&b, "the command's reply", |t| t.contains(&format!("The tool returned: early-42-{n} late"))).await;
     assert!(text.contains("exit code 0") || text.contains("done"), "{text}");
-    wait_idle(&mut agent).await;
+    wait_idle(&gw, &mut agent).await;
 
     // 3. A reload in the middle of a run shows the run so far.
     b.send_message(&format!("hold: g3 reload-{n}")).await;
@@ -343,7 +359,7 @@ async fn everything_stored(b: &Browser) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_secrets_request_from_a_real_run_shows_who_asks_why_and_where_the_value_may_go_and_the_value_is_kept_nowhere() {
-    let Setup { gw: _gw, model: _model, mut agent, b } = setup().await;
+    let Setup { gw, model: _model, mut agent, b } = setup().await;
     let n = nonce();
     let name = format!("CONF_KEY_{}", n.to_uppercase());
     let value = format!("v-{n}-Zq9-secret");
@@ -378,8 +394,8 @@ async fn a_secrets_request_from_a_real_run_shows_who_asks_why_and_where_the_valu
     .await;
     assert!(text.contains("backup.demo.invalid"), "the edited hosts reached the gateway (its current policy):\n{text}");
     assert!(!text.contains(&value), "the value is not shown");
-    wait_idle(&mut agent).await;
-    let h = history(&mut agent).await;
+    wait_idle(&gw, &mut agent).await;
+    let h = history(&gw, &mut agent).await;
     assert!(!h.to_string().contains(&value), "the value is in no saved row");
     let stored = everything_stored(&b).await;
     assert!(stored.contains(&name), "the check reads the stores (the request's draft or receipt names the entry)");

@@ -1,6 +1,7 @@
 //! Harness for the end-to-end tests: real Chromium driven through chromedriver, the local
 //! gateway (in process) and the real OpenClaw gateway (through the shared scripts).
 
+pub mod approvals;
 pub mod browser;
 pub mod model_hold;
 pub mod real;

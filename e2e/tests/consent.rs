@@ -10,6 +10,7 @@
 use std::time::Duration;
 
 use e2e::Target;
+use e2e::approvals::{card, raise_exec, record, recorded};
 use e2e::browser::Browser;
 use gateway::client::Client;
 use serde_json::{Value, json};
@@ -20,28 +21,8 @@ const MAIN: &str = "agent:main:main";
 const INERT_MS: f64 = 700.0;
 const ATTEMPTS: usize = 5;
 
-async fn raise_exec(agent: &mut Client, command: &str) -> String {
-    let p = json!({"command": command, "host": "gateway", "cwd": "/tmp/consent-e2e", "sessionKey": MAIN, "agentId": "main", "timeoutMs": 300_000, "twoPhase": true});
-    let accepted = agent.request("exec.approval.request", p).await.unwrap_or_else(|e| panic!("exec.approval.request: {e:?}"));
-    assert_eq!(accepted["deliveryRoute"], "approval-client", "routed to the open UI: {accepted}");
-    accepted["id"].as_str().unwrap().to_string()
-}
-
 async fn status(agent: &mut Client, id: &str) -> Value {
-    agent.request("approval.get", json!({"id": id})).await.unwrap_or_else(|e| panic!("approval.get {id}: {e:?}"))["approval"]["status"]
-        .clone()
-}
-
-async fn recorded(agent: &mut Client, id: &str, want: &str) {
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let s = status(agent, id).await;
-        if s == want {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{id} never became {want}: {s}");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    record(agent, id).await["status"].clone()
 }
 
 /// Still pending after the page had time to send anything it was going to send.
@@ -52,10 +33,6 @@ async fn still_pending(b: &Browser, agent: &mut Client, id: &str, why: &str) {
         let shot = b.screenshot("consent-decided").await;
         panic!("{why}: the approval is {s}; screenshot: {shot}");
     }
-}
-
-fn card(id: &str) -> String {
-    format!("[data-testid=approval-card][data-approval-id='{id}']")
 }
 
 fn button(id: &str, name: &str) -> String {
@@ -95,7 +72,7 @@ async fn flows(t: Target, agent: &mut Client) {
     b.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
 
     // 1. One click on Always allow does not decide it; it asks again.
-    let id = raise_exec(agent, "ls /tmp/consent-always").await;
+    let id = raise_exec(agent, "ls /tmp/consent-always", json!({})).await;
     b.wait_text(&card(&id), T, |s| s.contains("Always allow here")).await;
     click(&b, &id, "Always allow here").await;
     b.wait_text(&format!("{} [data-testid=approval-confirm]", card(&id)), T, |s| s.contains("again")).await;
@@ -104,7 +81,7 @@ async fn flows(t: Target, agent: &mut Client) {
     recorded(agent, &id, "denied").await;
 
     // 2. Hidden characters are shown as escapes, with a warning that names them.
-    let id = raise_exec(agent, "echo \u{202E}gnp.exe\u{200B} done").await;
+    let id = raise_exec(agent, "echo \u{202E}gnp.exe\u{200B} done", json!({})).await;
     let shown = b.wait_text(&format!("{} [data-testid=approval-command]", card(&id)), T, |s| !s.is_empty()).await;
     assert!(shown.contains("\\u{202E}") && shown.contains("\\u{200B}"), "both shown as escapes: {shown:?}");
     assert!(!shown.contains('\u{202E}') && !shown.contains('\u{200B}'), "neither drawn as it is: {shown:?}");
@@ -122,7 +99,7 @@ async fn flows(t: Target, agent: &mut Client) {
 
     // 3. A 60-line command cannot be allowed before its last line was in view.
     let long: Vec<String> = (1..=60).map(|i| format!("echo line-{i}")).collect();
-    let id = raise_exec(agent, &long.join("\n")).await;
+    let id = raise_exec(agent, &long.join("\n"), json!({})).await;
     let lines = b.wait_text(&format!("{} [data-testid=approval-lines]", card(&id)), T, |s| !s.is_empty()).await;
     assert!(lines.starts_with("60 lines"), "{lines}");
     let allow = format!("{} .approval__allow", card(&id));
@@ -142,7 +119,7 @@ async fn flows(t: Target, agent: &mut Client) {
 
     // 4. A held Enter does not allow: the first press arms, auto-repeat and a press without a
     // release between never confirm.
-    let id = raise_exec(agent, "ls /tmp/consent-held-enter").await;
+    let id = raise_exec(agent, "ls /tmp/consent-held-enter", json!({})).await;
     b.wait_live(&button(&id, "Allow once")).await;
     b.js(&format!(
         "document.evaluate({}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue.focus(); return null;",
@@ -168,7 +145,7 @@ async fn flows(t: Target, agent: &mut Client) {
 
     // 5. A double-click on Skip, with an approval queued behind the question: the approval
     // waits in the collapsed bar, and stays pending.
-    let approval = raise_exec(agent, "rm -rf /tmp/consent-behind").await;
+    let approval = raise_exec(agent, "rm -rf /tmp/consent-behind", json!({})).await;
     b.wait_text(&card(&approval), T, |s| s.contains("consent-behind")).await;
     let mut judged = false;
     for attempt in 0..ATTEMPTS {
@@ -202,7 +179,7 @@ async fn flows(t: Target, agent: &mut Client) {
     let mut judged = None;
     for attempt in 0..ATTEMPTS {
         watch(&b, "[data-testid=approval-card]", true).await;
-        let id = raise_exec(agent, &format!("ls /tmp/consent-under-pointer-{attempt}")).await;
+        let id = raise_exec(agent, &format!("ls /tmp/consent-under-pointer-{attempt}"), json!({})).await;
         b.wait_text(&card(&id), T, |s| s.contains("under-pointer")).await;
         b.clicks_at(at, 1, Duration::ZERO).await;
         let (drawn, downs) = watched(&b).await;

@@ -41,8 +41,7 @@ fn starting_gateway() -> StartingGateway {
     };
     let hash = loc.hash().unwrap_or_default();
     let fragment = model::url::parse_fragment(&hash);
-    let base_path = browser::base_path();
-    let own = model::url::default_gateway_url(&loc.protocol().unwrap_or_default(), &loc.host().unwrap_or_default(), &base_path);
+    let own = browser::own_gateway_url();
     let url = identity::chosen_gateway().unwrap_or_else(|| own.clone());
     let (mut pending, mut invalid_link) = (None, None);
     match model::url::link_gateway(fragment.gateway_url.as_deref(), &url) {

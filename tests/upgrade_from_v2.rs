@@ -72,7 +72,10 @@ async fn seed() {
     let f = fixture();
     assert_eq!(f["database"], DB_NAME);
     assert_eq!(f["version"], 2, "the fixture is of schema version 2");
-    assert_eq!(DB_VERSION, 4, "this build opens version 4, which only adds the `transcripts` (3) and `attachments` (4) stores");
+    assert_eq!(
+        DB_VERSION, 5,
+        "this build opens version 5, which only adds the `transcripts` (3), `attachments` (4) and `device` (5) stores"
+    );
     let captured_ms = f["stores"]["outbox"]
         .as_array()
         .unwrap()
@@ -100,12 +103,13 @@ async fn rows_written_by_the_raw_web_sys_build_are_read_back_unchanged_and_used_
     }
 
     // The device identity (its seed is base64url, now read by the `base64` crate) is the same
-    // device, and its token is found: the gateway keeps recognising this browser.
+    // device for the gateway that paired it, and its token is found: the gateway keeps
+    // recognising this browser.
     let f = fixture();
     let stored_identity: Value = serde_json::from_str(f["localStorage"]["ocui.device.v1"].as_str().unwrap()).unwrap();
-    let identity = control_ui::io::identity::load_or_create().await.unwrap();
-    assert_eq!(identity.device_id(), stored_identity["deviceId"].as_str().unwrap(), "the same device, not a new one");
     let gateway = format!("ws://127.0.0.1:{}", f["gatewayPort"]);
+    let identity = control_ui::io::identity::load_or_create(&gateway).await.unwrap();
+    assert_eq!(identity.device_id(), stored_identity["deviceId"].as_str().unwrap(), "the same device, not a new one");
     let token_key = f["localStorage"].as_object().unwrap().keys().find(|k| k.starts_with("ocui.deviceToken.v1:")).unwrap().clone();
     assert_eq!(
         control_ui::io::identity::device_token(&identity.device_id(), &gateway).as_deref(),

@@ -308,6 +308,25 @@ impl Browser {
         self.client.execute(script, vec![]).await.unwrap_or_else(|e| panic!("script failed: {e}\n{script}"))
     }
 
+    /// The device id this page uses for the gateway whose IndexedDB database is `db` (`ocui`
+    /// for the page's own gateway in a fresh browser), as the app stored it; empty until then.
+    pub async fn device_id(&self, db: &str) -> String {
+        let script = format!(
+            "return await new Promise((resolve) => {{
+               const o = indexedDB.open({db});
+               o.onerror = () => resolve('');
+               o.onsuccess = () => {{
+                 const d = o.result;
+                 if (!d.objectStoreNames.contains('device')) {{ d.close(); resolve(''); return; }}
+                 const r = d.transaction('device').objectStore('device').get('operator');
+                 r.onsuccess = () => {{ d.close(); resolve(r.result ? r.result.deviceId : ''); }};
+               }};
+             }});",
+            db = serde_json::Value::from(db)
+        );
+        self.js_async(&script).await.as_str().unwrap_or_default().to_string()
+    }
+
     /// Runs an async script body (it may `await`; its `return` value comes back).
     pub async fn js_async(&self, body: &str) -> serde_json::Value {
         let script = format!(

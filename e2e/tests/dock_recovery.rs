@@ -99,8 +99,8 @@ async fn a_guest_answers_only_questions_of_its_own_sessions_and_gets_them_back_a
     let gw = LocalGateway::start_with_device_scopes(Some(&["operator.sessions.write"])).await;
     let b = Browser::open_connected(&gw.ui_url()).await;
     b.wait_text("[data-testid=granted-scopes]", T, |t| t == "operator.sessions.write").await;
-    let device: Value = serde_json::from_str(b.js("return localStorage.getItem('ocui.device.v1');").await.as_str().unwrap()).unwrap();
-    let device_id = device["deviceId"].as_str().unwrap();
+    let device_id = &b.device_id("ocui").await;
+    assert_eq!(device_id.len(), 64, "the page's device key is in its gateway's store");
     gw.gateway().store.create_session("agent:main:guest", device_id, None, None, None, 0).unwrap();
     let mut agent = gw.agent().await;
     let mut own = one_question(120_000);

@@ -29,6 +29,10 @@ async fn seed(b: &Browser, own: &LocalGateway, f: &Value) {
     let captured = f["gateway"].as_str().unwrap();
     let local: serde_json::Map<String, Value> =
         f["localStorage"].as_object().unwrap().iter().map(|(k, v)| (k.replace(captured, &own.ws()), v.clone())).collect();
+    seed_storage(b, own, f, local).await;
+}
+
+async fn seed_storage(b: &Browser, own: &LocalGateway, f: &Value, local: serde_json::Map<String, Value>) {
     b.goto(&format!("{}/seed.txt", own.base())).await;
     let seeded = b
         .js_async(&format!(
@@ -108,6 +112,11 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
     let sent = relay.sent.lock().unwrap().clone();
     assert!(!sent.iter().any(|s| s.contains("chat.send")), "a chat.send reached the link's gateway: {sent:?}");
     assert!(hostile.gateway().store.user_texts(MAIN).unwrap().is_empty());
+    // Nor the device this browser is to its own gateway: the link's gateway met another one.
+    let earlier: Value = serde_json::from_str(f["localStorage"]["ocui.device.v1"].as_str().unwrap()).unwrap();
+    let earlier_id = earlier["deviceId"].as_str().unwrap();
+    let hostile_devices: Vec<String> = hostile.gateway().store.devices().unwrap().into_iter().map(|d| d.device_id).collect();
+    assert!(!hostile_devices.is_empty() && !hostile_devices.iter().any(|d| d == earlier_id), "{hostile_devices:?}");
     assert_eq!(saved_main_copy(&b).await, saved_before, "the saved copy under the real session key is untouched");
 
     // Back to its own gateway by the connection form: the remaining row goes exactly once.
@@ -138,6 +147,11 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(!b.exists("[data-testid=elsewhere-tray]").await, "nothing is queued for another gateway any more");
+    // The gateway that met the earlier builds' device still sees it (its pairing holds), from
+    // a key sealed into its own store; with every gateway served, the seed left localStorage.
+    assert!(own.gateway().store.device(earlier_id).unwrap().is_some_and(|d| d.last_seen_ms > 0));
+    assert_eq!(b.device_id("ocui").await, earlier_id);
+    assert_eq!(b.js("return localStorage.getItem('ocui.device.v1');").await, Value::Null);
     // After a reload nothing goes a second time.
     b.client.refresh().await.unwrap();
     b.wait_text(STATUS, T, |t| t == "Connected").await;
@@ -189,5 +203,40 @@ async fn a_queued_row_is_held_when_the_gateway_answering_at_the_same_address_is_
     gw.restart_on(port).await;
     db_user_texts(&gw, MAIN, &[FIRST, SECOND]).await;
     assert!(!b.exists("[data-testid=outbox-identity-held]").await);
+    b.close().await;
+}
+
+/// Earlier builds kept one database for every gateway. When this browser's storage shows the
+/// gateways it used (here two) but not which one the rows were queued for, the page's own
+/// gateway takes the database, and its unsent rows wait for the person, saying why.
+#[tokio::test(flavor = "multi_thread")]
+async fn rows_of_the_earlier_shared_store_wait_when_storage_does_not_show_their_gateway() {
+    let f = fixture();
+    let own = LocalGateway::start().await;
+    let b = Browser::start().await;
+    let captured = f["gateway"].as_str().unwrap();
+    let mut local: serde_json::Map<String, Value> = f["localStorage"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(k, _)| !k.starts_with("ocui.deviceToken.v1:"))
+        .map(|(k, v)| (k.replace(captured, &own.ws()), v.clone()))
+        .collect();
+    local.insert("ocui.lastScopes.v1:ws://10.9.9.9:18789".into(), json!("[]"));
+    seed_storage(&b, &own, &f, local).await;
+
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", own.base(), own.token)).await;
+    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    let held = b.wait_text("[data-testid=outbox-identity-held]", T, |t| !t.is_empty()).await;
+    assert!(held.contains("earlier version of this UI") && held.contains(&own.base().replace("http://", "")), "{held}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(own.gateway().store.user_texts(MAIN).unwrap().is_empty(), "nothing went before the person chose");
+    // Still held after a reload: the choice is the person's.
+    b.client.refresh().await.unwrap();
+    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_text("[data-testid=outbox-identity-held]", T, |t| t.contains("earlier version")).await;
+    b.click_button("Send here").await;
+    db_user_texts(&own, MAIN, &[FIRST, SECOND]).await;
+    b.wait_gone("[data-testid=outbox-identity-held]", T).await;
     b.close().await;
 }

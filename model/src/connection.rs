@@ -165,6 +165,45 @@ pub fn gateway_changed(stored: Option<&str>, issued: Option<&str>) -> bool {
     matches!((stored, issued), (Some(before), Some(now)) if !before.is_empty() && !now.is_empty() && before != now)
 }
 
+/// Why what is queued for a gateway waits for the person before it is sent there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hold {
+    /// The gateway at this address issued another device token than before ([`gateway_changed`]).
+    AnotherDeviceToken,
+    /// Rows from the one database earlier builds kept for every gateway, given to this gateway
+    /// when this browser's storage did not show which gateway they were queued for
+    /// (`url::LegacyOwner::certain`).
+    EarlierSharedStore,
+}
+
+impl Hold {
+    /// As kept in storage.
+    pub fn stored(self) -> &'static str {
+        match self {
+            Hold::AnotherDeviceToken => "token",
+            Hold::EarlierSharedStore => "shared-store",
+        }
+    }
+
+    /// From storage; anything else (the `1` of the first build that held) is a token change.
+    pub fn from_stored(text: &str) -> Hold {
+        if text == "shared-store" { Hold::EarlierSharedStore } else { Hold::AnotherDeviceToken }
+    }
+
+    /// What the tray says, for the gateway at `host`.
+    pub fn notice(self, host: &str) -> String {
+        let why = match self {
+            Hold::AnotherDeviceToken => format!(
+                "Queued for the gateway at {host}, which now looks different: it gave this browser another device token than before (another gateway behind the same address, or its token was rotated)."
+            ),
+            Hold::EarlierSharedStore => format!(
+                "Queued by an earlier version of this UI, which kept one store for every gateway: this browser does not show that they were meant for the gateway at {host}."
+            ),
+        };
+        format!("{why} Nothing queued is sent until you choose.")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,5 +295,15 @@ mod tests {
         assert!(!gateway_changed(Some("token-a"), Some("token-a")), "the same token: the same gateway");
         assert!(!gateway_changed(None, Some("token-b")), "first contact proves nothing");
         assert!(!gateway_changed(Some("token-a"), None), "no token issued: nothing to compare");
+    }
+
+    #[test]
+    fn a_hold_keeps_its_reason_across_storage_and_the_first_builds_mark_is_a_token_change() {
+        for hold in [Hold::AnotherDeviceToken, Hold::EarlierSharedStore] {
+            assert_eq!(Hold::from_stored(hold.stored()), hold);
+        }
+        assert_eq!(Hold::from_stored("1"), Hold::AnotherDeviceToken);
+        assert!(Hold::EarlierSharedStore.notice("gw:1").contains("earlier version of this UI"));
+        assert!(Hold::AnotherDeviceToken.notice("gw:1").contains("gw:1, which now looks different"));
     }
 }

@@ -273,17 +273,27 @@ pub fn gateway_db_name(gateway_url: &str, legacy_owner: &str) -> String {
 /// The one database earlier builds kept for every gateway.
 pub const LEGACY_DB_NAME: &str = "ocui";
 
+/// Which gateway inherits the earlier builds' single database, and whether this browser's
+/// storage showed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LegacyOwner {
+    /// The gateway's normalised address.
+    pub url: String,
+    /// The storage showed exactly this one gateway in use. When it did not (several, or none
+    /// recorded), what was queued in that database waits for the person before it is sent.
+    pub certain: bool,
+}
+
 /// Which gateway inherits the earlier builds' single database: the one this browser used, if
 /// its storage shows exactly one (`used`: the gateways earlier builds recorded scopes for),
-/// else the page's own gateway (`own`). Decided once per browser, on the first start of a build
-/// that keys storage by gateway.
-pub fn legacy_owner(own: &str, used: &[String]) -> String {
-    let mut distinct: Vec<String> = used.iter().map(|u| normalize_gateway_url(u)).filter(|u| !u.is_empty()).collect();
-    distinct.sort_unstable();
-    distinct.dedup();
-    match distinct.as_slice() {
-        [only] => only.clone(),
-        _ => normalize_gateway_url(own),
+/// else the page's own gateway (`own`), uncertainly. Decided once per browser, on the first
+/// start of a build that keys storage by gateway.
+pub fn legacy_owner(own: &str, used: &[String]) -> LegacyOwner {
+    // Exactly one distinct address, found without sorting (the page's early module links this).
+    let mut addresses = used.iter().map(|u| normalize_gateway_url(u)).filter(|u| !u.is_empty());
+    match addresses.next() {
+        Some(first) if addresses.all(|u| u == first) => LegacyOwner { url: first, certain: true },
+        _ => LegacyOwner { url: normalize_gateway_url(own), certain: false },
     }
 }
 
@@ -381,9 +391,18 @@ mod tests {
     #[test]
     fn the_earlier_single_database_stays_with_the_gateway_that_used_it_and_others_get_their_own() {
         let own = "ws://127.0.0.1:18789";
-        assert_eq!(legacy_owner(own, &[]), "ws://127.0.0.1:18789", "a new browser: the page's own gateway");
-        assert_eq!(legacy_owner(own, &["ws://10.0.0.2:18789/".into()]), "ws://10.0.0.2:18789", "the one gateway this browser used");
-        assert_eq!(legacy_owner(own, &["ws://10.0.0.2:18789".into(), "ws://10.0.0.3:1".into()]), own, "several: the page's own");
+        let owner = |url: &str, certain| LegacyOwner { url: url.into(), certain };
+        assert_eq!(legacy_owner(own, &[]), owner("ws://127.0.0.1:18789", false), "none recorded: the page's own gateway, uncertainly");
+        assert_eq!(
+            legacy_owner(own, &["ws://10.0.0.2:18789/".into(), "WS://10.0.0.2:18789".into()]),
+            owner("ws://10.0.0.2:18789", true),
+            "the one gateway this browser used"
+        );
+        assert_eq!(
+            legacy_owner(own, &["ws://10.0.0.2:18789".into(), "ws://10.0.0.3:1".into()]),
+            owner(own, false),
+            "several: the page's own, uncertainly"
+        );
         assert_eq!(gateway_db_name("ws://127.0.0.1:18789/", own), "ocui");
         assert_eq!(gateway_db_name("wss://elsewhere.example", own), "ocui@wss://elsewhere.example");
     }

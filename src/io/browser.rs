@@ -85,6 +85,13 @@ pub fn base_path() -> String {
         .unwrap_or_default()
 }
 
+/// The gateway that serves this page: its origin's, under its base path.
+pub fn own_gateway_url() -> String {
+    location()
+        .map(|l| model::url::default_gateway_url(&l.protocol().unwrap_or_default(), &l.host().unwrap_or_default(), &base_path()))
+        .unwrap_or_default()
+}
+
 /// The page's path inside the app, without the base path (`/ask/<id>`, never `/ui/ask/<id>`).
 pub fn app_path() -> String {
     let path = location().and_then(|l| l.pathname().ok()).unwrap_or_default();

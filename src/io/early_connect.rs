@@ -75,7 +75,7 @@ async fn send_connect(holder: &JsValue) -> Result<SentConnect, String> {
         identity::set_session_token(&url, Some(token));
     }
     // Without an identity the app connects, and says why there is none.
-    let identity = identity::load_or_create().await?;
+    let identity = identity::load_or_create_early(&url).await?;
     let challenge = challenge(holder, &socket).await?;
     let request = ConnectRequest::new(&url, Some(identity), false);
     let text = request.frame(CONNECT_ID, &challenge).await;

@@ -150,9 +150,10 @@ pub struct GatewayClient {
     /// Bumped when an event `seq` gap shows missed events: re-fetch state.
     pub resync_epoch: RwSignal<u64>,
     pub url: RwSignal<String>,
-    /// What is queued for this address waits for the person: the gateway there looks like
-    /// another one than the one it was queued for (`model::connection::gateway_changed`).
-    pub identity_held: RwSignal<bool>,
+    /// What is queued for this address waits for the person, and why: the gateway there looks
+    /// like another one than the one it was queued for (`model::connection::gateway_changed`),
+    /// or the rows came from the earlier builds' shared database (`model::connection::Hold`).
+    pub identity_held: RwSignal<Option<model::connection::Hold>>,
     inner: StoredValue<Rc<RefCell<Inner>>, LocalStorage>,
 }
 
@@ -199,7 +200,7 @@ impl GatewayClient {
             // The page's early module may be creating the identity and sending the first
             // `connect` with it (src/io/early_connect.rs): one identity, one connect.
             super::early_socket::settled(EARLY_CONNECT_WAIT).await;
-            let identity = identity::load_or_create().await;
+            let identity = identity::load_or_create(&client.url.get_untracked()).await;
             {
                 let inner = client.inner();
                 let mut i = inner.borrow_mut();
@@ -285,8 +286,8 @@ impl GatewayClient {
 
     /// The person chose: what waits goes to the gateway at this address now (or was discarded).
     pub fn release_identity_hold(&self) {
-        identity::set_identity_hold(&self.url.get_untracked(), false);
-        self.identity_held.set(false);
+        identity::set_identity_hold(&self.url.get_untracked(), None);
+        self.identity_held.set(None);
     }
 
     /// Switches to another gateway URL and reconnects now.
@@ -593,7 +594,7 @@ impl GatewayClient {
                 if let (Some(token), Some(id)) = (&hello.device_token, i.identity.as_ref().map(|x| x.device_id())) {
                     // The token this address's gateway issued before is the proof of who it is.
                     if model::connection::gateway_changed(identity::device_token(&id, &i.url).as_deref(), Some(token)) {
-                        identity::set_identity_hold(&i.url, true);
+                        identity::set_identity_hold(&i.url, Some(model::connection::Hold::AnotherDeviceToken));
                     }
                     identity::store_device_token(&id, &i.url, token);
                     let shared = identity::session_token(&i.url);

@@ -10,6 +10,7 @@ pub mod focus;
 pub mod gateway_client;
 pub mod identity;
 pub mod json;
+pub mod key_store;
 pub mod markdown_module;
 pub mod service_worker;
 pub mod storage;

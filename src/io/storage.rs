@@ -29,6 +29,8 @@ thread_local! {
 }
 
 const LEGACY_OWNER_KEY: &str = "ocui.legacyOwner.v1";
+/// What every earlier build wrote on its first connect (its one device identity).
+const EARLIER_BUILDS_MARK: &str = "ocui.device.v1";
 const KNOWN_GATEWAYS_KEY: &str = "ocui.gateways.v1";
 /// Earlier builds recorded each gateway they connected to under this prefix.
 const USED_GATEWAY_PREFIX: &str = "ocui.lastScopes.v1:";
@@ -47,20 +49,35 @@ pub fn known_gateways() -> Vec<KnownGateway> {
     crate::io::browser::local_get(KNOWN_GATEWAYS_KEY).and_then(|s| crate::io::json::decode(&s)).unwrap_or_default()
 }
 
-/// Binds this page's storage to one gateway, once, before any [`LocalDb`] opens: everything
-/// stored from now on belongs to it, in its own database; cross-tab channels and locks are
-/// named after it too. The first build that does this gives the earlier single database to
+/// The IndexedDB database of `gateway_url`, for a page served by `own_url`. The first build
+/// that keys storage by gateway gives the earlier single database to
 /// [`model::url::legacy_owner`] and records that choice, so it is made once per browser.
-pub fn bind_to_gateway(gateway_url: &str, own_url: &str) -> String {
+pub fn gateway_db(gateway_url: &str, own_url: &str) -> String {
     use crate::io::browser;
     let owner = browser::local_get(LEGACY_OWNER_KEY).filter(|o| !o.is_empty()).unwrap_or_else(|| {
-        let used: Vec<String> =
-            browser::local_keys().into_iter().filter_map(|k| k.strip_prefix(USED_GATEWAY_PREFIX).map(str::to_string)).collect();
-        let owner = model::url::legacy_owner(own_url, &used);
-        browser::local_set(LEGACY_OWNER_KEY, &owner);
-        owner
+        let owner = model::url::legacy_owner(own_url, &used_gateway_urls());
+        // Earlier builds ran here (they all made the one device identity), and their storage
+        // does not show which gateway their database was for: what it queued waits.
+        if !owner.certain && browser::local_get(EARLIER_BUILDS_MARK).is_some() {
+            crate::io::identity::set_identity_hold(&owner.url, Some(model::connection::Hold::EarlierSharedStore));
+        }
+        browser::local_set(LEGACY_OWNER_KEY, &owner.url);
+        owner.url
     });
-    let db = model::url::gateway_db_name(gateway_url, &owner);
+    model::url::gateway_db_name(gateway_url, &owner)
+}
+
+/// The gateways earlier builds recorded scopes for (by address).
+pub fn used_gateway_urls() -> Vec<String> {
+    crate::io::browser::local_keys().into_iter().filter_map(|k| k.strip_prefix(USED_GATEWAY_PREFIX).map(str::to_string)).collect()
+}
+
+/// Binds this page's storage to one gateway, once, before any [`LocalDb`] opens: everything
+/// stored from now on belongs to it, in its own database; cross-tab channels and locks are
+/// named after it too ([`gateway_db`]).
+pub fn bind_to_gateway(gateway_url: &str, own_url: &str) -> String {
+    use crate::io::browser;
+    let db = gateway_db(gateway_url, own_url);
     let url = model::url::normalize_gateway_url(gateway_url);
     let mut known = known_gateways();
     if !known.iter().any(|k| k.db == db) {
@@ -84,11 +101,16 @@ pub fn scoped(name: &str) -> String {
     if db == DB_NAME { name.to_string() } else { format!("{name}@{db}") }
 }
 /// Bump with a migration in [`upgrade`] when stores change.
-pub const DB_VERSION: u32 = 4;
+pub const DB_VERSION: u32 = 5;
 /// Version 2 added `async` (dismissed and reopened async questions); version 3 added
 /// `transcripts` (the saved copies of recent conversations, `model::offline`); version 4 added
-/// `attachments` (the bytes of files, beside the outbox row or composer draft that owns them).
-pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async", "transcripts", FILES];
+/// `attachments` (the bytes of files, beside the outbox row or composer draft that owns them);
+/// version 5 added `device` (this gateway's device key, [`DEVICE`]).
+pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async", "transcripts", FILES, DEVICE];
+
+/// The store of this gateway's device key: one structured-clone record holding a
+/// non-extractable WebCrypto key (`io::key_store`), not JSON like the others.
+pub const DEVICE: &str = "device";
 
 /// The store of attached files: one record `{meta: "<AttachmentMeta JSON>", blob: Blob}` per
 /// file, under `<owner>/<id>` ([`AttachmentMeta::blob_key`]). The owner is an outbox row's

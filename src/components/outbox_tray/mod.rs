@@ -25,13 +25,9 @@ pub fn OutboxTray() -> impl IntoView {
                     <button type="button" on:click=move |_| outbox.retry_all()>"Retry all"</button>
                     <button type="button" on:click=move |_| outbox.discard_all()>"Discard all"</button>
                 </header>
-                {move || outbox.identity_held().then(|| view! {
+                {move || outbox.identity_held().map(|hold| view! {
                     <div class="tray__identity" role="alert" data-testid="outbox-identity-held">
-                        <p>
-                            {move || format!("Queued for the gateway at {}, which now looks different: ", model::url::host_of(&client.url.get()))}
-                            "it gave this browser another device token than before (another gateway behind the same address, or its token was rotated). "
-                            "Nothing queued is sent until you choose."
-                        </p>
+                        <p>{move || hold.notice(&model::url::host_of(&client.url.get()))}</p>
                         <div class="tray__identity-actions">
                             <button type="button" on:click=move |_| outbox.send_here()>"Send here"</button>
                             <button type="button" on:click=move |_| { outbox.discard_all(); }>"Discard"</button>

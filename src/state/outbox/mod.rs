@@ -174,7 +174,7 @@ impl OutboxController {
         // Held for a gateway that now looks different, with nothing left to hold: let go.
         Effect::new(move |_| {
             let nothing_waits = c.rows.with(|rows| !rows.iter().any(OutboxRow::is_unsent));
-            if client.identity_held.get() && nothing_waits && c.loaded.get_value() {
+            if client.identity_held.get().is_some() && nothing_waits && c.loaded.get_value() {
                 client.release_identity_hold();
             }
         });
@@ -197,8 +197,8 @@ impl OutboxController {
         self.kick();
     }
 
-    /// Whether unsent rows wait for the person because the gateway looks different (tracked).
-    pub fn identity_held(&self) -> bool {
+    /// Whether, and why, unsent rows wait for the person before they go to this gateway (tracked).
+    pub fn identity_held(&self) -> Option<model::connection::Hold> {
         self.client.identity_held.get()
     }
 

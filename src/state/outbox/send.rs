@@ -17,7 +17,7 @@ impl OutboxController {
         if !self.leader.get_untracked()
             || self.reconciling.get_untracked()
             || self.client.status.get_untracked() != Status::Connected
-            || self.client.identity_held.get_untracked()
+            || self.client.identity_held.get_untracked().is_some()
         {
             return;
         }
@@ -36,7 +36,7 @@ impl OutboxController {
     async fn drain(self) {
         let stale = stale_ms();
         loop {
-            if self.client.status.get_untracked() != Status::Connected || self.client.identity_held.get_untracked() {
+            if self.client.status.get_untracked() != Status::Connected || self.client.identity_held.get_untracked().is_some() {
                 return;
             }
             let now = browser::now_ms();

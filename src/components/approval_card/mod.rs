@@ -242,9 +242,12 @@ pub fn ApprovalCard(
                 </div>
             })}
             {(!approval.warnings.is_empty()).then(|| view! {
-                <ul class="approval__warnings" aria-label="The gateway’s analysis" data-testid="approval-warnings">
-                    {approval.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}
-                </ul>
+                <div class="approval__analysis">
+                    <span class="approval__label" id=format!("{}-analysis", approval.id)>"The gateway’s analysis"</span>
+                    <ul class="approval__warnings" aria-labelledby=format!("{}-analysis", approval.id) data-testid="approval-warnings">
+                        {approval.warnings.iter().map(|w| view! { <li>{w.clone()}</li> }).collect_view()}
+                    </ul>
+                </div>
             })}
             {(!details.is_empty()).then(|| view! {
                 <dl class="approval__details">

@@ -166,7 +166,7 @@ impl GatewayClient {
             connected_epoch: RwSignal::new(0),
             resync_epoch: RwSignal::new(0),
             url: RwSignal::new(url.clone()),
-            identity_held: RwSignal::new(identity::identity_hold(&url)),
+            identity_held: RwSignal::new(crate::io::storage::identity_hold(&url)),
             inner: StoredValue::new_local(Rc::new(RefCell::new(Inner {
                 url,
                 identity: None,
@@ -286,7 +286,7 @@ impl GatewayClient {
 
     /// The person chose: what waits goes to the gateway at this address now (or was discarded).
     pub fn release_identity_hold(&self) {
-        identity::set_identity_hold(&self.url.get_untracked(), None);
+        crate::io::storage::set_identity_hold(&self.url.get_untracked(), None);
         self.identity_held.set(None);
     }
 
@@ -594,7 +594,7 @@ impl GatewayClient {
                 if let (Some(token), Some(id)) = (&hello.device_token, i.identity.as_ref().map(|x| x.device_id())) {
                     // The token this address's gateway issued before is the proof of who it is.
                     if model::connection::gateway_changed(identity::device_token(&id, &i.url).as_deref(), Some(token)) {
-                        identity::set_identity_hold(&i.url, Some(model::connection::Hold::AnotherDeviceToken));
+                        crate::io::storage::set_identity_hold(&i.url, Some(model::connection::Hold::AnotherDeviceToken));
                     }
                     identity::store_device_token(&id, &i.url, token);
                     let shared = identity::session_token(&i.url);
@@ -604,7 +604,7 @@ impl GatewayClient {
             self.start_watchdog();
             let url = self.url.get_untracked();
             browser::local_set(&format!("{LAST_SCOPES_KEY}{url}"), &serde_json::to_string(&hello.scopes).unwrap_or_default());
-            self.identity_held.set(identity::identity_hold(&url));
+            self.identity_held.set(crate::io::storage::identity_hold(&url));
             self.hello.set(Some(hello));
             self.status.set(Status::Connected);
             self.connected_epoch.update(|n| *n += 1);

@@ -20,7 +20,6 @@ use web_sys::{CryptoKey, SubtleCrypto};
 
 use crate::io::browser;
 use crate::io::key_store::{self, Added, KeyRecord, Stored};
-use model::connection::Hold;
 
 /// Where earlier builds kept the one device key of this browser.
 const LEGACY_IDENTITY_KEY: &str = "ocui.device.v1";
@@ -321,25 +320,6 @@ pub fn guard_held_tokens(also: &[&str]) {
         }
     }
     model::credential::set_own_secrets(&held);
-}
-
-fn identity_hold_key(gateway_url: &str) -> String {
-    format!("ocui.identityHold.v1:{}", model::url::normalize_gateway_url(gateway_url))
-}
-
-/// Whether, and why, what is queued for `gateway_url` waits for the person
-/// (`model::connection::Hold`). Kept across reloads.
-pub fn identity_hold(gateway_url: &str) -> Option<Hold> {
-    browser::local_get(&identity_hold_key(gateway_url)).map(|s| Hold::from_stored(&s))
-}
-
-pub fn set_identity_hold(gateway_url: &str, hold: Option<Hold>) {
-    match hold {
-        Some(h) => {
-            browser::local_set(&identity_hold_key(gateway_url), h.stored());
-        }
-        None => browser::local_remove(&identity_hold_key(gateway_url)),
-    }
 }
 
 fn token_key(gateway_url: &str) -> String {

@@ -59,7 +59,7 @@ pub fn gateway_db(gateway_url: &str, own_url: &str) -> String {
         // Earlier builds ran here (they all made the one device identity), and their storage
         // does not show which gateway their database was for: what it queued waits.
         if !owner.certain && browser::local_get(EARLIER_BUILDS_MARK).is_some() {
-            crate::io::identity::set_identity_hold(&owner.url, Some(model::connection::Hold::EarlierSharedStore));
+            set_identity_hold(&owner.url, Some(model::connection::Hold::EarlierSharedStore));
         }
         browser::local_set(LEGACY_OWNER_KEY, &owner.url);
         owner.url
@@ -70,6 +70,25 @@ pub fn gateway_db(gateway_url: &str, own_url: &str) -> String {
 /// The gateways earlier builds recorded scopes for (by address).
 pub fn used_gateway_urls() -> Vec<String> {
     crate::io::browser::local_keys().into_iter().filter_map(|k| k.strip_prefix(USED_GATEWAY_PREFIX).map(str::to_string)).collect()
+}
+
+fn identity_hold_key(gateway_url: &str) -> String {
+    format!("ocui.identityHold.v1:{}", model::url::normalize_gateway_url(gateway_url))
+}
+
+/// Whether, and why, what is queued for `gateway_url` waits for the person
+/// (`model::connection::Hold`). Kept across reloads.
+pub fn identity_hold(gateway_url: &str) -> Option<model::connection::Hold> {
+    crate::io::browser::local_get(&identity_hold_key(gateway_url)).map(|s| model::connection::Hold::from_stored(&s))
+}
+
+pub fn set_identity_hold(gateway_url: &str, hold: Option<model::connection::Hold>) {
+    match hold {
+        Some(h) => {
+            crate::io::browser::local_set(&identity_hold_key(gateway_url), h.stored());
+        }
+        None => crate::io::browser::local_remove(&identity_hold_key(gateway_url)),
+    }
 }
 
 /// Binds this page's storage to one gateway, once, before any [`LocalDb`] opens: everything

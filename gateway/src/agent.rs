@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::approvals::{self, ApprovalRecord, Status};
-use crate::chat::{agent_event, broadcast_message, chat_event};
+use crate::session_events::{agent_event, broadcast_message, chat_event};
 use crate::store::SendStatus;
 use crate::util::{now_ms, uuid_v4};
 use crate::{Gateway, log, questions};

@@ -24,8 +24,8 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::Gateway;
+use crate::hub::Caller;
 use crate::hub::{Outbound, Peer};
-use crate::methods::Caller;
 use crate::util::{now_ms, uuid_v4};
 
 /// `details.reason` values of approval errors (the real gateway's).

@@ -11,11 +11,13 @@ use protocol::question::claim_plain_text;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::methods::Caller;
+use crate::hub::Caller;
 use crate::questions::canonical_session_key;
+pub use crate::session_events::{agent_event, broadcast_message, chat_event, check_session, peer_sees_session};
+pub use crate::stop::{abort_all, abort_session, abort_waiting};
 use crate::store::{Created, InboundMedia, SendStatus};
 use crate::util::{now_ms, uuid_v4};
-use crate::{Gateway, agent, approvals, questions, sessions};
+use crate::{Gateway, agent, questions, sessions};
 
 /// Runs in progress, by session: the run id and a flag that aborts it.
 #[derive(Default)]
@@ -58,26 +60,6 @@ impl Runs {
 
 fn unavailable(e: impl std::fmt::Display) -> ErrorShape {
     ErrorShape::new(code::UNAVAILABLE, format!("chat store unavailable: {e}"))
-}
-
-/// A guest may only touch sessions it owns; others see no such session.
-pub(crate) fn check_session(gw: &Gateway, caller: &Caller<'_>, key: &str) -> Result<(), ErrorShape> {
-    if caller.full {
-        return Ok(());
-    }
-    match gw.store.session_owner(key).map_err(unavailable)? {
-        Some(owner) if owner == caller.peer.owner => Ok(()),
-        _ => Err(ErrorShape::invalid(format!("session '{key}' was not found"))),
-    }
-}
-
-/// Whether a connection may receive events of a session.
-pub fn peer_sees_session(gw: &Gateway, peer: &crate::hub::Peer, key: &str) -> bool {
-    if peer.has_scope(protocol::methods::scope::READ) || peer.has_scope(protocol::methods::scope::WRITE) {
-        return true;
-    }
-    let guest = peer.scopes.iter().any(|s| s == protocol::methods::scope::SESSIONS_READ || s == protocol::methods::scope::SESSIONS_WRITE);
-    guest && gw.store.session_owner(key).ok().flatten().as_deref() == Some(peer.owner.as_str())
 }
 
 /// `chat.send`: saves the user row and starts a run; a repeated key is answered from the
@@ -251,28 +233,6 @@ fn claim_reply(gw: &Arc<Gateway>, session: &str, text: &str) -> bool {
         }
         None => false,
     }
-}
-
-pub fn broadcast_message(gw: &Gateway, session: &str, saved: &Value) {
-    let payload = json!({
-        "sessionKey": session,
-        "agentId": "main",
-        "message": saved,
-        "messageId": saved["__openclaw"]["id"],
-        "messageSeq": saved["__openclaw"]["seq"],
-        "hasActiveRun": gw.runs.active(session).is_some(),
-    });
-    gw.hub.broadcast("session.message", &payload, |p| peer_sees_session(gw, p, session));
-}
-
-/// An `agent` event for a run (its lifecycle and tool events).
-pub fn agent_event(gw: &Gateway, session: &str, payload: Value) {
-    gw.hub.broadcast("agent", &payload, |p| peer_sees_session(gw, p, session));
-}
-
-/// A `chat` event for a run.
-pub fn chat_event(gw: &Gateway, session: &str, payload: Value) {
-    gw.hub.broadcast("chat", &payload, |p| peer_sees_session(gw, p, session));
 }
 
 #[derive(Deserialize)]
@@ -454,44 +414,4 @@ pub fn abort(gw: &Arc<Gateway>, caller: &Caller<'_>, p: AbortParams) -> Result<V
         Some(run_id) => json!({"ok": true, "aborted": true, "runId": run_id, "runIds": [run_id]}),
         None => json!({"ok": true, "aborted": false, "runIds": []}),
     })
-}
-
-/// Aborts the session's active run (only if it is `run_id`, when given) and cancels its
-/// pending question and approval. Returns the aborted run's id.
-pub fn abort_session(gw: &Arc<Gateway>, key: &str, run_id: Option<&str>) -> Option<String> {
-    let run = gw.runs.active(key)?;
-    if run_id.is_some_and(|r| r != run.run_id) {
-        return None;
-    }
-    run.abort.send_replace(true);
-    // An aborted run cancels its pending question and approval.
-    questions::cancel_run(gw, &run.run_id);
-    approvals::cancel_run(gw, &run.run_id);
-    Some(run.run_id)
-}
-
-/// Aborts every active run and cancels its pending question (graceful shutdown at its
-/// deadline). Runs still queued behind them see the stop and abort as they start.
-pub fn abort_all(gw: &Arc<Gateway>) -> usize {
-    gw.drain.mark_aborting();
-    let runs = gw.runs.all();
-    for run in &runs {
-        run.abort.send_replace(true);
-        questions::cancel_run(gw, &run.run_id);
-        approvals::cancel_run(gw, &run.run_id);
-    }
-    runs.len()
-}
-
-/// Aborts the runs that wait for a person's answer (graceful shutdown does not wait for
-/// those: nobody may answer before the deadline). Returns how many.
-pub fn abort_waiting(gw: &Arc<Gateway>) -> usize {
-    let waiting: Vec<ActiveRun> =
-        gw.runs.all().into_iter().filter(|r| gw.questions.run_is_waiting(&r.run_id) || gw.approvals.run_is_waiting(&r.run_id)).collect();
-    for run in &waiting {
-        run.abort.send_replace(true);
-        questions::cancel_run(gw, &run.run_id);
-        approvals::cancel_run(gw, &run.run_id);
-    }
-    waiting.len()
 }

@@ -17,9 +17,8 @@ use crate::handshake::{Transport, admit, hello_ok};
 use crate::hub::{ConnSender, Outbound, Peer};
 use crate::{log, methods, util};
 
-/// Close codes.
-pub const CLOSE_POLICY: u16 = 1008;
-pub const CLOSE_TOO_BIG: u16 = 1009;
+/// Close codes (kept by the hub, which closes sockets with them too).
+pub use crate::hub::{CLOSE_POLICY, CLOSE_TOO_BIG};
 
 pub struct Headers {
     pub origin: Option<String>,
@@ -181,7 +180,7 @@ pub async fn handle<S>(
     socket: WebSocketStream<S>,
     headers: Headers,
     connected: Arc<std::sync::atomic::AtomicBool>,
-    mut slot: crate::upgrade::PendingSlot,
+    mut slot: crate::admission::PendingSlot,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -305,9 +304,9 @@ pub async fn handle<S>(
             Some(Err(e)) => {
                 // The transport's own limit (twice maxPayload) or a broken socket.
                 let msg = e.to_string();
-                if msg.contains(crate::upgrade::PRE_CONNECT_TOO_BIG) {
+                if msg.contains(crate::admission::PRE_CONNECT_TOO_BIG) {
                     log::warn(&format!("conn {conn_id}: {msg}"));
-                    sender.send(Outbound::Close(CLOSE_TOO_BIG, crate::upgrade::PRE_CONNECT_TOO_BIG.into()));
+                    sender.send(Outbound::Close(CLOSE_TOO_BIG, crate::admission::PRE_CONNECT_TOO_BIG.into()));
                     let _ = tokio::time::timeout(CLOSE_GRACE * 2, &mut writer_finished).await;
                 } else if msg.contains("too long") || msg.contains("too big") || msg.contains("Space limit") {
                     log::warn(&format!("conn {conn_id}: {msg}"));

@@ -10,18 +10,15 @@
 //! - a token unused for [`DEVICE_TOKEN_IDLE_MS`] has expired.
 
 use hmac::{Hmac, Mac};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 
 use crate::Gateway;
+pub use crate::store::prepare_data_dir;
 use crate::store::{Device, Store};
+pub use crate::util::hash_token;
 
 /// A device token unused this long no longer works (30 days).
 pub const DEVICE_TOKEN_IDLE_MS: i64 = 30 * 24 * 3600 * 1000;
-
-/// The SHA-256 of a token, in hex: what the database keeps.
-pub fn hash_token(token: &str) -> String {
-    Sha256::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
-}
 
 /// The token of `device_id` with `salt` under `shared_token`.
 pub fn derive_token(shared_token: &str, device_id: &str, salt: &str) -> String {
@@ -106,43 +103,9 @@ pub async fn end_revoked_sockets(gw: std::sync::Arc<Gateway>) {
             }
         };
         for id in connected.iter().filter(|id| revoked.contains(id)) {
-            let n = gw.hub.evict_where(|p| p.device_id.as_deref() == Some(id.as_str()), crate::conn::CLOSE_POLICY, "device revoked");
+            let n = gw.hub.evict_where(|p| p.device_id.as_deref() == Some(id.as_str()), crate::hub::CLOSE_POLICY, "device revoked");
             crate::log::info(&format!("devices: {id} was revoked: closed its {n} connection(s)"));
         }
-    }
-}
-
-/// Prepares the data directory, which holds transcripts, answers and device records. One the
-/// gateway creates (with its missing parents) is readable by this user only (0700 on Unix). An
-/// existing one keeps its mode, which its owner chose (a shared group directory, say): the
-/// gateway only says so, returning a warning when group or others may read or enter it.
-pub fn prepare_data_dir(dir: &std::path::Path) -> std::io::Result<Option<String>> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-        match std::fs::metadata(dir) {
-            Ok(m) if m.is_dir() => {
-                let mode = m.permissions().mode() & 0o777;
-                Ok((mode & 0o077 != 0).then(|| {
-                    format!(
-                        "the data directory {} is open to group or others (mode {mode:o}): it holds transcripts, answers and device records. Left as it is; `chmod 700 {}` keeps it to this user.",
-                        dir.display(),
-                        dir.display()
-                    )
-                }))
-            }
-            Ok(_) => Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it exists and is not a directory")),
-            Err(_) => {
-                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-                Ok(None)
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        std::fs::create_dir_all(dir)?;
-        Ok(None)
     }
 }
 

@@ -6,6 +6,10 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
 
+/// Close codes: a policy violation (refused, revoked), and a frame too big.
+pub const CLOSE_POLICY: u16 = 1008;
+pub const CLOSE_TOO_BIG: u16 = 1009;
+
 /// What a connection's writer sends.
 pub enum Outbound {
     /// An already-serialised frame (responses and seq-less events).
@@ -192,4 +196,12 @@ impl Hub {
             p.sender.send(Outbound::Close(1012, "gateway restarting".into()));
         }
     }
+}
+
+/// Who is calling a method, and how far their scopes reach (`methods::dispatch` decides; the
+/// handlers of each feature read it).
+pub struct Caller<'a> {
+    pub peer: &'a Peer,
+    /// Broad scope (or admin); otherwise guest access to own sessions only.
+    pub full: bool,
 }

@@ -5,6 +5,7 @@
 //! device auth, the Origin rule, scope enforcement, ticks, per-connection `seq`), and keeps
 //! what must survive a restart in SQLite.
 
+pub mod admission;
 pub mod agent;
 pub mod approvals;
 pub mod chat;
@@ -19,7 +20,9 @@ pub mod load;
 pub mod log;
 pub mod methods;
 pub mod questions;
+pub mod session_events;
 pub mod sessions;
+pub mod stop;
 pub mod store;
 pub mod throttle;
 pub mod upgrade;
@@ -53,7 +56,7 @@ pub struct Gateway {
     pub faults: Faults,
     /// In-flight work, and the stop that graceful shutdown drains.
     pub drain: Drain,
-    /// Sockets open without a successful `connect` (`upgrade::PendingSlot`).
+    /// Sockets open without a successful `connect` (`admission::PendingSlot`).
     pub pending_connects: std::sync::atomic::AtomicUsize,
     /// The same, per browser Origin.
     pub pending_by_origin: std::sync::Mutex<std::collections::HashMap<String, usize>>,

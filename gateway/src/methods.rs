@@ -58,12 +58,7 @@ struct SubscribeParams {
     include_approvals: Option<bool>,
 }
 
-/// Who is calling, and how far their scopes reach.
-pub struct Caller<'a> {
-    pub peer: &'a Peer,
-    /// Broad scope (or admin); otherwise guest access to own sessions only.
-    pub full: bool,
-}
+pub use crate::hub::Caller;
 
 fn params<T: DeserializeOwned>(method: &str, v: Value) -> Result<T, ErrorShape> {
     // serde reads a struct from an array too (`[1, 2]` as `{limit: 1, offset: 2}`): params are

@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 use crate::Gateway;
+use crate::hub::Caller;
 use crate::hub::Peer;
-use crate::methods::Caller;
 use crate::util::{now_ms, uuid_v4};
 
 /// The `ask_user` tool's default lifetime when a request gives none.

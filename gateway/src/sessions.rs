@@ -10,9 +10,9 @@ use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value, json};
 
 use crate::Gateway;
-use crate::chat::{check_session, peer_sees_session};
-use crate::methods::Caller;
+use crate::hub::Caller;
 use crate::questions::canonical_session_key;
+use crate::session_events::{check_session, peer_sees_session};
 use crate::store::{ArchivedFilter, Created, Patched, SessionPatch, SessionRecord};
 use crate::util::{now_ms, uuid_v4};
 
@@ -427,7 +427,7 @@ pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<V
         }
         // Archiving stops the session's work first.
         if archived {
-            crate::chat::abort_session(gw, &key, None);
+            crate::stop::abort_session(gw, &key, None);
         }
     }
     let change = SessionPatch { label: p.label.as_ref().map(|l| l.as_deref()), archived: p.archived };

@@ -253,8 +253,7 @@ fn device_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Device> {
 
 impl Store {
     pub fn open(data_dir: &Path) -> Result<Store, String> {
-        let warning =
-            crate::devices::prepare_data_dir(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
+        let warning = prepare_data_dir(data_dir).map_err(|e| format!("cannot create data directory {}: {e}", data_dir.display()))?;
         if let Some(w) = warning {
             crate::log::warn(&w);
         }
@@ -370,7 +369,7 @@ impl Store {
             Some((Some(salt), None)) => salt,
             _ => new_salt.to_string(),
         };
-        let hash = crate::devices::hash_token(&token_for(&salt));
+        let hash = crate::util::hash_token(&token_for(&salt));
         db.prepare_cached(
             "INSERT INTO devices (device_id, public_key, device_token, client_id, created_at_ms, last_seen_ms, token_hash, token_salt)
              VALUES (?1, ?2, '', ?3, ?4, ?4, ?5, ?6)
@@ -746,6 +745,40 @@ impl Store {
     }
 }
 
+/// Prepares the data directory, which holds transcripts, answers and device records. One the
+/// gateway creates (with its missing parents) is readable by this user only (0700 on Unix). An
+/// existing one keeps its mode, which its owner chose (a shared group directory, say): the
+/// gateway only says so, returning a warning when group or others may read or enter it.
+pub fn prepare_data_dir(dir: &std::path::Path) -> std::io::Result<Option<String>> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        match std::fs::metadata(dir) {
+            Ok(m) if m.is_dir() => {
+                let mode = m.permissions().mode() & 0o777;
+                Ok((mode & 0o077 != 0).then(|| {
+                    format!(
+                        "the data directory {} is open to group or others (mode {mode:o}): it holds transcripts, answers and device records. Left as it is; `chmod 700 {}` keeps it to this user.",
+                        dir.display(),
+                        dir.display()
+                    )
+                }))
+            }
+            Ok(_) => Err(std::io::Error::new(std::io::ErrorKind::AlreadyExists, "it exists and is not a directory")),
+            Err(_) => {
+                std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+                std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+                Ok(None)
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        std::fs::create_dir_all(dir)?;
+        Ok(None)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -762,7 +795,7 @@ mod tests {
         assert_eq!(salt, "salt-a");
         assert_eq!(s.pair_device("dev1", "pk", "openclaw-control-ui", 2, "salt-b", token_for).unwrap(), "salt-a");
         let d = s.device("dev1").unwrap().unwrap();
-        assert_eq!(d.token_hash.as_deref(), Some(crate::devices::hash_token("token-from-salt-a").as_str()));
+        assert_eq!(d.token_hash.as_deref(), Some(crate::util::hash_token("token-from-salt-a").as_str()));
         assert!(s.device("nope").unwrap().is_none());
         assert!(s.revoke_device("dev1", 3).unwrap());
         assert!(s.device("dev1").unwrap().unwrap().token_hash.is_none());

@@ -69,3 +69,8 @@ mod tests {
         assert!(!secret_eq("abc", "abcd"));
     }
 }
+
+/// The SHA-256 of a token, in hex: what the database keeps.
+pub fn hash_token(token: &str) -> String {
+    <sha2::Sha256 as sha2::Digest>::digest(token.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -18,11 +18,11 @@ use protocol::approval::{Approval, ApprovalKind, Decision};
 use model::consent::Needs;
 use model::reveal::Piece;
 
-use crate::components::pane::short_name;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::state::consent::ConsentGate;
 use crate::state::dock::approvals::ApprovalAccess;
 use crate::state::dock::{DockController, DockView};
+use model::sessions::short_name;
 
 /// A button's words for a decision, as the incumbent labels them.
 fn decision_label(kind: ApprovalKind, d: Decision) -> &'static str {

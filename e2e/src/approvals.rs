@@ -1,12 +1,11 @@
 //! Approvals raised by a backend client (the agent's side), and the gateway's record of them:
 //! what `approvals.rs` and `consent.rs` share.
 
+use crate::T;
 use std::time::Duration;
 
 use gateway::client::Client;
 use serde_json::{Value, json};
-
-const T: Duration = Duration::from_secs(30);
 
 /// Raises an approval with `method` (`twoPhase`), checks the gateway routed it to the open UI,
 /// and returns its id.

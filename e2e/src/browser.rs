@@ -108,7 +108,7 @@ impl Browser {
     pub async fn open_connected(url: &str) -> Browser {
         let b = Browser::start().await;
         b.goto(url).await;
-        b.wait_text("[data-testid=connection-status]", Duration::from_secs(20), |t| t == "Connected").await;
+        b.wait_connected().await;
         b
     }
 
@@ -124,6 +124,17 @@ impl Browser {
     }
 
     /// Polls until the element matching `css` has text that `accept` takes; returns it.
+    /// Waits (up to [`crate::T`]) until the status bar says **Connected**.
+    pub async fn wait_connected(&self) -> String {
+        self.wait_connected_within(crate::T).await
+    }
+
+    /// Waits up to `timeout` until the status bar says **Connected** (a real gateway's first
+    /// start, a reconnect after a backoff).
+    pub async fn wait_connected_within(&self, timeout: Duration) -> String {
+        self.wait_text("[data-testid=connection-status]", timeout, |t| t == "Connected").await
+    }
+
     pub async fn wait_text(&self, css: &str, timeout: Duration, accept: impl Fn(&str) -> bool) -> String {
         let deadline = tokio::time::Instant::now() + timeout;
         let mut last = String::from("<no element>");

@@ -4,11 +4,18 @@
 pub mod approvals;
 pub mod browser;
 pub mod model_hold;
+pub mod questions;
 pub mod real;
 pub mod relay;
 pub mod scripted_model;
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// How long a test waits for what the page or a gateway does next before it fails: one
+/// constant for every e2e test (longer waits, such as the real gateway's first start, say so
+/// where they wait).
+pub const T: Duration = Duration::from_secs(30);
 
 /// The repository root.
 pub fn repo_root() -> PathBuf {

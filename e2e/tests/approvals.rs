@@ -7,15 +7,13 @@
 //! 390 px in light and dark. The gateway's own record (`approval.get`) is the judge of what
 //! was decided.
 
-use std::time::Duration;
-
+use e2e::T;
 use e2e::Target;
 use e2e::approvals::{card, raise, raise_exec, record, recorded};
 use e2e::browser::Browser;
 use gateway::client::Client;
 use serde_json::json;
 
-const T: Duration = Duration::from_secs(30);
 const MAIN: &str = "agent:main:main";
 const SIDE: &str = "agent:main:side";
 
@@ -39,7 +37,7 @@ async fn screenshots(t: &Target, agent: &mut Client) {
     // A page is open when it is raised, so the gateway has an approval client to route it to.
     let first = Browser::start_sized(1000, 800).await;
     first.goto(&t.ui("/")).await;
-    first.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
+    first.wait_connected().await;
     let id = raise_exec(
         agent,
         "python3 -c 'import shutil; shutil.rmtree(\"build\")' && ls -la /srv/conformance",
@@ -72,7 +70,7 @@ async fn screenshots(t: &Target, agent: &mut Client) {
 async fn flows(t: Target, agent: &mut Client) {
     let b = Browser::start_sized(1000, 900).await;
     b.goto(&t.ui("/")).await;
-    b.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
+    b.wait_connected().await;
 
     // 1. Exec, allow once. Shown with the command exactly as sent, where and for whom, and the
     // gateway's analysis; nothing is focused on Allow; a key press alone does not allow.
@@ -161,7 +159,7 @@ async fn flows(t: Target, agent: &mut Client) {
     // conversation only, and is decided there.
     let b3 = Browser::start_sized(1400, 900).await;
     b3.goto(&t.ui(&format!("/?session={MAIN}&pane={SIDE}"))).await;
-    b3.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
+    b3.wait_connected().await;
     let id8 = raise_exec(agent, "ls side", json!({"sessionKey": SIDE})).await;
     let in_side = format!("[data-testid=pane][data-session='{SIDE}'] {}", card(&id8));
     b3.wait_text(&in_side, T, |s| s.contains("ls side")).await;

@@ -3,10 +3,10 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
 use serde_json::Value;
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 const EXPECTED: &str = "> Which environment should I use?\n\nProduction\n\n> Which checks should run?\n\nunit";
 
@@ -56,7 +56,7 @@ async fn async_questions_arrive_collapsed_and_are_answered_through_the_outbox() 
     assert_eq!(draft.as_deref(), Some("my own draft"), "the composer's own draft is untouched");
     // Confirmed stays confirmed after a reload.
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     summary(&b, |t| t.starts_with("Answer sent")).await;
     assert!(!b.exists("[data-testid=dock-bar]").await && !b.exists("[data-testid=question-panel]").await);
     b.close().await;
@@ -78,7 +78,7 @@ async fn dismiss_offers_undo_and_lasts_across_reload() {
     b.click_button("Dismiss").await;
     summary(&b, |t| t.starts_with("Dismissed")).await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     summary(&b, |t| t.starts_with("Dismissed")).await;
     assert_eq!(user_texts(&gw, 1).await, vec!["async".to_string()], "nothing was sent");
     b.close().await;
@@ -135,7 +135,7 @@ async fn discard_reopens_the_preserved_draft_and_reload_keeps_a_queued_answer() 
     summary(&b, |t| t.contains("queued") || t.contains("Waiting for reconnect")).await;
     gw.restart_on(port).await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     summary(&b, |t| t.starts_with("Answer sent")).await;
     let texts = user_texts(&gw, 2).await;
     assert_eq!(texts, vec!["async".to_string(), EXPECTED.to_string()], "the discarded answer was never sent, the second exactly once");
@@ -249,11 +249,11 @@ async fn an_edited_async_answer_is_confirmed_by_its_reply_target_and_stays_confi
     b.click_button("Save").await;
     b.wait_gone("[data-testid=tray-edit]", T).await;
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     summary(&b, |t| t.starts_with("Answer sent") && t.contains(edited)).await;
     assert_eq!(user_texts(&gw, 2).await, vec!["async".to_string(), edited.to_string()], "only the edited answer, once");
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     summary(&b, |t| t.starts_with("Answer sent") && t.contains(edited)).await;
     assert!(!b.exists("[data-testid=dock-bar]").await, "the question stays answered");
     b.close().await;

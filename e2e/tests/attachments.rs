@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 
 const PNG: &[u8] = e2e::PNG_2X2;
@@ -102,7 +102,7 @@ async fn an_attachment_queued_offline_survives_a_reload_and_is_sent_once() {
 
     // The gateway comes back: sent once, with both files byte for byte.
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     let saved = saved_user_message(&gw, text).await;
     let media = saved["__openclaw"]["media"].as_array().unwrap().clone();
     assert_eq!(media.len(), 2, "{saved}");
@@ -175,7 +175,7 @@ async fn a_file_over_a_limit_is_refused_in_words_and_discard_gives_the_files_bac
     b.client.refresh().await.unwrap();
     b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("keep.txt")).await;
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(gw.gateway().store.user_texts(MAIN).unwrap().is_empty(), "a discarded message is never sent");
 
@@ -236,7 +236,7 @@ async fn a_full_disk_says_how_much_could_not_be_kept_and_the_message_is_still_se
     b.screenshot("attachments-full-disk").await;
 
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     let saved = saved_user_message(&gw, "the dump, on a full disk").await;
     let media = saved["__openclaw"]["media"].as_array().unwrap().clone();
     assert_eq!(media.len(), 1);
@@ -256,7 +256,7 @@ async fn attached_files_fit_a_390_px_screen_in_light_and_dark() {
     for theme in ["light", "dark"] {
         let b = Browser::start_sized(390, 844).await;
         b.goto(&gw.ui_url()).await;
-        b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+        b.wait_connected().await;
         b.js(&format!("document.documentElement.dataset.theme = '{theme}'; return null;")).await;
         b.attach_files(&[&png, &long]).await;
         b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("red.png")).await;

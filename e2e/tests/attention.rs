@@ -4,10 +4,9 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
 use serde_json::{Value, json};
-
-const T: Duration = Duration::from_secs(20);
 
 fn question(id: &str, header: &str, text: &str) -> Value {
     json!({"questions": [{"questionId": id, "header": header, "question": text, "options": [{"label": "Yes"}, {"label": "No"}]}], "timeoutMs": 600000})
@@ -82,12 +81,12 @@ async fn with_permission_each_request_notifies_once_across_two_tabs_and_a_click_
     let gw = LocalGateway::start().await;
     let b = Browser::start_with_notifications_granted().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let tab_one = b.client.window().await.unwrap();
     let tab_two = b.client.new_window(true).await.unwrap().handle;
     b.client.switch_to_window(tab_two.clone()).await.unwrap();
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.js(SPY).await;
     b.client.switch_to_window(tab_one.clone()).await.unwrap();
     b.js(SPY).await;

@@ -7,6 +7,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
 use serde_json::json;
 
@@ -96,8 +97,6 @@ fn every_wasm_js_and_css_file_of_the_build_fits_the_gzip_budget() {
     println!("assets (gzip -9): {sizes:?}, total {total} bytes");
     assert!(total <= TOTAL_GZIP_BUDGET_BYTES, "the build is {total} gzip bytes, over the {TOTAL_GZIP_BUDGET_BYTES}-byte budget: {sizes:?}");
 }
-
-const T: Duration = Duration::from_secs(20);
 
 /// The page loads each wasm module (the app and the early module) by its gzip'd copy, which
 /// holds exactly the module's bytes, and a first visit over the real gateway fits the wire budget.

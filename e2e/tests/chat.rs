@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
+use e2e::T;
 use e2e::browser::Browser;
 use e2e::{LocalGateway, db_user_texts};
 use fantoccini::key::Key;
 use serde_json::json;
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 
 async fn last_assistant(b: &Browser, accept: impl Fn(&str) -> bool) -> String {
@@ -50,7 +50,7 @@ async fn a_message_streams_a_reply_and_is_confirmed_from_saved_history() {
     tokio::time::sleep(Duration::from_millis(600)).await;
     db_user_texts(&gw, MAIN, &["hello there"]).await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let deadline = tokio::time::Instant::now() + T;
     let mut draft = None;
     while tokio::time::Instant::now() < deadline {
@@ -148,7 +148,7 @@ async fn a_reload_mid_send_confirms_from_history_before_any_resend() {
     b.send_message("survives a reload").await;
     b.client.refresh().await.unwrap();
     gw.gateway().faults.drop_before_response(None);
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     no_unsent(&b).await;
     db_user_texts(&gw, MAIN, &["survives a reload"]).await;
     b.close().await;
@@ -168,7 +168,7 @@ async fn discard_puts_the_text_back_and_the_row_is_never_sent() {
     let draft = b.find_xpath("//textarea[@name='message']", T).await.prop("value").await.unwrap();
     assert_eq!(draft.as_deref(), Some("oops, not this"));
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     tokio::time::sleep(Duration::from_secs(1)).await;
     db_user_texts(&gw, MAIN, &[]).await;
     b.close().await;
@@ -184,7 +184,7 @@ async fn a_stale_row_waits_for_an_explicit_retry() {
     b.wait_text("[data-testid=connection-status]", T, |t| t.starts_with("Reconnecting")).await;
     b.send_message("old news").await;
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     let status = b.wait_text("[data-testid=outbox-status]", T, |t| t.starts_with("Held")).await;
     assert!(status.contains("not sent without you"), "{status}");
     db_user_texts(&gw, MAIN, &[]).await;
@@ -202,7 +202,7 @@ async fn two_tabs_sending_at_once_deliver_each_message_once_and_stay_in_sync() {
     let second = b.client.new_window(true).await.unwrap();
     b.client.switch_to_window(second.handle.clone()).await.unwrap();
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     // Queue one message in each tab without waiting in between.
     b.send_message("from tab two").await;
     b.client.switch_to_window(first.clone()).await.unwrap();
@@ -295,7 +295,7 @@ async fn assistant_rows_with(b: &Browser, text: &str) -> u64 {
 async fn a_live_reply_without_its_saved_id_is_shown_once_when_its_saved_row_arrives() {
     let gw = LocalGateway::start().await;
     let b = Browser::open_connected(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), gw.token)).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     for (run, text, saved_run) in [("r-live-1", "Shown once (same run)", true), ("r-live-2", "Shown once (same words)", false)] {
         let content = json!([{"type": "text", "text": text}]);
@@ -333,7 +333,7 @@ async fn incumbent_chat_links_open_the_conversation_they_name() {
         ("/chat/main/deploy-monitor-6db92d48", uuid_key, "hello from the dashboard"),
     ] {
         b.goto(&format!("{}{path}#token={}", gw.base(), gw.token)).await;
-        b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+        b.wait_connected().await;
         b.wait_text("[data-testid=message][data-role=user] .msg__text", T, |t| t == text).await;
         let selected = b.js("return document.querySelector('[data-testid=pane]').dataset.session;").await;
         assert_eq!(selected, json!(key), "{path} opens {key}");
@@ -364,7 +364,7 @@ async fn a_queued_message_edited_while_the_gateway_is_down_is_sent_once_with_the
     b.wait_gone("[data-testid=tray-edit]", T).await;
     b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("say hello to production") && !t.contains("prodution")).await;
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     db_user_texts(&gw, MAIN, &["say hello to production"]).await;
     last_assistant(&b, |t| t == "You said: say hello to production").await;
     tokio::time::sleep(Duration::from_secs(2)).await;
@@ -382,7 +382,7 @@ async fn two_tabs_editing_the_same_queued_row_the_last_save_wins_and_it_is_sent_
     let two = b.client.new_window(true).await.unwrap().handle;
     b.client.switch_to_window(two.clone()).await.unwrap();
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let port = gw.port;
     gw.stop().await;
     b.client.switch_to_window(one.clone()).await.unwrap();
@@ -406,7 +406,7 @@ async fn two_tabs_editing_the_same_queued_row_the_last_save_wins_and_it_is_sent_
     b.client.switch_to_window(one.clone()).await.unwrap();
     b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("words from tab two") && !t.contains("tab one")).await;
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     db_user_texts(&gw, MAIN, &["words from tab two"]).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap(), vec!["words from tab two".to_string()], "the last save, once");

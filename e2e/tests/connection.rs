@@ -4,17 +4,17 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
 
 const STATUS: &str = "[data-testid=connection-status]";
-const T: Duration = Duration::from_secs(20);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ui_connects_and_shows_server_version_and_granted_scopes() {
     let gw = LocalGateway::start().await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let scopes = b.wait_text("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
     assert_eq!(scopes, "operator.read, operator.write, operator.approvals, operator.questions, operator.admin");
     b.wait_text("[data-testid=server-version]", T, |t| t == env!("CARGO_PKG_VERSION")).await;
@@ -37,7 +37,7 @@ async fn the_app_connects_on_the_socket_the_loader_opened_during_the_download() 
     let gw = LocalGateway::start().await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_text("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
     let taken = b.js("return performance.getEntriesByName('ocui-early-socket-taken').length;").await;
     assert_eq!(taken, serde_json::json!(1), "the app took the loader's socket");
@@ -103,7 +103,7 @@ async fn the_app_takes_the_early_connect_and_its_listing_as_its_own() {
     let record = "window.__sent = []; const send = WebSocket.prototype.send; WebSocket.prototype.send = function (d) { window.__sent.push(String(d)); return send.call(this, d); };";
     b.cdp("Page.addScriptToEvaluateOnNewDocument", serde_json::json!({"source": record})).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Shown from the early listing?")).await;
     let sent: Vec<String> = serde_json::from_value(b.js("return window.__sent;").await).unwrap();
     let count = |needle: &str| sent.iter().filter(|f| f.contains(needle)).count();
@@ -126,7 +126,7 @@ async fn a_wrong_token_asks_for_the_token_and_the_right_one_connects() {
     let input = b.client.find(fantoccini::Locator::Css("input[name=token]")).await.unwrap();
     input.send_keys(&gw.token).await.unwrap();
     b.client.find(fantoccini::Locator::XPath("//button[normalize-space()='Connect']")).await.unwrap().click().await.unwrap();
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.close().await;
 }
 
@@ -135,14 +135,14 @@ async fn a_stopped_gateway_shows_reconnecting_with_the_next_attempt_and_recovers
     let mut gw = LocalGateway::start().await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let port = gw.port;
     gw.stop().await;
     let text = b.wait_text(STATUS, T, |t| t.starts_with("Reconnecting — next attempt")).await;
     assert!(text.contains("attempt"), "{text}");
     b.screenshot("reconnecting").await;
     gw.restart_on(port).await;
-    b.wait_text(STATUS, Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     b.close().await;
 }
 
@@ -151,7 +151,7 @@ async fn malformed_and_unknown_frames_are_logged_and_ignored_and_the_connection_
     let gw = LocalGateway::start().await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.js("window.__warns = []; const w = console.warn.bind(console); console.warn = (...a) => { window.__warns.push(a.join(' ')); w(...a); };").await;
     let hub = &gw.running.as_ref().unwrap().gateway.hub;
     hub.inject_raw("{this is not json");
@@ -170,7 +170,7 @@ async fn malformed_and_unknown_frames_are_logged_and_ignored_and_the_connection_
     assert!(warns.iter().any(|w| w.contains("unknown frame type `surprise`")), "{warns:?}");
     assert!(warns.iter().any(|w| w.contains("unknown request `nobody-asked`")), "{warns:?}");
     tokio::time::sleep(Duration::from_millis(500)).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert_eq!(hub.count(), 1, "the UI kept its one connection");
     b.close().await;
 }
@@ -180,7 +180,7 @@ async fn layout_holds_at_390px() {
     let gw = LocalGateway::start().await;
     let b = Browser::start_sized(390, 844).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let overflow = b.js("return document.documentElement.scrollWidth - document.documentElement.clientWidth;").await;
     assert_eq!(overflow.as_i64(), Some(0), "horizontal overflow at 390 px");
     b.screenshot("connected-390").await;
@@ -206,14 +206,14 @@ async fn a_link_to_another_gateway_asks_first_and_connects_there_only_after_a_cl
     b.screenshot("gateway-switch-asks").await;
 
     b.click_button(&format!("Switch to {link_host}")).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
     assert!(!relay.sent.lock().unwrap().is_empty(), "connected through the link's gateway");
     assert!(!b.exists("[data-testid=gateway-switch]").await);
 
     // A reload of this tab stays where the person chose, without asking again.
     b.client.refresh().await.unwrap();
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
     assert!(!b.exists("[data-testid=gateway-switch]").await);
     b.close().await;

@@ -9,13 +9,13 @@
 
 use std::time::Duration;
 
+use e2e::T;
 use e2e::Target;
 use e2e::approvals::{card, raise_exec, record, recorded};
 use e2e::browser::Browser;
 use gateway::client::Client;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(30);
 const MAIN: &str = "agent:main:main";
 /// `model::consent::INERT_MS`.
 const INERT_MS: f64 = 700.0;
@@ -69,7 +69,7 @@ async fn watched(b: &Browser) -> (Option<f64>, Vec<f64>) {
 async fn flows(t: Target, agent: &mut Client) {
     let b = Browser::start_sized(1000, 800).await;
     b.goto(&t.ui("/")).await;
-    b.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
+    b.wait_connected().await;
 
     // 1. One click on Always allow does not decide it; it asks again.
     let id = raise_exec(agent, "ls /tmp/consent-always", json!({})).await;

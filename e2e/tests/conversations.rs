@@ -5,12 +5,12 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::Target;
 use e2e::browser::Browser;
 use gateway::client::Client;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 
 /// Stop sits above the dock: with a blocking question expanded (the composer replaced by the
@@ -63,7 +63,7 @@ async fn a_stop_typed_offline_is_never_sent_after_reconnecting() {
     b.send_message("after the outage").await;
     b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains("after the outage")).await;
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     // The outbox sends in order: a queued /stop would have gone before this message.
     e2e::db_user_texts(&gw, MAIN, &["deploy the site", "after the outage"]).await;
     b.close().await;
@@ -127,7 +127,7 @@ async fn flows(t: Target, agent: &mut Client) {
     let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
     let b = Browser::start_sized(1000, 900).await;
     b.goto(&t.ui("/")).await;
-    b.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
+    b.wait_connected().await;
 
     // 1. Made by another client: the list shows it without a reload.
     let elsewhere_label = format!("Made elsewhere {nonce}");
@@ -189,7 +189,7 @@ async fn flows(t: Target, agent: &mut Client) {
     b.wait_gone("[data-testid=archived-banner]", T).await;
     // The main conversation is never offered for archiving.
     b.goto(&t.ui(&format!("/?session={MAIN}"))).await;
-    b.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
+    b.wait_connected().await;
     b.wait_text("[data-testid=conversation-header]", T, |s| s.contains("Rename")).await;
     assert_eq!(pane_session(&b).await, MAIN);
     let actions = b.js("return document.querySelector('[data-testid=conversation-header]').textContent;").await;
@@ -221,7 +221,7 @@ async fn flows(t: Target, agent: &mut Client) {
     for (w, h) in [(1000u32, 800u32), (390, 844)] {
         let s = Browser::start_sized(w, h).await;
         s.goto(&t.ui("/")).await;
-        s.wait_text("[data-testid=connection-status]", T, |x| x == "Connected").await;
+        s.wait_connected().await;
         if w < 900 {
             s.click_button("Conversations").await;
         }
@@ -248,7 +248,7 @@ async fn flows(t: Target, agent: &mut Client) {
     b.goto(&t.ui(&format!("/?session={elsewhere}"))).await;
     // The saved copy shows the shortened row before the socket is up (a click then waits for the
     // history: transcript_parts pins that); here the row is read from the gateway's history.
-    b.wait_text("[data-testid=connection-status]", T, |s| s == "Connected").await;
+    b.wait_connected().await;
     let cut = "return document.querySelectorAll('[data-testid=message-cut]').length;";
     let before = b.wait_js(cut, |v| v.as_u64().is_some_and(|n| n > 0)).await.as_u64().unwrap();
     let longest = "return Math.max(0, ...[...document.querySelectorAll('[data-testid=message][data-role=user] .msg__text')].map(e => e.textContent.length));";

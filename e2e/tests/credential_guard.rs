@@ -5,22 +5,19 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
+use e2e::questions::other_input;
 use e2e::relay::Relay;
 use fantoccini::key::Key;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 /// The shape of an OpenAI project key; the value is made up.
 const KEY: &str = "sk-proj-Zq8vN3xL5tR1mK7pW2yB9cD4fG6hJ0sAe3Ui";
 
 fn key_question() -> Value {
     json!({"questions": [{"questionId": "key", "header": "Key", "question": "Which key should the deploy use?", "options": [{"label": "The staging key"}, {"label": "The production key"}], "isOther": true}], "timeoutMs": 600000})
-}
-
-async fn other_input(b: &Browser) -> fantoccini::elements::Element {
-    b.find_xpath("//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input", T).await
 }
 
 /// Every value stored in one IndexedDB store of the UI, in every gateway's database, as text.
@@ -57,7 +54,7 @@ async fn a_pasted_key_in_the_dock_is_held_never_reaches_the_gateway_and_send_any
     let b = Browser::start().await;
     b.goto(&format!("{}&gatewayUrl={}", gw.ui_url(), relay.url())).await;
     b.accept_gateway_switch(&relay.url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let mut agent = gw.agent().await;
     let id = agent.request("question.request", key_question()).await.unwrap()["id"].as_str().unwrap().to_string();
     other_input(&b).await.send_keys(KEY).await.unwrap();
@@ -102,7 +99,7 @@ async fn a_held_draft_is_kept_in_the_tab_only_and_is_not_in_indexeddb_after_a_re
     let drafts = stored(&b, "drafts").await;
     assert!(drafts.contains("otherActive") && !drafts.contains(KEY), "the draft is stored without the key: {drafts}");
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let input = other_input(&b).await;
     assert_eq!(input.prop("value").await.unwrap().as_deref(), Some(""), "the key did not survive the reload");
     assert!(!stored(&b, "drafts").await.contains(KEY));
@@ -118,7 +115,7 @@ async fn a_chat_reply_that_would_answer_a_waiting_question_is_held_too_at_390_px
     let gw = LocalGateway::start().await;
     let b = Browser::start_sized(390, 844).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let mut agent = gw.agent().await;
     agent.request("question.request", key_question()).await.unwrap();
     other_input(&b).await.send_keys(KEY).await.unwrap();
@@ -146,7 +143,7 @@ async fn a_key_typed_into_a_queued_message_in_the_tray_is_held_while_a_question_
     let b = Browser::start().await;
     b.goto(&format!("{}&gatewayUrl={}", gw.ui_url(), relay.url())).await;
     b.accept_gateway_switch(&relay.url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let mut agent = gw.agent().await;
     agent.request("question.request", key_question()).await.unwrap();
     b.click_button("Collapse").await;

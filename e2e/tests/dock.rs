@@ -4,27 +4,13 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
+use e2e::questions::{ask, other_input, two_questions};
 use fantoccini::key::Key;
-use serde_json::{Value, json};
+use serde_json::json;
 
-const T: Duration = Duration::from_secs(20);
 const PANEL: &str = "[data-testid=question-panel]";
-
-fn two_questions(timeout_ms: u64) -> Value {
-    json!({"questions":[
-        {"questionId":"deploy_target","header":"Deploy","question":"Where should this change be deployed?","options":[{"label":"Staging (Recommended)","description":"Safe default"},{"label":"Production"}],"isOther":true},
-        {"questionId":"notify","header":"Notify","question":"Which channels should be notified?","multiSelect":true,"options":[{"label":"Email"},{"label":"Slack"},{"label":"Pager","description":"Only for incidents"}],"isOther":true}
-    ],"timeoutMs": timeout_ms})
-}
-
-async fn ask(agent: &mut gateway::client::Client, params: Value) -> String {
-    agent.request("question.request", params).await.unwrap()["id"].as_str().unwrap().to_string()
-}
-
-async fn other_input(b: &Browser) -> fantoccini::elements::Element {
-    b.find_xpath("//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input", T).await
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_step_answer_with_multiselect_and_free_text_reaches_the_agent() {
@@ -121,7 +107,7 @@ async fn drafts_survive_switching_requests_collapse_and_reload() {
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     // After the reload: the second request still on step 2 with Slack checked.
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     assert!(b.option("Slack").await.prop("checked").await.unwrap().as_deref() == Some("true"));

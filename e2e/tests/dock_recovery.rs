@@ -4,18 +4,10 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
-use serde_json::{Value, json};
-
-const T: Duration = Duration::from_secs(20);
-
-fn one_question(timeout_ms: u64) -> Value {
-    json!({"questions":[{"questionId":"color","header":"Color","question":"Pick a color?","options":[{"label":"Red"},{"label":"Blue"}],"isOther":true}],"timeoutMs": timeout_ms})
-}
-
-async fn ask(agent: &mut gateway::client::Client, params: Value) -> String {
-    agent.request("question.request", params).await.unwrap()["id"].as_str().unwrap().to_string()
-}
+use e2e::questions::{ask, one_question};
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_lost_acknowledgement_keeps_the_answer_and_reconciles_after_reconnect() {
@@ -111,7 +103,7 @@ async fn a_guest_answers_only_questions_of_its_own_sessions_and_gets_them_back_a
     let own_id = ask(&mut agent, own).await;
     b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Pick a color?")).await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Pick a color?")).await;
     assert!(!b.exists("[data-testid=request-position]").await, "the other session's question is not shown");
     b.option("Blue").await.click().await.unwrap();

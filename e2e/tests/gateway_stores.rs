@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
+use e2e::T;
 use e2e::browser::Browser;
 use e2e::relay::Relay;
 use e2e::{LocalGateway, db_user_texts};
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
 const STATUS: &str = "[data-testid=connection-status]";
 const MAIN: &str = "agent:main:main";
 const FIRST: &str = "queued while the gateway was away";
@@ -94,7 +94,7 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
 
     // The person is talked into switching.
     b.click_button(&format!("Switch to {link_host}")).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
     let listed = b.wait_text("[data-testid=elsewhere-tray]", T, |t| t.contains(FIRST) && t.contains(SECOND)).await;
     assert!(listed.contains(&format!("Queued for {own_host}")), "{listed}");
@@ -127,7 +127,7 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
     url.clear().await.unwrap();
     url.send_keys(&own.ws()).await.unwrap();
     b.click_button("Connect").await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host);
     // The seeded device token was issued by the gateway of the capture, not by this one: what
     // is queued waits for the person, who knows it is their own.
@@ -154,7 +154,7 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
     assert_eq!(b.js("return localStorage.getItem('ocui.device.v1');").await, Value::Null);
     // After a reload nothing goes a second time.
     b.client.refresh().await.unwrap();
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert_eq!(own.gateway().store.user_texts(MAIN).unwrap(), vec![FIRST.to_string()]);
     b.close().await;
@@ -183,14 +183,14 @@ async fn a_queued_row_is_held_when_the_gateway_answering_at_the_same_address_is_
     // Another gateway at the same address.
     gw.data_dir = tempfile::tempdir().unwrap();
     gw.restart_on(port).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let held = b.wait_text("[data-testid=outbox-identity-held]", T, |t| !t.is_empty()).await;
     assert!(held.contains("looks different") && held.contains(&format!("127.0.0.1:{port}")), "{held}");
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(gw.gateway().store.user_texts(MAIN).unwrap().is_empty(), "nothing went to the other gateway before the person chose");
     // Still held after a reload.
     b.client.refresh().await.unwrap();
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_text("[data-testid=outbox-identity-held]", T, |t| !t.is_empty()).await;
     b.click_button("Send here").await;
     db_user_texts(&gw, MAIN, &[FIRST]).await;
@@ -226,14 +226,14 @@ async fn rows_of_the_earlier_shared_store_wait_when_storage_does_not_show_their_
     seed_storage(&b, &own, &f, local).await;
 
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", own.base(), own.token)).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let held = b.wait_text("[data-testid=outbox-identity-held]", T, |t| !t.is_empty()).await;
     assert!(held.contains("earlier version of this UI") && held.contains(&own.base().replace("http://", "")), "{held}");
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert!(own.gateway().store.user_texts(MAIN).unwrap().is_empty(), "nothing went before the person chose");
     // Still held after a reload: the choice is the person's.
     b.client.refresh().await.unwrap();
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_text("[data-testid=outbox-identity-held]", T, |t| t.contains("earlier version")).await;
     b.click_button("Send here").await;
     db_user_texts(&own, MAIN, &[FIRST, SECOND]).await;

@@ -5,10 +5,9 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
 use serde_json::{Value, json};
-
-const T: Duration = Duration::from_secs(20);
 
 /// Common filter-evasion vectors (OWASP XSS cheat sheet families). Each one that ran would
 /// set `window.__xss` to its number.
@@ -155,7 +154,7 @@ async fn the_token_never_reaches_local_storage_the_url_or_a_log_line() {
     gw.stop().await;
     b.wait_text("[data-testid=connection-status]", T, |t| t.contains("Reconnecting") || t.contains("Disconnected")).await;
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     let url = b.current_url().await;
     assert!(!url.contains(&token), "token left in the URL: {url}");
     let local = b.js("return Object.keys(localStorage).map(k => k + '=' + localStorage.getItem(k)).join('\\n');").await;
@@ -234,7 +233,7 @@ async fn malformed_out_of_order_duplicated_and_gapped_frames_end_in_the_truth() 
             .await,
         json!(1)
     );
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert!(b.option("Yes").await.is_selected().await.unwrap(), "the draft came back with the question");
     b.click_button("Submit").await;
     // (the agent's own connection got the junk too and gave up on it: a new one asks)
@@ -255,7 +254,7 @@ async fn a_wasm_trap_puts_up_the_reload_banner_instead_of_a_silent_page() {
     // Phone width: the banner and its button must fit the narrowest supported screen.
     let b = Browser::start_sized(390, 844).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert!(!b.exists("#ocui-crash").await, "no banner before anything went wrong");
     b.js("const trap = new Uint8Array([0,97,115,109,1,0,0,0, 1,4,1,96,0,0, 3,2,1,0, 7,5,1,1,102,0,0, 10,5,1,3,0,0,11]);
          WebAssembly.instantiate(trap).then(({instance}) => setTimeout(() => instance.exports.f(), 0));

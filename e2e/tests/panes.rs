@@ -5,10 +5,11 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
+use e2e::questions::ask;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 const ONE: &str = "(//section[@data-testid='pane'])[1]";
 const TWO: &str = "(//section[@data-testid='pane'])[2]";
@@ -24,14 +25,10 @@ fn question(session: &str) -> Value {
     ], "timeoutMs": 120_000})
 }
 
-async fn ask(agent: &mut gateway::client::Client, params: Value) -> String {
-    agent.request("question.request", params).await.unwrap()["id"].as_str().unwrap().to_string()
-}
-
 async fn open(gw: &LocalGateway, width: u32, query: &str) -> Browser {
     let b = Browser::start_sized(width, 900).await;
     b.goto(&format!("{}/?{query}#token={}", gw.base(), gw.token)).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b
 }
 
@@ -134,7 +131,7 @@ async fn the_layout_is_in_the_url_and_closing_a_pane_keeps_its_draft_and_queued_
     let url = b.wait_js("return location.search;", |v| v.as_str().is_some_and(|s| s.contains("pane=agent%3Amain%3Aside"))).await;
     assert_eq!(url, json!("?session=agent%3Amain%3Amain&pane=agent%3Amain%3Aside"));
     b.goto(&format!("{}/{}#token={}", gw.base(), url.as_str().unwrap(), gw.token)).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let sessions = b.js("return [...document.querySelectorAll('[data-testid=pane]')].map(p => p.dataset.session);").await;
     assert_eq!(sessions, json!([MAIN, "agent:main:side"]), "the reload restores both panes");
     // With the gateway stopped, a message is queued and a draft typed in the second pane.

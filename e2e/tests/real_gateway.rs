@@ -4,22 +4,11 @@
 
 use std::time::Duration;
 
+use e2e::T;
 use e2e::browser::Browser;
+use e2e::questions::{other_input, two_questions};
 use e2e::real::RealGateway;
 use serde_json::{Value, json};
-
-const T: Duration = Duration::from_secs(30);
-
-fn two_questions(timeout_ms: u64) -> Value {
-    json!({"questions":[
-        {"questionId":"deploy_target","header":"Deploy","question":"Where should this change be deployed?","options":[{"label":"Staging (Recommended)","description":"Safe default"},{"label":"Production"}],"isOther":true},
-        {"questionId":"notify","header":"Notify","question":"Which channels should be notified?","multiSelect":true,"options":[{"label":"Email"},{"label":"Slack"},{"label":"Pager","description":"Only for incidents"}],"isOther":true}
-    ],"timeoutMs": timeout_ms})
-}
-
-async fn other_input(b: &Browser) -> fantoccini::elements::Element {
-    b.find_xpath("//div[@data-testid='question-panel']//label[contains(@class,'dock__other')]//input", T).await
-}
 
 async fn receipt_for(b: &Browser, id: &str, accept: impl Fn(&str) -> bool) -> String {
     b.wait_text(&format!("[data-testid=question-receipt][data-question-id='{id}']"), T, accept).await
@@ -54,7 +43,7 @@ async fn our_ui_on_the_real_gateway() {
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
     // The real gateway refuses `connect` for a moment after start (retryable); the UI retries.
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(90)).await;
     b.wait_text("[data-testid=server-version]", Duration::from_secs(10), |t| t == "2026.9.6").await;
     let scopes = b.wait_text("[data-testid=granted-scopes]", Duration::from_secs(10), |t| !t.is_empty()).await;
     assert!(scopes.contains("operator.questions") && scopes.contains("operator.read"), "{scopes}");
@@ -120,7 +109,7 @@ async fn our_ui_on_the_real_gateway() {
     other_input(&b).await.send_keys("and the on-call lead").await.unwrap();
     tokio::time::sleep(Duration::from_millis(500)).await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(60)).await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "2/2").await;
     assert_eq!(other_input(&b).await.prop("value").await.unwrap().as_deref(), Some("and the on-call lead"));
     b.click_button("Submit").await;
@@ -168,7 +157,7 @@ async fn our_ui_on_the_real_gateway() {
     // The link names another gateway (the relay): the page asks first, and goes there on a click.
     let relay_host = relay.url().trim_start_matches("ws://").to_string();
     b.accept_gateway_switch(&relay.url()).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(60)).await;
     assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, relay_host);
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&hello).await.unwrap();
@@ -216,7 +205,7 @@ async fn our_ui_on_the_real_gateway() {
     let gw = tokio::task::spawn_blocking(|| RealGateway::start_serving(&e2e::dist_dir_ui(), "/ui")).await.unwrap();
     let b = Browser::start().await;
     b.goto(&format!("{}/ui/ask/pending#token={}", gw.base(), e2e::real::TOKEN)).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(90)).await;
     let mut agent = gw.agent().await;
     // The link names the older of two pending requests: only `/ui/ask/<id>` read as the app's
     // `/ask/<id>` opens that one (the dock alone would show the newer, a one-step question).
@@ -287,7 +276,7 @@ async fn a_message_sent_during_a_held_run_reads_interrupted_when_the_run_fails()
     let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
     let b = Browser::start().await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), e2e::real::TOKEN)).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(90)).await;
     let mut agent = gw.agent().await;
     let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
     let model = e2e::model_hold::ModelHold::start().await;

@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
+use e2e::T;
 use e2e::browser::Browser;
 use e2e::real::{RealGateway, TOKEN};
 use e2e::relay::Relay;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(30);
 const MAIN: &str = "agent:main:main";
 
 const PNG: &[u8] = e2e::PNG_2X2;
@@ -82,7 +82,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     std::fs::write(&png, PNG).unwrap();
     let b = Browser::start().await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={TOKEN}", gw.base())).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(90)).await;
     wait_idle(&mut agent).await;
     b.attach_files(&[&png]).await;
     b.wait_text("[data-testid=draft-attachments]", T, |t| t.contains("red.png")).await;
@@ -127,7 +127,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     let b = Browser::start().await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={TOKEN}&gatewayUrl={}", gw.base(), relay.url())).await;
     b.accept_gateway_switch(&relay.url()).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(60)).await;
     summary(&b, &nonce, |t| t.contains("Waiting for your answer")).await;
     b.wait_for_shell_cache().await;
     relay.block();
@@ -146,7 +146,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     b.client.refresh().await.unwrap();
     b.wait_text("[data-testid=outbox-tray]", T, |t| t.contains(&edited)).await;
     relay.unblock();
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(60)).await;
 
     let saved = saved_once(&mut agent, &edited).await;
     eprintln!("the edited answer as saved: {saved}");
@@ -156,7 +156,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     let confirmed = summary(&b, &nonce, |t| t.starts_with("Answer sent") && t.contains(&edited)).await;
     assert!(confirmed.contains(&edited), "confirmed by replyToId, with the words as saved: {confirmed}");
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(60)).await;
     // The confirmed row left IndexedDB without its text (a sent message is the gateway's to
     // keep): after the reload the words come from the gateway's saved copy.
     let again = summary(&b, &nonce, |t| t.starts_with("Answer sent") && t.contains(&edited)).await;
@@ -179,7 +179,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     let b = Browser::start_sized(1400, 900).await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain&pane=agent%3Amain%3Amain#token={TOKEN}&gatewayUrl={}", gw.base(), relay.url())).await;
     b.accept_gateway_switch(&relay.url()).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(60)).await;
     let pane = |n: usize| format!("main > section[data-testid=pane]:nth-of-type({n})");
     for n in [1, 2] {
         summary_in(&b, &pane(n), &format!("Another question, still working ({nonce})"), |t| t.contains("Waiting for your answer")).await;
@@ -239,7 +239,7 @@ async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     }
     b.screenshot("real-gateway-panes-discard").await;
     relay.unblock();
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(60)).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let answered =
         history(&mut agent).await.into_iter().filter(|m| m["role"] == "user" && m["__openclaw"]["replyToId"] == json!(second_id)).count();

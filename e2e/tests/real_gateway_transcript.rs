@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
+use e2e::T;
 use e2e::browser::Browser;
 use e2e::real::RealGateway;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
 const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
 
 /// The rows of one turn, as the real gateway's schemas describe them.
@@ -63,7 +63,7 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
 
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(90)).await;
     let text = b.wait_text("main", T, |t| t.contains(&format!("Deployed {nonce} to production."))).await;
     assert!(text.contains(&format!("Checking the deploy config {nonce}.")), "{text}");
     let card = b.js(&format!("const c = document.querySelector('[data-call=call_read_{nonce}]'); return c && [c.dataset.state, c.querySelector('[data-testid=tool-result] pre').textContent];")).await;

@@ -6,12 +6,12 @@
 
 use std::time::Duration;
 
+use e2e::T;
 use e2e::browser::Browser;
 use e2e::real::RealGateway;
 use e2e::scripted_model::ScriptedModel;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(30);
 /// A run's first turn on a fresh gateway: it prepares its context (workspace, tools, skills)
 /// before the model is asked, which took over 30 s on a loaded machine.
 const TURN: Duration = Duration::from_secs(90);
@@ -31,7 +31,7 @@ async fn setup() -> Setup {
     gw.use_scripted_model(&mut agent, &model).await;
     let b = Browser::start_sized(1100, 900).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(90)).await;
     Setup { gw, model, agent, b }
 }
 
@@ -236,7 +236,7 @@ async fn an_exec_approval_from_a_real_run_shows_the_commands_output_while_it_run
     b.send_message(&format!("hold: g3 reload-{n}")).await;
     wait_transcript(&b, "the held run", |t| t.contains(&format!("Working on reload-{n}"))).await;
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(60), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(60)).await;
     let live = b
         .wait_js(
             "const s = [...document.querySelectorAll('[data-testid=stream]')].pop(); return s ? [s.dataset.state, s.innerText] : null;",
@@ -304,7 +304,7 @@ async fn a_conversation_of_40_real_runs_opens_on_its_newest_row_and_shows_a_new_
 
     let b = Browser::start_sized(1100, 900).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(90), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(90)).await;
     let text = wait_transcript(&b, "the newest rows", |t| t.contains(&format!("Injected after the runs {n}."))).await;
     assert!(text.contains("note 40 of"), "the 40th run's result is shown:\n{}", &text[text.len().saturating_sub(1500)..]);
     assert!(!text.contains("unsupported part"), "nothing the gateway wrote is unsupported");

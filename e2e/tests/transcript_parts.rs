@@ -5,10 +5,10 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 /// A 1×1 PNG.
 const PIXEL: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
@@ -164,7 +164,7 @@ async fn every_part_type_has_a_view_and_nothing_is_dropped() {
     for width in [1000u32, 390] {
         let b = Browser::start_sized(width, 900).await;
         b.goto(&gw.ui_url()).await;
-        b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+        b.wait_connected().await;
         check_every_part(&b).await;
         for theme in ["light", "dark"] {
             b.js(&format!("document.documentElement.dataset.theme = '{theme}'; document.querySelectorAll('.tool-card__args, [data-testid=thinking]').forEach(d => d.open = true);")).await;
@@ -222,7 +222,7 @@ async fn show_the_whole_message_clicked_before_the_gateway_answers_waits_and_the
     let b = Browser::start_sized(390, 844).await;
     b.goto(&format!("{}/#token={}&gatewayUrl={}", gw.base(), gw.token, relay.url())).await;
     b.accept_gateway_switch(&relay.url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let cut = "return document.querySelectorAll('[data-testid=message-cut]').length;";
     let longest = "return Math.max(0, ...[...document.querySelectorAll('[data-testid=message][data-role=user] .msg__text')].map(e => e.textContent.length));";
     b.wait_js(cut, |v| v.as_u64() == Some(1)).await;
@@ -244,7 +244,7 @@ async fn show_the_whole_message_clicked_before_the_gateway_answers_waits_and_the
     b.click_button("Show the whole message").await;
 
     relay.unblock();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_js(cut, |v| v.as_u64() == Some(0)).await;
     b.wait_js(longest, |v| v.as_u64().is_some_and(|n| n >= long.len() as u64)).await;
     let asked = relay.sent.lock().unwrap().iter().filter(|f| f.contains("\"method\":\"chat.message.get\"")).count();

@@ -1,15 +1,17 @@
 //! Someone who used the build before the move to Trunk, gloo-net and `indexed_db_futures`
 //! opens the new build: the rows the old build left in IndexedDB (captured from the real UI of
-//! commit 00d90b7, `tests/fixtures/ocui-v2/`) are all there, and each unsent message reaches
-//! the gateway exactly once; the failed one waits for Retry, the discarded one never goes.
+//! commit 00d90b7, `tests/fixtures/ocui-v2/`) are all there; they wait until the person says
+//! this gateway is theirs (nothing shows which gateway they were queued for), then each unsent
+//! message reaches the gateway exactly once; the failed one waits for Retry, the discarded one
+//! never goes.
 
 use std::time::Duration;
 
+use e2e::T;
 use e2e::browser::Browser;
 use e2e::{LocalGateway, db_user_texts};
 use serde_json::{Value, json};
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 const SIDE: &str = "agent:main:side";
 
@@ -72,7 +74,16 @@ async fn rows_left_by_the_previous_build_are_kept_and_each_unsent_message_is_sen
 
     let url = format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), gw.token);
     b.goto(&url).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
+
+    // That build kept one database for every gateway and recorded none of them by the scopes it
+    // was granted (its device token names another address): nothing shows these rows were
+    // queued for this gateway, so they wait for the person, who says they were.
+    let held = b.wait_text("[data-testid=outbox-identity-held]", T, |t| !t.is_empty()).await;
+    assert!(held.contains("earlier version of this UI"), "{held}");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert!(gw.gateway().store.user_texts(MAIN).unwrap().is_empty(), "nothing went before the person chose");
+    b.click_button("Send here").await;
 
     // Every unsent row of the main conversation is sent once; the discarded one never.
     let main_unsent: Vec<&str> = rows
@@ -120,7 +131,7 @@ async fn rows_left_by_the_previous_build_are_kept_and_each_unsent_message_is_sen
 
     // After a reload nothing goes a second time.
     b.goto(&url).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     let mut got = gw.gateway().store.user_texts(MAIN).unwrap();
     got.sort();

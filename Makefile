@@ -11,7 +11,7 @@ export PORT DATA_DIR
 
 
 .PHONY: fmt-check
-.PHONY: setup build build-ui-base-path release-builds gateway run test test-native test-wasm test-e2e clean load bench real-gateway fuzz
+.PHONY: setup build build-ui-base-path release-builds package gateway run test test-native test-wasm test-e2e clean load bench real-gateway fuzz
 
 setup:
 	@bash scripts/setup.sh
@@ -44,6 +44,11 @@ release-builds:
 build-ui-base-path: setup
 	CARGO_TARGET_DIR=$(UI_TARGET_DIR) CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$(UI_RUSTFLAGS)" trunk build --release --public-url /ui/ --dist target/dist-ui
 
+## The built UI as an npm package for OpenClaw users (scripts/package.sh): both release builds,
+## their checksums and a README in target/package/openclaw-control-ui-rs-<version>.tgz.
+package: release-builds
+	@bash scripts/package.sh
+
 gateway: setup
 	cargo build --profile gateway -p gateway
 
@@ -64,6 +69,7 @@ test:
 	$$T fmt-check $(MAKE) --no-print-directory fmt-check && \
 	$$T native $(MAKE) --no-print-directory test-native && \
 	$$T wasm+builds $(MAKE) --no-print-directory -j2 --output-sync=target test-wasm release-builds && \
+	$$T package bash scripts/package.sh && \
 	$$T e2e $(MAKE) --no-print-directory test-e2e; \
 	rc=$$?; bash scripts/test-times.sh; [ $$rc = 0 ] && bash scripts/check-leftovers.sh
 

@@ -2,11 +2,13 @@
 // dist/:
 //
 // 0. wasm-bindgen's glue (its `no-modules` output, a classic script) goes into the page, as it
-//    is, in place of its `<script src>`, and its file is removed. The real gateway compresses
+//    is, in place of its `<script src>`, and its file is removed; around it, the parts of the
+//    page's loader (src/loader.js: the start-up, in one place) and the glue of the early and
+//    markdown modules. The real gateway compresses
 //    the page and no other file of a configured root, and hashes every inline script into its
 //    CSP: the glue's 88 KB cross the wire as part of the page's gzip, with no request of its own.
-// 1. The wasm gets a gzip'd copy (zopfli), `app-…_bg.wasm.gz`, which the page's loader (Trunk.toml's
-//    `pattern_script`) fetches and unpacks with the browser's DecompressionStream. The real
+// 1. The wasm gets a gzip'd copy (zopfli), `app-…_bg.wasm.gz`, which the page's loader
+//    (src/loader.js, put into the page in step 0) fetches and unpacks with the browser's DecompressionStream. The real
 //    OpenClaw gateway sends a configured `controlUi.root` uncompressed (it compresses only its
 //    bundled UI and index.html), so without this the wasm would cross the wire at its full size.
 //    The copy is the wasm's exact bytes: wasm-bindgen's output is never changed.
@@ -94,52 +96,64 @@ const workerModule = async (name, exports) => {
 };
 const base = glueMatch[2] || "";
 
-// 0b. The early module (src/bin/early.rs): if the loader opened the gateway's socket, fetch the
-// module's gzip'd copy (the loader's `ocuiFetchWasm`) and initialise it (its `main` sends `connect`).
+// 0b. The early module (src/bin/early.rs), started by the loader's part "early" if the page
+// opened the gateway's socket, and the markdown module (src/bin/markdown.rs), fetched the first
+// time a message needs it (part "markdown", `window.ocuiRenderMarkdown`).
 const early = await workerModule("early", []);
-const earlyStart = `
-const early = window.ocuiSocket;
-if (early && early.settle) {
-  __wbg_init({ module_or_path: window.ocuiFetchWasm(${JSON.stringify(base + early.wasm)}) }).catch(function (e) {
-    console.warn("The early connect could not start; the app connects by itself:", e);
-    early.settle();
-  });
-}
-`;
-
-// 0c. The markdown module (src/bin/markdown.rs), fetched the first time a message needs it:
-// `window.ocuiRenderMarkdown(element, text)` (src/io/markdown_module.rs) loads it once (again
-// after a failed try, at most every 3 s), then renders. Once it is loaded the service worker is asked to keep it:
-// it is not among the files a first visit fetches, so it is kept on use, not at install.
 const markdown = await workerModule("markdown", ["render"]);
-// After a failed try, messages within the next 3 s are shown as written without another
-// fetch: a reply streaming while the module cannot be fetched would otherwise fetch it again on
-// every update.
-const markdownStart = `
-let loading = null, failure = null, failedAt = 0;
-window.ocuiRenderMarkdown = function (element, text) {
-  if (!loading && failure && Date.now() - failedAt < 3000) return Promise.reject(failure);
-  if (!loading) {
-    loading = __wbg_init({ module_or_path: window.ocuiFetchWasm(${JSON.stringify(base + markdown.wasm)}) });
-    loading.then(function () {
-      if (navigator.serviceWorker) navigator.serviceWorker.ready.then(function (r) { if (r.active) r.active.postMessage({ type: "ocui-keep", file: ${JSON.stringify(markdown.packed)} }); });
-    }, function (e) { loading = null; failure = e; failedAt = Date.now(); });
-  }
-  return loading.then(function () { render(element, text); });
-};
-`;
 
-html = html.replace(glueTag, () => `<script type=module>${early.glue}${earlyStart}</script><script type=module>${markdown.glue}${markdownStart}</script><script>${glue}</script>`);
-rmSync(glueFile);
-
-const wasm = readdirSync(stage).filter((f) => /^app-.*_bg\.wasm$/.test(f));
-if (wasm.length !== 1) {
-  console.error(`post-build: expected one app wasm module in the build, found ${JSON.stringify(wasm)}`);
+const appWasm = readdirSync(stage).filter((f) => /^app-.*_bg\.wasm$/.test(f));
+if (appWasm.length !== 1) {
+  console.error(`post-build: expected one app wasm module in the build, found ${JSON.stringify(appWasm)}`);
   process.exit(1);
 }
-const packed = await pack(wasm[0]);
-if (!html.includes(wasm[0]) || !html.includes(".gz")) {
-  console.error(`post-build: the page's loader does not fetch ${packed} (Trunk.toml's pattern_script)`);
+
+// 0c. The loader (src/loader.js): its parts, without their comment lines, the names filled in.
+const loader = {};
+{
+  const source = readFileSync(new URL("../src/loader.js", import.meta.url), "utf8");
+  const names = { BASE: base, APP_WASM: appWasm[0], EARLY_WASM: early.wasm, MARKDOWN_WASM: markdown.wasm, MARKDOWN_PACKED: markdown.packed };
+  let part = null;
+  for (const line of source.split("\n")) {
+    const mark = line.match(/^\/\/ @part (\S+)$/);
+    if (mark) {
+      part = mark[1];
+      loader[part] = "";
+    } else if (part && line.trim() !== "" && !/^\s*\/\//.test(line)) {
+      loader[part] += line.replace(/@([A-Z_]+)@/g, (m, name) => {
+        if (!(name in names)) {
+          console.error(`post-build: src/loader.js names @${name}@, which the hook does not fill in`);
+          process.exit(1);
+        }
+        return names[name];
+      }) + "\n";
+    }
+  }
+  for (const want of ["before-glue", "early", "markdown", "start-app"]) {
+    if (!loader[want]) {
+      console.error(`post-build: src/loader.js has no part "${want}"`);
+      process.exit(1);
+    }
+    if (/<\/script|<!--/i.test(loader[want])) {
+      console.error(`post-build: src/loader.js's part "${want}" holds "</script" or "<!--"`);
+      process.exit(1);
+    }
+  }
+}
+
+html = html.replace(
+  glueTag,
+  () =>
+    `<script>${loader["before-glue"]}</script>` +
+    `<script type=module>${early.glue}${loader.early}</script>` +
+    `<script type=module>${markdown.glue}${loader.markdown}</script>` +
+    `<script>${glue}</script><script>${loader["start-app"]}</script>`,
+);
+rmSync(glueFile);
+
+const packed = await pack(appWasm[0]);
+if (!html.includes(appWasm[0]) || !html.includes(".gz")) {
+  console.error(`post-build: the page's loader does not fetch ${packed} (src/loader.js)`);
   process.exit(1);
 }
 // 3. The preload, right after the charset (which must come first).

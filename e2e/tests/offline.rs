@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use e2e::LocalGateway;
+use e2e::T;
 use e2e::browser::Browser;
 use serde_json::json;
 
-const T: Duration = Duration::from_secs(20);
 const MAIN: &str = "agent:main:main";
 const EXPECTED: &str = "> Which environment should I use?\n\nProduction\n\n> Which checks should run?\n\nunit";
 
@@ -52,7 +52,7 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
     let mut gw = LocalGateway::start().await;
     let b = Browser::start_sized(width, 844).await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.send_message("hello").await;
     b.wait_text("[data-testid=message][data-role=assistant]", T, |t| t.contains("You said: hello")).await;
     b.send_message("async please").await;
@@ -93,7 +93,7 @@ async fn reload_offline_then_answer_once_back(width: u32, shot: &str) {
     // The gateway comes back: the saved copy gives way to fresh history, without duplicates,
     // and the answer is sent exactly once.
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     b.wait_text("[data-testid=async-summary]", T, |t| t.starts_with("Answer sent")).await;
     b.wait_gone("[data-testid=saved-copy]", T).await;
     assert_eq!(user_texts(&gw, 3).await, vec!["hello".to_string(), "async please".to_string(), EXPECTED.to_string()]);
@@ -139,7 +139,7 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
         .unwrap();
     let renamed = wasm.replace("_bg.wasm", "-new_bg.wasm");
     std::fs::rename(new.join(&wasm), new.join(&renamed)).unwrap();
-    // The page loads the wasm by its gzip'd copy (Trunk.toml's loader).
+    // The page loads the wasm by its gzip'd copy (src/loader.js).
     std::fs::rename(new.join(format!("{wasm}.gz")), new.join(format!("{renamed}.gz"))).unwrap();
     let index = std::fs::read_to_string(new.join("index.html")).unwrap();
     assert!(index.contains("<title>") && index.contains(&wasm), "{index}");
@@ -154,7 +154,7 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
     let mut gw = LocalGateway::start_with_ui_root(&old).await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_for_shell_cache().await;
     let port = gw.port;
     gw.stop().await;
@@ -164,7 +164,7 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
 
     gw.ui_root = new.clone();
     gw.restart_on(port).await;
-    b.wait_text("[data-testid=connection-status]", Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     let banner = b.wait_text("[data-testid=update-ready]", T, |t| !t.is_empty()).await;
     assert!(banner.starts_with("A newer version of this page is ready."), "{banner}");
     assert_eq!(b.js("return !!document.querySelector('meta[name=e2e-build]');").await, json!(false), "the old page is still running");
@@ -174,7 +174,7 @@ async fn a_newer_build_replaces_the_cached_one_and_the_old_page_says_so() {
         assert!(tokio::time::Instant::now() < deadline, "the reload did not open the new build");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert!(!b.exists("[data-testid=update-ready]").await);
     // The worker now holds the new build's files and none of the old one's.
     let deadline = tokio::time::Instant::now() + T;
@@ -195,7 +195,7 @@ async fn a_poisoned_cache_entry_is_never_served_and_only_the_apps_pages_get_the_
     let mut gw = LocalGateway::start().await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_for_shell_cache().await;
     // A same-origin script (an XSS, a malicious page under the origin) rewrites the cached app
     // code (the wasm; the JS glue is inside the page) to run its own code on the next load.
@@ -212,7 +212,7 @@ async fn a_poisoned_cache_entry_is_never_served_and_only_the_apps_pages_get_the_
     // Online: the page the gateway serves names the real wasm's hash; the poisoned bytes do not
     // match, so they are never used (the app starts), and the cache holds the real wasm again.
     b.client.refresh().await.unwrap();
-    b.wait_text("[data-testid=connection-status]", T, |t| t == "Connected").await;
+    b.wait_connected().await;
     let deadline = tokio::time::Instant::now() + T;
     loop {
         let body = b
@@ -288,7 +288,7 @@ async fn a_page_planted_in_the_cache_is_never_served_offline() {
     let mut gw = LocalGateway::start().await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_for_shell_cache().await;
     // The worker the gateway serves is sealed to the page it serves (the build's last step).
     let sums = b
@@ -340,7 +340,7 @@ async fn a_page_planted_in_the_cache_is_never_served_offline() {
     // gateway's page again.
     gw.restart_on(port).await;
     b.click_button("Reload").await;
-    b.wait_text(STATUS, Duration::from_secs(40), |t| t == "Connected").await;
+    b.wait_connected_within(Duration::from_secs(40)).await;
     assert!(!b.exists("#forged").await);
     let deadline = tokio::time::Instant::now() + T;
     loop {
@@ -364,7 +364,7 @@ async fn the_page_as_the_real_gateway_sends_it_opens_offline_and_with_another_ba
     let mut gw = LocalGateway::start().await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_for_shell_cache().await;
     let real = plant_page(
         &b,
@@ -428,7 +428,7 @@ async fn a_slow_gateway_is_waited_for_instead_of_the_cached_page() {
     let mut gw = LocalGateway::start_with_ui_root(root.path()).await;
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     b.wait_for_shell_cache().await;
 
     // From now on the gateway's read of the page waits for the test.
@@ -473,14 +473,14 @@ async fn a_slow_gateway_is_waited_for_instead_of_the_cached_page() {
 
     tokio::time::timeout(T, reload).await.expect("the reload ends once the gateway answers").unwrap().unwrap();
     assert_eq!(b.js("return !!document.querySelector('meta[name=e2e-from-network]');").await, json!(true), "the page came from the cache");
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
 
     // A 5xx is an outage too: without its page the gateway answers 503, and the worker's own
     // build opens from the cache (the page served above is not this worker's build, so it was
     // not kept). The gateway is up: the app connects.
     std::fs::rename(&index, &real).unwrap();
     b.client.refresh().await.unwrap();
-    b.wait_text(STATUS, T, |t| t == "Connected").await;
+    b.wait_connected().await;
     assert_eq!(b.js("return !!document.querySelector('meta[name=e2e-from-network]');").await, json!(false));
     assert!(!b.exists("[data-testid=sw-offline]").await);
     std::fs::rename(&real, &index).unwrap();

@@ -19,7 +19,7 @@ use crate::Gateway;
 
 pub fn router(gw: Arc<Gateway>) -> Router {
     // The WebSocket upgrade has an empty body, which the default predicate never compresses. The
-    // wasm's gzip'd copy is sent as it is: the page unpacks it itself (Trunk.toml's loader).
+    // wasm's gzip'd copy is sent as it is: the page unpacks it itself (src/loader.js).
     let compress = DefaultPredicate::new().and(NotForContentType::const_new("application/gzip"));
     Router::new().fallback(handle).with_state(gw).layer(CompressionLayer::new().compress_when(compress))
 }

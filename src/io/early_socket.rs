@@ -1,5 +1,5 @@
 //! The socket the page's loader opens to the page's own gateway while the wasm is still
-//! downloading (`Trunk.toml`'s `pattern_script`, `window.ocuiSocket`), so that the WebSocket
+//! downloading (`src/loader.js`, `window.ocuiSocket`), so that the WebSocket
 //! handshake and the gateway's `connect.challenge` overlap the download instead of following it.
 //! The loader keeps every text frame that arrives before the app takes the socket; the app
 //! replays them first, in order.

@@ -54,7 +54,7 @@ impl ServiceWorker {
         // On every connect, ask whether the gateway serves another build than this page runs (a
         // page opened from the cache, or one that stayed open across a gateway upgrade). The
         // page names its build by its wasm file, which changes with every build (the loader in
-        // Trunk.toml sets `window.ocuiBuild` to the file it fetches).
+        // src/loader.js sets `window.ocuiBuild` to the file it fetches).
         Effect::new(move |_| {
             let _ = client.connected_epoch.get();
             if client.status.get_untracked() != Status::Connected {

@@ -80,9 +80,11 @@ pub fn run() {
     // Everything stored from here on belongs to this gateway (its own database).
     crate::io::storage::bind_to_gateway(&start.url, &start.own);
     let client = GatewayClient::start(start.url);
-    // The dock's first listing rides behind the connect (`DockController::hydrate`), so it is
-    // asked for before the connect can go.
-    client.pipeline_after_connect("question.list");
+    // The first reads (the dock's first listing, `DockController::hydrate`) ride behind the
+    // connect, so they are asked for before the connect can go; the early module sends the same.
+    for method in crate::io::connect_request::FIRST_READS {
+        client.pipeline_after_connect(method);
+    }
     let start = Start { client, pending: start.pending, invalid_link: start.invalid_link };
     wasm_bindgen_futures::spawn_local(async move {
         client.connect_underway(std::time::Duration::from_millis(80)).await;

@@ -31,7 +31,7 @@ use crate::io::early_socket::SentConnect;
 use crate::io::identity::{self, DeviceIdentity};
 
 /// The scopes a gateway granted last, per gateway URL (not secret: they are shown on screen).
-const LAST_SCOPES_KEY: &str = "ocui.lastScopes.v1:";
+use crate::io::storage::LAST_SCOPES_PREFIX as LAST_SCOPES_KEY;
 
 /// Where the connection stands, in terms a person can act on.
 #[derive(Debug, Clone, PartialEq)]

@@ -32,8 +32,9 @@ const LEGACY_OWNER_KEY: &str = "ocui.legacyOwner.v1";
 /// What every earlier build wrote on its first connect (its one device identity).
 const EARLIER_BUILDS_MARK: &str = "ocui.device.v1";
 const KNOWN_GATEWAYS_KEY: &str = "ocui.gateways.v1";
-/// Earlier builds recorded each gateway they connected to under this prefix.
-const USED_GATEWAY_PREFIX: &str = "ocui.lastScopes.v1:";
+/// The scopes each gateway granted this browser last time, under this prefix and the gateway's
+/// address (`GatewayClient`); earlier builds recorded each gateway they connected to this way.
+pub const LAST_SCOPES_PREFIX: &str = "ocui.lastScopes.v1:";
 
 /// A gateway this browser keeps a database for.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -69,7 +70,7 @@ pub fn gateway_db(gateway_url: &str, own_url: &str) -> String {
 
 /// The gateways earlier builds recorded scopes for (by address).
 pub fn used_gateway_urls() -> Vec<String> {
-    crate::io::browser::local_keys().into_iter().filter_map(|k| k.strip_prefix(USED_GATEWAY_PREFIX).map(str::to_string)).collect()
+    crate::io::browser::local_keys().into_iter().filter_map(|k| k.strip_prefix(LAST_SCOPES_PREFIX).map(str::to_string)).collect()
 }
 
 fn identity_hold_key(gateway_url: &str) -> String {
@@ -121,20 +122,41 @@ pub fn scoped(name: &str) -> String {
 }
 /// Bump with a migration in [`upgrade`] when stores change.
 pub const DB_VERSION: u32 = 5;
+/// The stores of a gateway's database, by name: every reader and writer names them from here.
+pub mod store {
+    /// Question drafts (`model::draft`), by request id.
+    pub const DRAFTS: &str = "drafts";
+    /// Receipts of answered requests (`model::dock::Receipt`).
+    pub const RECEIPTS: &str = "receipts";
+    /// Outbox rows (`model::outbox::OutboxRow`).
+    pub const OUTBOX: &str = "outbox";
+    /// Composer drafts, by session key.
+    pub const COMPOSER: &str = "composer";
+    /// Dismissed and reopened async questions (`model::async_q`).
+    pub const ASYNC: &str = "async";
+    /// Saved copies of recent conversations (`model::offline`).
+    pub const TRANSCRIPTS: &str = "transcripts";
+    /// Attached files (see [`super::FILES`]).
+    pub const FILES: &str = "attachments";
+    /// This gateway's device key (see [`super::DEVICE`]).
+    pub const DEVICE: &str = "device";
+}
+
 /// Version 2 added `async` (dismissed and reopened async questions); version 3 added
 /// `transcripts` (the saved copies of recent conversations, `model::offline`); version 4 added
 /// `attachments` (the bytes of files, beside the outbox row or composer draft that owns them);
 /// version 5 added `device` (this gateway's device key, [`DEVICE`]).
-pub const STORES: &[&str] = &["drafts", "receipts", "outbox", "composer", "async", "transcripts", FILES, DEVICE];
-
-/// The store of this gateway's device key: one structured-clone record holding a
-/// non-extractable WebCrypto key (`io::key_store`), not JSON like the others.
-pub const DEVICE: &str = "device";
+pub const STORES: &[&str] =
+    &[store::DRAFTS, store::RECEIPTS, store::OUTBOX, store::COMPOSER, store::ASYNC, store::TRANSCRIPTS, FILES, DEVICE];
 
 /// The store of attached files: one record `{meta: "<AttachmentMeta JSON>", blob: Blob}` per
 /// file, under `<owner>/<id>` ([`AttachmentMeta::blob_key`]). The owner is an outbox row's
 /// id, or `draft:<session>` for files attached in a composer and not yet sent.
-pub const FILES: &str = "attachments";
+pub const FILES: &str = store::FILES;
+
+/// The store of this gateway's device key: one structured-clone record holding a
+/// non-extractable WebCrypto key (`io::key_store`), not JSON like the others.
+pub const DEVICE: &str = store::DEVICE;
 
 /// A file's description and its bytes.
 #[derive(Clone)]

@@ -16,13 +16,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::io::storage::LocalDb;
+use crate::io::storage::store::ASYNC;
 use crate::io::tabs::Channel;
 use crate::state::chat::ChatController;
 use crate::state::dock::{AsyncAction, DockController};
 use crate::state::outbox::OutboxController;
 use crate::state::panes::Panes;
-
-const ASYNC: &str = "async";
 
 /// What the person did with an async question in this browser (kept in IndexedDB).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

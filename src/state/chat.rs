@@ -12,6 +12,7 @@ use model::url::ChatRoute;
 use crate::io::browser;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::io::storage::LocalDb;
+use crate::io::storage::store::{COMPOSER, TRANSCRIPTS};
 
 pub use model::transcript::TranscriptRow;
 use model::transcript::{Effect as Do, Run, Transcript};
@@ -84,8 +85,6 @@ pub struct ChatController {
     db: LocalDb,
 }
 
-const COMPOSER: &str = "composer";
-
 thread_local! {
     /// Text given back by Discard to a conversation no pane shows, that looked like a
     /// credential: it is never stored (the composer's rule), so it waits here, in memory, until
@@ -103,7 +102,6 @@ fn merge_text(current: &str, text: &str) -> String {
     }
 }
 /// Saved copies of recent conversations (`model::offline`), and their index under this key.
-const TRANSCRIPTS: &str = "transcripts";
 const SAVED_INDEX_KEY: &str = "\u{0}index";
 
 /// The keys of a history page's rows.

@@ -14,12 +14,12 @@ use model::sessions::{Change, Conversation, ConversationList, ListQuery, ReadMar
 use crate::io::browser;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::io::storage::LocalDb;
+use crate::io::storage::store::TRANSCRIPTS;
 use crate::state::chat::ChatController;
 use crate::state::panes::Panes;
 
 /// The list's saved copy and the read marks live beside the saved transcripts, under keys no
 /// conversation can have.
-const STORE: &str = "transcripts";
 const SAVED_LIST_KEY: &str = "\u{0}sessions";
 const READ_MARKS_KEY: &str = "\u{0}read";
 /// Rows kept in the saved copy.
@@ -124,7 +124,7 @@ impl SessionsController {
                 // A cache: a failed write costs only "New" marks after a reload, so it does not
                 // mark storage as failing (that banner is about drafts and unsent messages).
                 spawn_local(async move {
-                    let _ = db.store().put(STORE, READ_MARKS_KEY, &text).await;
+                    let _ = db.store().put(TRANSCRIPTS, READ_MARKS_KEY, &text).await;
                 });
             }
         });
@@ -133,7 +133,7 @@ impl SessionsController {
 
     async fn load_saved(self) {
         let store = self.db.store();
-        if let Ok(Some(v)) = store.get(STORE, READ_MARKS_KEY).await
+        if let Ok(Some(v)) = store.get(TRANSCRIPTS, READ_MARKS_KEY).await
             && let Some(marks) = crate::io::json::decode::<ReadMarks>(&v)
         {
             self.marks.set(marks);
@@ -145,7 +145,7 @@ impl SessionsController {
         }
         // Shown only until the gateway answers.
         if self.list.with_untracked(|l| l.rows.is_empty())
-            && let Ok(Some(v)) = store.get(STORE, SAVED_LIST_KEY).await
+            && let Ok(Some(v)) = store.get(TRANSCRIPTS, SAVED_LIST_KEY).await
             && let Some(saved) = crate::io::json::decode::<SavedList>(&v)
             && self.list.with_untracked(|l| l.rows.is_empty())
         {
@@ -234,7 +234,7 @@ impl SessionsController {
             if !rows.is_empty() {
                 spawn_local(async move {
                     // A cache for an offline reload, like the saved transcript: no storage alarm.
-                    let _ = this.db.store().put(STORE, SAVED_LIST_KEY, &crate::io::json::encode(&SavedList { rows })).await;
+                    let _ = this.db.store().put(TRANSCRIPTS, SAVED_LIST_KEY, &crate::io::json::encode(&SavedList { rows })).await;
                 });
             }
         });

@@ -14,6 +14,7 @@ use serde_json::{Value, json};
 use crate::io::browser;
 use crate::io::gateway_client::{GatewayClient, RequestError, Status};
 use crate::io::storage::LocalDb;
+use crate::io::storage::store::{DRAFTS, RECEIPTS};
 
 pub mod approvals;
 
@@ -83,9 +84,6 @@ pub struct DockController {
     /// component that first touched them (a collapsed panel must not take drafts with it).
     owner: StoredValue<Owner, LocalStorage>,
 }
-
-const DRAFTS: &str = "drafts";
-const RECEIPTS: &str = "receipts";
 
 impl DockController {
     pub fn new(client: GatewayClient, db: LocalDb) -> DockController {

@@ -9,9 +9,8 @@ use leptos::prelude::*;
 use leptos::task::spawn_local;
 use model::outbox::OutboxRow;
 
+use crate::io::storage::store::{COMPOSER, OUTBOX};
 use crate::io::storage::{IdbStore, KvStore, bound_db, known_gateways};
-
-const OUTBOX: &str = "outbox";
 
 /// One unsent row of another gateway.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,9 +77,9 @@ impl ElsewhereController {
                 db.put(OUTBOX, &row.id, &crate::io::json::encode(&row)).await?;
                 if !text.trim().is_empty() && model::credential::detect(&text).is_none() {
                     let draft =
-                        db.get("composer", &row.session_key).await?.and_then(|v| crate::io::json::decode::<String>(&v)).unwrap_or_default();
+                        db.get(COMPOSER, &row.session_key).await?.and_then(|v| crate::io::json::decode::<String>(&v)).unwrap_or_default();
                     let merged = if draft.is_empty() { text } else { format!("{draft}\n{text}") };
-                    db.put("composer", &row.session_key, &crate::io::json::encode(&merged)).await?;
+                    db.put(COMPOSER, &row.session_key, &crate::io::json::encode(&merged)).await?;
                 }
                 Ok::<(), String>(())
             }

@@ -24,11 +24,10 @@ use serde_json::{Value, json};
 
 use crate::io::browser;
 use crate::io::gateway_client::{GatewayClient, Status};
+use crate::io::storage::store::OUTBOX;
 use crate::io::storage::{LocalDb, StoredFile, Write, is_quota_error};
 use crate::io::tabs::{Channel, lead, uuid};
 use crate::state::attachment::AttachmentController;
-
-const OUTBOX: &str = "outbox";
 
 /// Text that Discard gave back to a conversation's composer.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,5 +1,6 @@
 //! Small helpers: time, ids and random tokens.
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
 use rand::RngCore;
 
 pub fn now_ms() -> i64 {
@@ -14,11 +15,7 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
 
 /// A random (version 4) UUID.
 pub fn uuid_v4() -> String {
-    let mut b = random_bytes::<16>();
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!("{}-{}-{}-{}-{}", &h[0..8], &h[8..12], &h[12..16], &h[16..20], &h[20..32])
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// A random secret token, base64url (256 bits).
@@ -31,14 +28,20 @@ pub fn truncate_for_log(s: &str) -> String {
     protocol::frame::truncate(s, 80)
 }
 
+/// What `encodeURIComponent` leaves as it is: letters, digits and `-_.!~*'()`.
+const URI_COMPONENT: &AsciiSet =
+    &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'!').remove(b'~').remove(b'*').remove(b'\'').remove(b'(').remove(b')');
+/// What a URL fragment's token keeps as it is: letters, digits and `-_.~`.
+const FRAGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+
+/// `encodeURIComponent`.
+pub fn encode_uri_component(s: &str) -> String {
+    utf8_percent_encode(s, URI_COMPONENT).to_string()
+}
+
 /// Escapes a token for a URL fragment (tokens we make are already safe).
 pub fn fragment_escape(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
+    utf8_percent_encode(s, FRAGMENT).to_string()
 }
 
 /// Constant-time equality for secrets.

@@ -13,39 +13,40 @@ use serde_json::{Value, json};
 use crate::hub::Peer;
 use crate::{Gateway, approvals, chat, questions, sessions};
 use protocol::approval::ApprovalKind;
+use protocol::methods::method;
 
 /// Methods this gateway implements (advertised in `hello-ok`).
 pub const IMPLEMENTED: &[&str] = &[
-    "health",
-    "sessions.list",
-    "sessions.create",
-    "sessions.patch",
-    "sessions.describe",
-    "sessions.subscribe",
-    "sessions.messages.subscribe",
-    "sessions.messages.unsubscribe",
-    "chat.send",
-    "chat.history",
-    "chat.message.get",
-    "chat.abort",
-    "question.request",
-    "question.list",
-    "question.get",
-    "question.resolve",
-    "question.waitAnswer",
-    "exec.approval.request",
-    "exec.approval.list",
-    "exec.approval.get",
-    "exec.approval.resolve",
-    "exec.approval.waitDecision",
-    "plugin.approval.request",
-    "plugin.approval.list",
-    "plugin.approval.resolve",
-    "plugin.approval.waitDecision",
-    "openclaw.approval.list",
-    "approval.get",
-    "approval.resolve",
-    "approval.history",
+    method::HEALTH,
+    method::SESSIONS_LIST,
+    method::SESSIONS_CREATE,
+    method::SESSIONS_PATCH,
+    method::SESSIONS_DESCRIBE,
+    method::SESSIONS_SUBSCRIBE,
+    method::SESSIONS_MESSAGES_SUBSCRIBE,
+    method::SESSIONS_MESSAGES_UNSUBSCRIBE,
+    method::CHAT_SEND,
+    method::CHAT_HISTORY,
+    method::CHAT_MESSAGE_GET,
+    method::CHAT_ABORT,
+    method::QUESTION_REQUEST,
+    method::QUESTION_LIST,
+    method::QUESTION_GET,
+    method::QUESTION_RESOLVE,
+    method::QUESTION_WAIT_ANSWER,
+    method::EXEC_APPROVAL_REQUEST,
+    method::EXEC_APPROVAL_LIST,
+    method::EXEC_APPROVAL_GET,
+    method::EXEC_APPROVAL_RESOLVE,
+    method::EXEC_APPROVAL_WAIT_DECISION,
+    method::PLUGIN_APPROVAL_REQUEST,
+    method::PLUGIN_APPROVAL_LIST,
+    method::PLUGIN_APPROVAL_RESOLVE,
+    method::PLUGIN_APPROVAL_WAIT_DECISION,
+    method::OPENCLAW_APPROVAL_LIST,
+    method::APPROVAL_GET,
+    method::APPROVAL_RESOLVE,
+    method::APPROVAL_HISTORY,
 ];
 
 #[derive(Deserialize)]
@@ -84,18 +85,18 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
     let req_id = req.id;
     let p = req.params.unwrap_or(json!({}));
     match method {
-        "health" => {
+        method::HEALTH => {
             closed_empty(&p, method)?;
             Ok(json!({"ok": true, "uptimeMs": gw.started.elapsed().as_millis() as u64, "connections": gw.hub.count()}))
         }
-        "sessions.create" => sessions::create(gw, &caller, params(method, p)?),
-        "sessions.list" => sessions::list(gw, &caller, params(method, p)?),
-        "sessions.patch" => sessions::patch(gw, &caller, sessions::params_strict(method, sessions::PATCH_KEYS, p)?),
-        "sessions.describe" => sessions::describe(gw, &caller, sessions::params_strict(method, sessions::DESCRIBE_KEYS, p)?),
+        method::SESSIONS_CREATE => sessions::create(gw, &caller, params(method, p)?),
+        method::SESSIONS_LIST => sessions::list(gw, &caller, params(method, p)?),
+        method::SESSIONS_PATCH => sessions::patch(gw, &caller, sessions::params_strict(method, sessions::PATCH_KEYS, p)?),
+        method::SESSIONS_DESCRIBE => sessions::describe(gw, &caller, sessions::params_strict(method, sessions::DESCRIBE_KEYS, p)?),
         // `sessions.changed` of every visible session goes to every connection; subscribing is
         // accepted for compatibility with clients of the real gateway. With list params it
         // answers with the list too.
-        "sessions.subscribe" => {
+        method::SESSIONS_SUBSCRIBE => {
             if p.as_object().is_some_and(|o| o.is_empty()) {
                 Ok(json!({"subscribed": true}))
             } else {
@@ -103,40 +104,42 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
                 Ok(json!({"subscribed": true, "list": list}))
             }
         }
-        "sessions.messages.subscribe" | "sessions.messages.unsubscribe" => {
+        method::SESSIONS_MESSAGES_SUBSCRIBE | method::SESSIONS_MESSAGES_UNSUBSCRIBE => {
             let sp: SubscribeParams = params(method, p)?;
             let _ = (sp.agent_id, sp.include_approvals);
             Ok(json!({"subscribed": method.ends_with(".subscribe"), "key": questions::canonical_session_key(&sp.key)}))
         }
-        "chat.send" => chat::send(gw, &caller, params(method, p)?),
-        "chat.history" => chat::history(gw, &caller, params(method, p)?),
-        "chat.message.get" => chat::message_get(gw, &caller, sessions::params_strict(method, chat::MESSAGE_GET_KEYS, p)?),
-        "chat.abort" => chat::abort(gw, &caller, params(method, p)?),
-        "question.request" => questions::request(gw, params::<QuestionRequestParams>(method, p)?),
-        "question.list" => {
+        method::CHAT_SEND => chat::send(gw, &caller, params(method, p)?),
+        method::CHAT_HISTORY => chat::history(gw, &caller, params(method, p)?),
+        method::CHAT_MESSAGE_GET => chat::message_get(gw, &caller, sessions::params_strict(method, chat::MESSAGE_GET_KEYS, p)?),
+        method::CHAT_ABORT => chat::abort(gw, &caller, params(method, p)?),
+        method::QUESTION_REQUEST => questions::request(gw, params::<QuestionRequestParams>(method, p)?),
+        method::QUESTION_LIST => {
             closed_empty(&p, method)?;
             Ok(questions::list(gw, &caller))
         }
-        "question.get" => questions::get(gw, &caller, &params::<QuestionIdParams>(method, p)?.id),
-        "question.resolve" => questions::resolve(gw, &caller, params::<QuestionResolveParams>(method, p)?),
-        "question.waitAnswer" => {
+        method::QUESTION_GET => questions::get(gw, &caller, &params::<QuestionIdParams>(method, p)?.id),
+        method::QUESTION_RESOLVE => questions::resolve(gw, &caller, params::<QuestionResolveParams>(method, p)?),
+        method::QUESTION_WAIT_ANSWER => {
             let w: QuestionWaitParams = params(method, p)?;
             questions::wait_answer(gw, &caller, &w.id, w.timeout_ms, w.include_resolution_id == Some(true)).await
         }
-        "exec.approval.request" => approvals::request_exec(gw, &caller, &req_id, params(method, p)?).await,
-        "plugin.approval.request" => approvals::request_plugin(gw, &caller, &req_id, params(method, p)?).await,
-        "exec.approval.list" | "plugin.approval.list" | "openclaw.approval.list" => {
+        method::EXEC_APPROVAL_REQUEST => approvals::request_exec(gw, &caller, &req_id, params(method, p)?).await,
+        method::PLUGIN_APPROVAL_REQUEST => approvals::request_plugin(gw, &caller, &req_id, params(method, p)?).await,
+        method::EXEC_APPROVAL_LIST | method::PLUGIN_APPROVAL_LIST | method::OPENCLAW_APPROVAL_LIST => {
             closed_empty(&p, method)?;
             Ok(approvals::list(gw, kind_of(method)))
         }
-        "exec.approval.get" => approvals::exec_get(gw, &params::<approvals::IdParams>(method, p)?.id),
-        "exec.approval.resolve" | "plugin.approval.resolve" => approvals::resolve_kind(gw, &caller, kind_of(method), params(method, p)?),
-        "exec.approval.waitDecision" | "plugin.approval.waitDecision" => {
+        method::EXEC_APPROVAL_GET => approvals::exec_get(gw, &params::<approvals::IdParams>(method, p)?.id),
+        method::EXEC_APPROVAL_RESOLVE | method::PLUGIN_APPROVAL_RESOLVE => {
+            approvals::resolve_kind(gw, &caller, kind_of(method), params(method, p)?)
+        }
+        method::EXEC_APPROVAL_WAIT_DECISION | method::PLUGIN_APPROVAL_WAIT_DECISION => {
             approvals::wait_decision(gw, kind_of(method), &params::<approvals::IdParams>(method, p)?.id).await
         }
-        "approval.get" => approvals::get(gw, &params::<approvals::IdParams>(method, p)?.id),
-        "approval.resolve" => approvals::resolve(gw, &caller, params(method, p)?),
-        "approval.history" => approvals::history(gw, params(method, p)?),
+        method::APPROVAL_GET => approvals::get(gw, &params::<approvals::IdParams>(method, p)?.id),
+        method::APPROVAL_RESOLVE => approvals::resolve(gw, &caller, params(method, p)?),
+        method::APPROVAL_HISTORY => approvals::history(gw, params(method, p)?),
         _ => unreachable!("IMPLEMENTED lists only handled methods"),
     }
 }

@@ -22,40 +22,76 @@ pub mod scope {
 /// The gateway decides what it grants; the UI offers only what the granted scopes allow.
 pub const UI_SCOPES: &[&str] = &[scope::READ, scope::WRITE, scope::APPROVALS, scope::QUESTIONS, scope::ADMIN];
 
+/// Every gateway method's name, once: the UI's requests, the scope table below and the local
+/// gateway's dispatch all name methods from here.
+pub mod method {
+    pub const HEALTH: &str = "health";
+    pub const SESSIONS_LIST: &str = "sessions.list";
+    pub const SESSIONS_SUBSCRIBE: &str = "sessions.subscribe";
+    pub const SESSIONS_CREATE: &str = "sessions.create";
+    pub const SESSIONS_PATCH: &str = "sessions.patch";
+    pub const SESSIONS_DESCRIBE: &str = "sessions.describe";
+    pub const SESSIONS_MESSAGES_SUBSCRIBE: &str = "sessions.messages.subscribe";
+    pub const SESSIONS_MESSAGES_UNSUBSCRIBE: &str = "sessions.messages.unsubscribe";
+    pub const CHAT_HISTORY: &str = "chat.history";
+    pub const CHAT_MESSAGE_GET: &str = "chat.message.get";
+    pub const CHAT_SEND: &str = "chat.send";
+    pub const CHAT_ABORT: &str = "chat.abort";
+    pub const CHAT_INJECT: &str = "chat.inject";
+    pub const QUESTION_LIST: &str = "question.list";
+    pub const QUESTION_GET: &str = "question.get";
+    pub const QUESTION_RESOLVE: &str = "question.resolve";
+    pub const QUESTION_REQUEST: &str = "question.request";
+    pub const QUESTION_WAIT_ANSWER: &str = "question.waitAnswer";
+    pub const EXEC_APPROVAL_REQUEST: &str = "exec.approval.request";
+    pub const EXEC_APPROVAL_LIST: &str = "exec.approval.list";
+    pub const EXEC_APPROVAL_GET: &str = "exec.approval.get";
+    pub const EXEC_APPROVAL_RESOLVE: &str = "exec.approval.resolve";
+    pub const EXEC_APPROVAL_WAIT_DECISION: &str = "exec.approval.waitDecision";
+    pub const PLUGIN_APPROVAL_REQUEST: &str = "plugin.approval.request";
+    pub const PLUGIN_APPROVAL_LIST: &str = "plugin.approval.list";
+    pub const PLUGIN_APPROVAL_RESOLVE: &str = "plugin.approval.resolve";
+    pub const PLUGIN_APPROVAL_WAIT_DECISION: &str = "plugin.approval.waitDecision";
+    pub const OPENCLAW_APPROVAL_LIST: &str = "openclaw.approval.list";
+    pub const APPROVAL_GET: &str = "approval.get";
+    pub const APPROVAL_RESOLVE: &str = "approval.resolve";
+    pub const APPROVAL_HISTORY: &str = "approval.history";
+}
+
 /// Method → the broad scope it needs, and the narrow guest scope that allows it for the
 /// caller's own sessions only (if any).
 pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
-    ("health", scope::READ, None),
-    ("sessions.list", scope::READ, Some(scope::SESSIONS_READ)),
-    ("sessions.subscribe", scope::READ, Some(scope::SESSIONS_READ)),
-    ("sessions.create", scope::WRITE, Some(scope::SESSIONS_WRITE)),
-    ("sessions.patch", scope::WRITE, Some(scope::SESSIONS_WRITE)),
-    ("sessions.describe", scope::READ, Some(scope::SESSIONS_READ)),
-    ("sessions.messages.subscribe", scope::READ, Some(scope::SESSIONS_READ)),
-    ("sessions.messages.unsubscribe", scope::READ, Some(scope::SESSIONS_READ)),
-    ("chat.history", scope::READ, Some(scope::SESSIONS_READ)),
-    ("chat.message.get", scope::READ, Some(scope::SESSIONS_READ)),
-    ("chat.send", scope::WRITE, Some(scope::SESSIONS_WRITE)),
-    ("chat.abort", scope::WRITE, Some(scope::SESSIONS_WRITE)),
-    ("chat.inject", scope::ADMIN, None),
-    ("question.list", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
-    ("question.get", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
-    ("question.resolve", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
-    ("question.request", scope::QUESTIONS, None),
-    ("question.waitAnswer", scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
-    ("exec.approval.request", scope::APPROVALS, None),
-    ("exec.approval.list", scope::APPROVALS, None),
-    ("exec.approval.get", scope::APPROVALS, None),
-    ("exec.approval.resolve", scope::APPROVALS, None),
-    ("exec.approval.waitDecision", scope::APPROVALS, None),
-    ("plugin.approval.request", scope::APPROVALS, None),
-    ("plugin.approval.list", scope::APPROVALS, None),
-    ("plugin.approval.resolve", scope::APPROVALS, None),
-    ("plugin.approval.waitDecision", scope::APPROVALS, None),
-    ("openclaw.approval.list", scope::APPROVALS, None),
-    ("approval.get", scope::APPROVALS, None),
-    ("approval.resolve", scope::APPROVALS, None),
-    ("approval.history", scope::APPROVALS, None),
+    (method::HEALTH, scope::READ, None),
+    (method::SESSIONS_LIST, scope::READ, Some(scope::SESSIONS_READ)),
+    (method::SESSIONS_SUBSCRIBE, scope::READ, Some(scope::SESSIONS_READ)),
+    (method::SESSIONS_CREATE, scope::WRITE, Some(scope::SESSIONS_WRITE)),
+    (method::SESSIONS_PATCH, scope::WRITE, Some(scope::SESSIONS_WRITE)),
+    (method::SESSIONS_DESCRIBE, scope::READ, Some(scope::SESSIONS_READ)),
+    (method::SESSIONS_MESSAGES_SUBSCRIBE, scope::READ, Some(scope::SESSIONS_READ)),
+    (method::SESSIONS_MESSAGES_UNSUBSCRIBE, scope::READ, Some(scope::SESSIONS_READ)),
+    (method::CHAT_HISTORY, scope::READ, Some(scope::SESSIONS_READ)),
+    (method::CHAT_MESSAGE_GET, scope::READ, Some(scope::SESSIONS_READ)),
+    (method::CHAT_SEND, scope::WRITE, Some(scope::SESSIONS_WRITE)),
+    (method::CHAT_ABORT, scope::WRITE, Some(scope::SESSIONS_WRITE)),
+    (method::CHAT_INJECT, scope::ADMIN, None),
+    (method::QUESTION_LIST, scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    (method::QUESTION_GET, scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    (method::QUESTION_RESOLVE, scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    (method::QUESTION_REQUEST, scope::QUESTIONS, None),
+    (method::QUESTION_WAIT_ANSWER, scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
+    (method::EXEC_APPROVAL_REQUEST, scope::APPROVALS, None),
+    (method::EXEC_APPROVAL_LIST, scope::APPROVALS, None),
+    (method::EXEC_APPROVAL_GET, scope::APPROVALS, None),
+    (method::EXEC_APPROVAL_RESOLVE, scope::APPROVALS, None),
+    (method::EXEC_APPROVAL_WAIT_DECISION, scope::APPROVALS, None),
+    (method::PLUGIN_APPROVAL_REQUEST, scope::APPROVALS, None),
+    (method::PLUGIN_APPROVAL_LIST, scope::APPROVALS, None),
+    (method::PLUGIN_APPROVAL_RESOLVE, scope::APPROVALS, None),
+    (method::PLUGIN_APPROVAL_WAIT_DECISION, scope::APPROVALS, None),
+    (method::OPENCLAW_APPROVAL_LIST, scope::APPROVALS, None),
+    (method::APPROVAL_GET, scope::APPROVALS, None),
+    (method::APPROVAL_RESOLVE, scope::APPROVALS, None),
+    (method::APPROVAL_HISTORY, scope::APPROVALS, None),
 ];
 
 /// Events a gateway may send to an operator UI.

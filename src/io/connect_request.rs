@@ -11,7 +11,7 @@ use crate::io::identity::{self, DeviceIdentity};
 /// The reads sent right behind the first `connect`, before `hello-ok`
 /// (`GatewayClient::pipeline_after_connect`): the dock's first
 /// listing. The early module sends these too, so the app finds their answers waiting.
-pub const FIRST_READS: &[&str] = &["question.list"];
+pub const FIRST_READS: &[&str] = &[protocol::methods::method::QUESTION_LIST];
 
 /// One `connect` to one gateway, before it is signed.
 pub struct ConnectRequest {

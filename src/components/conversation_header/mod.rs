@@ -50,7 +50,7 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
     let can_archive = move || {
         let key = chat.session.get();
         !key.is_empty()
-            && sessions.may("sessions.patch")
+            && sessions.may(protocol::methods::method::SESSIONS_PATCH)
             && !row.get().is_some_and(|r| r.main || r.archived)
             && !model::sessions::is_main(&key, main_key().as_deref())
     };
@@ -86,10 +86,10 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
                 }.into_any(),
             }}
             <div class="conversation-header__actions" role="group" aria-label="Conversation actions">
-                <Show when=move || sessions.may("sessions.create")>
+                <Show when=move || sessions.may(protocol::methods::method::SESSIONS_CREATE)>
                     <button type="button" on:click=move |_| sessions.create_in(chat)>"New conversation"</button>
                 </Show>
-                <Show when=move || renaming.with(Option::is_none) && !chat.session.with(String::is_empty) && sessions.may("sessions.patch")>
+                <Show when=move || renaming.with(Option::is_none) && !chat.session.with(String::is_empty) && sessions.may(protocol::methods::method::SESSIONS_PATCH)>
                     <button type="button" on:click=move |_| renaming.set(Some(row.get_untracked().filter(|r| r.labelled).map(|r| r.title).unwrap_or_default()))>"Rename"</button>
                 </Show>
                 <Show when=can_archive>
@@ -102,7 +102,7 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
                 view! {
                     <p class="banner banner--info conversation-header__archived" role="status" data-testid="archived-banner">
                         "This conversation is archived: restore it to send to it. "
-                        <Show when=move || sessions.may("sessions.patch")>
+                        <Show when=move || sessions.may(protocol::methods::method::SESSIONS_PATCH)>
                             <button type="button" on:click=move |_| sessions.restore(&r.get_value())>"Restore"</button>
                         </Show>
                     </p>

@@ -36,7 +36,7 @@ pub fn ConversationList() -> impl IntoView {
     view! {
         <nav class="conversations" aria-label="Conversation list" data-testid="conversation-list">
             <div class="conversations__top">
-                <Show when=move || sessions.may("sessions.create")>
+                <Show when=move || sessions.may(protocol::methods::method::SESSIONS_CREATE)>
                     <button type="button" class="conversations__new" on:click=move |_| sessions.create_in(sessions.focused())>"New conversation"</button>
                 </Show>
                 <form role="search" on:submit=move |ev| ev.prevent_default()>
@@ -70,7 +70,7 @@ pub fn ConversationList() -> impl IntoView {
                 <p class="conversations__note" role="status" data-testid="conversations-saved">"Saved list: the gateway has not answered yet."</p>
             })}
             {move || sessions.error.get().map(|e| view! { <p class="conversations__note banner--warn" role="alert">{e}</p> })}
-            <Show when=move || client.status.get() == Status::Connected && !sessions.may("sessions.list")>
+            <Show when=move || client.status.get() == Status::Connected && !sessions.may(protocol::methods::method::SESSIONS_LIST)>
                 <p class="conversations__note" role="note">"Conversations cannot be listed here: this connection was not granted operator.read."</p>
             </Show>
             <ul class="conversations__rows" role="list">
@@ -113,7 +113,7 @@ pub fn ConversationList() -> impl IntoView {
                     }
                 />
             </ul>
-            <Show when=move || sessions.list.with(|l| l.rows.is_empty()) && !sessions.loading.get() && sessions.may("sessions.list")>
+            <Show when=move || sessions.list.with(|l| l.rows.is_empty()) && !sessions.loading.get() && sessions.may(protocol::methods::method::SESSIONS_LIST)>
                 <p class="conversations__note">{move || if sessions.list.with(|l| l.query.is_default()) { "No conversations yet." } else { "No conversation matches." }}</p>
             </Show>
             <Show when=move || sessions.list.with(|l| l.has_more)>

@@ -75,7 +75,7 @@ impl DockController {
                 Err(e) => browser::log_warn(&format!("{} failed: {e}", kind.list_method())),
             }
         }
-        match self.client.request("approval.history", json!({ "limit": HISTORY_ROWS })).await {
+        match self.client.request(protocol::methods::method::APPROVAL_HISTORY, json!({ "limit": HISTORY_ROWS })).await {
             Ok(v) => {
                 let rows = v.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
                 let fx = self.dock.try_update(|d| d.approval_history(&rows)).unwrap_or_default();
@@ -93,7 +93,7 @@ impl DockController {
 
     /// `approval.get`, for reconciliation and deep links.
     pub(crate) async fn fetch_approval(self, id: String) {
-        let result = self.client.request("approval.get", json!({ "id": id })).await;
+        let result = self.client.request(protocol::methods::method::APPROVAL_GET, json!({ "id": id })).await;
         let fx = match &result {
             Ok(v) => self.dock.try_update(|d| d.approval_got(&id, Lookup::Found(v))).unwrap_or_default(),
             Err(RequestError::Gateway(e)) if e.detail_reason() == Some("APPROVAL_NOT_FOUND") => {
@@ -124,7 +124,7 @@ impl DockController {
         let this = *self;
         let id = id.to_string();
         spawn_local(async move {
-            let result = this.client.request("approval.resolve", params).await;
+            let result = this.client.request(protocol::methods::method::APPROVAL_RESOLVE, params).await;
             let fx = match result {
                 Ok(v) => this.dock.try_update(|d| d.decide_ok(&id, decision, &v)).unwrap_or_default(),
                 Err(RequestError::Gateway(e)) => this.dock.try_update(|d| d.decide_failed(&id, Some(&e), true)).unwrap_or_default(),

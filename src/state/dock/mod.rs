@@ -224,7 +224,7 @@ impl DockController {
         // The first listing of a connection takes the answer to the one sent behind `connect`
         // (`app::run` asks for that; nothing arrives between `connect` and `hello-ok`, so the
         // mark holds for it too).
-        match self.client.request("question.list", json!({})).await {
+        match self.client.request(protocol::methods::method::QUESTION_LIST, json!({})).await {
             Ok(v) => {
                 let records: Vec<Value> = v.get("questions").and_then(Value::as_array).cloned().unwrap_or_default();
                 let shown_before_reload = browser::session_get("ocui.dock.current");
@@ -256,7 +256,7 @@ impl DockController {
 
     /// `question.get` for recovery and deep links.
     async fn fetch(self, id: String) {
-        let result = self.client.request("question.get", json!({ "id": id })).await;
+        let result = self.client.request(protocol::methods::method::QUESTION_GET, json!({ "id": id })).await;
         let fx = match &result {
             Ok(v) => self.dock.try_update(|d| d.got(&id, Lookup::Found(v))).unwrap_or_default(),
             Err(RequestError::Gateway(e)) if e.detail_reason() == Some(protocol::error::reason::QUESTION_NOT_FOUND) => {
@@ -480,7 +480,7 @@ impl DockController {
         let this = *self;
         let connected = self.client.status.get_untracked() == Status::Connected;
         spawn_local(async move {
-            let result = this.client.request("question.resolve", params).await;
+            let result = this.client.request(protocol::methods::method::QUESTION_RESOLVE, params).await;
             let fx = match result {
                 Ok(v) => this.dock.try_update(|d| d.submit_ok(&id, &v)).unwrap_or_default(),
                 Err(RequestError::Gateway(e)) => this.dock.try_update(|d| d.submit_failed(&id, Some(&e), true)).unwrap_or_default(),

@@ -58,7 +58,8 @@ impl OutboxController {
             s
         });
         for session in sessions {
-            let Ok(h) = self.client.request("chat.history", json!({"sessionKey": session, "limit": 200})).await else {
+            let Ok(h) = self.client.request(protocol::methods::method::CHAT_HISTORY, json!({"sessionKey": session, "limit": 200})).await
+            else {
                 self.reconciling.set(false);
                 return;
             };
@@ -133,7 +134,9 @@ impl OutboxController {
         set_timeout(
             move || {
                 spawn_local(async move {
-                    if let Ok(h) = this.client.request("chat.history", json!({"sessionKey": session, "limit": 200})).await {
+                    if let Ok(h) =
+                        this.client.request(protocol::methods::method::CHAT_HISTORY, json!({"sessionKey": session, "limit": 200})).await
+                    {
                         this.apply_history(&session, &h).await;
                     }
                 })

@@ -81,7 +81,7 @@ impl OutboxController {
                 attachments,
             })
             .unwrap_or_default();
-            let result = match self.client.request("chat.send", params).await {
+            let result = match self.client.request(protocol::methods::method::CHAT_SEND, params).await {
                 Ok(v) => read_send_response(true, Some(&v), None, None),
                 Err(RequestError::Gateway(e)) => read_send_response(false, None, Some(&e.message), Some(&e.code)),
                 Err(RequestError::Disconnected) => SendResult::Unknown,

@@ -133,11 +133,16 @@ pub struct ConversationList {
     pub saved: bool,
 }
 
+/// The rows of a `sessions.list` answer, each read by [`Conversation::read`]; rows that do not
+/// read as a conversation are skipped. The one reader of session rows.
+pub fn read_list(page: &Value) -> Vec<Conversation> {
+    page.get("sessions").and_then(Value::as_array).map(|a| a.iter().filter_map(Conversation::read).collect()).unwrap_or_default()
+}
+
 impl ConversationList {
     /// Takes a `sessions.list` answer for the page at `offset` (0 starts the list again).
     pub fn apply_page(&mut self, page: &Value, offset: u64) {
-        let rows: Vec<Conversation> =
-            page.get("sessions").and_then(Value::as_array).map(|a| a.iter().filter_map(Conversation::read).collect()).unwrap_or_default();
+        let rows = read_list(page);
         let count = rows.len() as u64;
         if offset == 0 {
             self.rows.clear();
@@ -252,6 +257,20 @@ mod tests {
 
     fn row(key: &str, at: i64) -> Value {
         json!({"key": key, "sessionId": format!("id-{key}"), "updatedAt": at, "derivedTitle": format!("about {key}")})
+    }
+
+    #[test]
+    fn the_one_reader_of_session_rows_reads_label_then_title_and_skips_what_is_no_row() {
+        let rows = read_list(&json!({"sessions": [
+            {"key": "agent:main:main", "label": "Deploys", "derivedTitle": "Check the deploy", "updatedAt": 5, "hasActiveRun": true},
+            {"key": "agent:main:b", "label": "  ", "derivedTitle": "From the first message"},
+            {"key": "agent:main:c"},
+            {"label": "no key"},
+        ]}));
+        let names: Vec<String> = rows.iter().map(Conversation::name).collect();
+        assert_eq!(names, ["Deploys", "From the first message", "c"]);
+        assert!(rows[0].running && rows[0].labelled && !rows[1].labelled);
+        assert!(read_list(&json!({})).is_empty());
     }
 
     #[test]

@@ -28,38 +28,6 @@ pub struct ChatSendParams {
     pub attachments: Vec<Value>,
 }
 
-/// A row of `sessions.list`, as OpenClaw 2026.9.6 and the local gateway send it. Fields this UI
-/// does not read are ignored.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SessionRow {
-    pub key: String,
-    /// The name a person gave it (`sessions.patch` `label`).
-    #[serde(default)]
-    pub label: Option<String>,
-    /// The gateway's title from the first message (`includeDerivedTitles`).
-    #[serde(default)]
-    pub derived_title: Option<String>,
-    #[serde(default)]
-    pub updated_at: Option<i64>,
-    #[serde(default)]
-    pub has_active_run: Option<bool>,
-}
-
-impl SessionRow {
-    /// The name to show: its label, else its derived title; empty when it has neither (the
-    /// key is shown then).
-    pub fn title(&self) -> &str {
-        [&self.label, &self.derived_title].into_iter().flatten().map(|t| t.trim()).find(|t| !t.is_empty()).unwrap_or("")
-    }
-}
-
-/// The answer to `sessions.list`; rows that do not read as a row are skipped.
-pub fn read_sessions_list(payload: &Value) -> Vec<SessionRow> {
-    let rows = payload.get("sessions").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    rows.iter().filter_map(|r| SessionRow::deserialize(r).ok()).collect()
-}
-
 /// Where a run is, as a `chat` event says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -150,23 +118,6 @@ mod session_key_tests {
 mod dto_tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn session_rows_read_label_before_derived_title_and_skip_what_is_no_row() {
-        let rows = read_sessions_list(&json!({"sessions": [
-            {"key": "agent:main:main", "label": "Deploys", "derivedTitle": "Check the deploy", "updatedAt": 5, "hasActiveRun": true, "kind": "direct"},
-            {"key": "agent:main:b", "label": "  ", "derivedTitle": "From the first message"},
-            {"key": "agent:main:c"},
-            {"label": "no key"},
-        ]}));
-        assert_eq!(rows.len(), 3);
-        assert_eq!(rows[0].title(), "Deploys");
-        assert_eq!(rows[0].has_active_run, Some(true));
-        assert_eq!(rows[0].updated_at, Some(5));
-        assert_eq!(rows[1].title(), "From the first message");
-        assert_eq!(rows[2].title(), "");
-        assert!(read_sessions_list(&json!({})).is_empty());
-    }
 
     #[test]
     fn chat_events_read_their_state_and_an_unknown_state_is_other() {

@@ -290,8 +290,8 @@ impl ChatController {
     async fn session_keys(self) -> Vec<String> {
         let agent = self.short_link.with_value(|l| l.as_ref().map(|(a, _)| a.clone())).unwrap_or_else(|| "main".into());
         let params = json!({"limit": 1000, "agentId": agent, "archived": "all"});
-        match self.client.request("sessions.list", params).await {
-            Ok(v) => protocol::chat::read_sessions_list(&v).into_iter().map(|r| r.key).collect(),
+        match self.client.request(protocol::methods::method::SESSIONS_LIST, params).await {
+            Ok(v) => model::sessions::read_list(&v).into_iter().map(|r| r.key).collect(),
             Err(_) => Vec::new(),
         }
     }
@@ -312,12 +312,12 @@ impl ChatController {
             return;
         }
         if subscribe {
-            let _ = self.client.request("sessions.messages.subscribe", json!({"key": session})).await;
+            let _ = self.client.request(protocol::methods::method::SESSIONS_MESSAGES_SUBSCRIBE, json!({"key": session})).await;
             self.loading.set(true);
         }
         // Live events that arrive while the page is on its way are newer than it.
         let mark = self.model.with_value(|t| t.event_mark);
-        let result = self.client.request("chat.history", json!({"sessionKey": session, "limit": 100})).await;
+        let result = self.client.request(protocol::methods::method::CHAT_HISTORY, json!({"sessionKey": session, "limit": 100})).await;
         if subscribe {
             self.loading.set(false);
         }
@@ -364,7 +364,10 @@ impl ChatController {
             let session = this.session.get_untracked();
             let offset = this.messages.with_untracked(Vec::len);
             this.loading.set(true);
-            let result = this.client.request("chat.history", json!({"sessionKey": session, "limit": 100, "offset": offset})).await;
+            let result = this
+                .client
+                .request(protocol::methods::method::CHAT_HISTORY, json!({"sessionKey": session, "limit": 100, "offset": offset}))
+                .await;
             this.loading.set(false);
             if let Ok(v) = result
                 && this.session.get_untracked() == session
@@ -536,7 +539,7 @@ impl ChatController {
     async fn whole_row(&self, session: &str, key: &str) -> Result<TranscriptRow, String> {
         let reply = self
             .client
-            .request("chat.message.get", json!({"sessionKey": session, "messageId": key, "maxChars": 500000}))
+            .request(protocol::methods::method::CHAT_MESSAGE_GET, json!({"sessionKey": session, "messageId": key, "maxChars": 500000}))
             .await
             .map_err(|e| e.to_string())?;
         let Some(message) = reply.get("message").filter(|_| reply.get("ok").and_then(Value::as_bool) != Some(false)) else {
@@ -569,7 +572,7 @@ impl ChatController {
         let params = self.active_runs.with_untracked(|runs| model::command::abort_params(&session, runs));
         self.stop_outcome.set(Some(StopOutcome::Stopping));
         spawn_local(async move {
-            let outcome = match this.client.request("chat.abort", params).await {
+            let outcome = match this.client.request(protocol::methods::method::CHAT_ABORT, params).await {
                 Ok(reply) => StopOutcome::from_reply(&reply, queued_here),
                 Err(crate::io::gateway_client::RequestError::Disconnected) => StopOutcome::Failed(
                     "the connection dropped before the gateway answered, so the run may still be going. Nothing is sent again.".into(),

@@ -83,9 +83,9 @@ impl SessionsController {
         // On every connect: subscribe, then read the first page (when the scopes allow it).
         Effect::new(move |_| {
             let _ = client.connected_epoch.get();
-            if client.status.get_untracked() == Status::Connected && untrack(|| s.may("sessions.list")) {
+            if client.status.get_untracked() == Status::Connected && untrack(|| s.may(protocol::methods::method::SESSIONS_LIST)) {
                 spawn_local(async move {
-                    let _ = client.request("sessions.subscribe", json!({})).await;
+                    let _ = client.request(protocol::methods::method::SESSIONS_SUBSCRIBE, json!({})).await;
                     s.reload().await;
                 });
             }
@@ -171,7 +171,7 @@ impl SessionsController {
     async fn load_page(self, offset: u64) {
         let query = self.list.with_untracked(|l| l.query.clone());
         self.loading.set(true);
-        let result = self.client.request("sessions.list", query.params(offset)).await;
+        let result = self.client.request(protocol::methods::method::SESSIONS_LIST, query.params(offset)).await;
         self.loading.set(false);
         if self.list.with_untracked(|l| l.query != query) {
             return; // the search changed meanwhile; its own read is on the way
@@ -275,7 +275,7 @@ impl SessionsController {
         let agent = agent_of(&chat.session.get_untracked());
         self.notice.set(None);
         spawn_local(async move {
-            match this.client.request("sessions.create", json!({"agentId": agent})).await {
+            match this.client.request(protocol::methods::method::SESSIONS_CREATE, json!({"agentId": agent})).await {
                 Ok(v) => match v.get("key").and_then(Value::as_str) {
                     Some(key) => {
                         if model::command::slash_command(&chat.draft.get_untracked()).is_some() {
@@ -308,7 +308,7 @@ impl SessionsController {
         let this = *self;
         let key = key.to_string();
         spawn_local(async move {
-            match this.client.request("sessions.patch", p).await {
+            match this.client.request(protocol::methods::method::SESSIONS_PATCH, p).await {
                 Ok(_) => {
                     let archived = Archived { row: Conversation { archived: true, ..row } };
                     this.undo.set(Some(archived.clone()));
@@ -347,7 +347,7 @@ impl SessionsController {
     fn patch(&self, _key: &str, params: Value, failed: &'static str) {
         let this = *self;
         spawn_local(async move {
-            match this.client.request("sessions.patch", params).await {
+            match this.client.request(protocol::methods::method::SESSIONS_PATCH, params).await {
                 Ok(_) => {
                     this.notice.set(None);
                     this.reload().await;
@@ -365,7 +365,7 @@ impl SessionsController {
     /// Reads one conversation's row (`sessions.describe`): an archived one opened from a link is
     /// not in the active list.
     pub async fn describe(self, key: String) -> Option<Conversation> {
-        let v = self.client.request("sessions.describe", json!({"key": key})).await.ok()?;
+        let v = self.client.request(protocol::methods::method::SESSIONS_DESCRIBE, json!({"key": key})).await.ok()?;
         v.get("session").and_then(Conversation::read)
     }
 

@@ -256,7 +256,8 @@ async fn an_exec_approval_from_a_real_run_shows_the_commands_output_while_it_run
 /// Sends `text` from the backend client and waits until its run has ended with a reply.
 async fn run_to_end(agent: &mut gateway::client::Client, text: &str, key: &str) {
     agent.request("chat.send", json!({"sessionKey": MAIN, "message": text, "idempotencyKey": key})).await.expect("chat.send");
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    // TURN: the first of them is a fresh gateway's first turn.
+    let deadline = tokio::time::Instant::now() + TURN;
     loop {
         let h = agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 6})).await.unwrap();
         let replied = h["messages"]
@@ -364,7 +365,8 @@ async fn a_secrets_request_from_a_real_run_shows_who_asks_why_and_where_the_valu
     let name = format!("CONF_KEY_{}", n.to_uppercase());
     let value = format!("v-{n}-Zq9-secret");
     b.send_message(&format!("vault: {name} api.demo.invalid")).await;
-    let card = b.wait_text("[data-testid=secret-request]", T, |t| t.contains(&name)).await;
+    // The run's first turn on a fresh gateway: it may take long to prepare its context.
+    let card = b.wait_text("[data-testid=secret-request]", TURN, |t| t.contains(&name)).await;
     assert!(card.contains("Agent main, in conversation main"), "who asks:\n{card}");
     assert!(card.contains("To call the demo API on your behalf"), "the agent's reason:\n{card}");
     assert!(card.contains("No entry with this name is stored yet"), "{card}");

@@ -17,6 +17,10 @@ use std::time::Duration;
 /// where they wait).
 pub const T: Duration = Duration::from_secs(30);
 
+/// How long a test waits for a real gateway's turn (its first one loads the agent runtime,
+/// which takes long on a loaded machine).
+pub const TURN: Duration = Duration::from_secs(90);
+
 /// The repository root.
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("e2e lives in the repo").to_path_buf()

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use e2e::T;
 use e2e::browser::Browser;
 use e2e::questions::{other_input, two_questions};
 use e2e::real::RealGateway;
+use e2e::{T, TURN};
 use serde_json::{Value, json};
 
 async fn receipt_for(b: &Browser, id: &str, accept: impl Fn(&str) -> bool) -> String {
@@ -162,9 +162,10 @@ async fn our_ui_on_the_real_gateway() {
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&hello).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
-    b.wait_gone("[data-testid=outbox-row]", T).await;
+    // The gateway's first turn.
+    b.wait_gone("[data-testid=outbox-row]", TURN).await;
     let failure =
-        b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", T, |t| !t.is_empty()).await;
+        b.wait_text("[data-testid=stream][data-state=error], [data-testid=message][data-role=custom]", TURN, |t| !t.is_empty()).await;
     assert!(failure.contains("Run failed") || failure.contains("failed"), "the failed run is shown: {failure}");
     b.screenshot("real-gateway-chat-failed-run").await;
 

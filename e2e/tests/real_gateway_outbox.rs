@@ -6,10 +6,10 @@
 
 use std::time::Duration;
 
-use e2e::T;
 use e2e::browser::Browser;
 use e2e::real::{RealGateway, TOKEN};
 use e2e::relay::Relay;
+use e2e::{T, TURN};
 use serde_json::{Value, json};
 
 const MAIN: &str = "agent:main:main";
@@ -20,9 +20,10 @@ async fn history(agent: &mut gateway::client::Client) -> Vec<Value> {
     agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 200})).await.unwrap()["messages"].as_array().unwrap().clone()
 }
 
-/// Polls saved history until exactly one user message holds `text`; returns it.
+/// Polls saved history until exactly one user message holds `text`; returns it. (TURN: the
+/// first is a fresh gateway's first turn.)
 async fn saved_once(agent: &mut gateway::client::Client, text: &str) -> Value {
-    let deadline = tokio::time::Instant::now() + T;
+    let deadline = tokio::time::Instant::now() + TURN;
     loop {
         let found: Vec<Value> = history(agent).await.into_iter().filter(|m| m["role"] == "user" && e2e::message_text(m) == text).collect();
         if !found.is_empty() {
@@ -36,7 +37,7 @@ async fn saved_once(agent: &mut gateway::client::Client, text: &str) -> Value {
 
 /// Waits until the session has no active run (the real gateway, without a model, fails each).
 async fn wait_idle(agent: &mut gateway::client::Client) {
-    let deadline = tokio::time::Instant::now() + T;
+    let deadline = tokio::time::Instant::now() + TURN;
     loop {
         let h = agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 1})).await.unwrap();
         if h["sessionInfo"]["hasActiveRun"] != json!(true) && h["sessionInfo"]["activeRunIds"].as_array().is_none_or(|a| a.is_empty()) {

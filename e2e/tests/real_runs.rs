@@ -6,15 +6,14 @@
 
 use std::time::Duration;
 
-use e2e::T;
 use e2e::browser::Browser;
 use e2e::real::RealGateway;
 use e2e::scripted_model::ScriptedModel;
+use e2e::{T, TURN};
 use serde_json::{Value, json};
 
 /// A run's first turn on a fresh gateway: it prepares its context (workspace, tools, skills)
 /// before the model is asked, which took over 30 s on a loaded machine.
-const TURN: Duration = Duration::from_secs(90);
 const MAIN: &str = "agent:main:main";
 
 struct Setup {
@@ -60,8 +59,8 @@ async fn wait_transcript(b: &Browser, what: &str, accept: impl Fn(&str) -> bool)
     }
 }
 
-/// A backend request; when the gateway dropped the backend socket (it does so with idle ones
-/// on a loaded machine), connects again and asks once more.
+/// A backend request; when the backend socket is gone (the client answers the gateway's
+/// keepalive pings while it waits, so this is a real outage), connects again and asks once more.
 async fn request(gw: &RealGateway, agent: &mut gateway::client::Client, method: &str, params: Value) -> Value {
     match agent.request(method, params.clone()).await {
         Err(e) if e.code == "TRANSPORT" => {

@@ -31,6 +31,10 @@ pub struct Config {
     /// How often the gateway looks for devices revoked (`gateway devices revoke`, another
     /// process) while their sockets are open, and closes those sockets.
     pub revocation_poll: std::time::Duration,
+    /// How often a connected socket is pinged; one that has not answered the last ping by the
+    /// next is dropped without a close frame (a half-open or frozen peer). The real gateway
+    /// pings every 25 s and allows 25 s for the pong.
+    pub keepalive: std::time::Duration,
 }
 
 /// How failed sign-ins are slowed down (`throttle::AuthThrottle`).
@@ -88,6 +92,7 @@ impl Config {
             connect_deadline: std::time::Duration::from_secs(10),
             auth_backoff: AuthBackoff::default(),
             revocation_poll: std::time::Duration::from_secs(1),
+            keepalive: std::time::Duration::from_secs(25),
         }
     }
 

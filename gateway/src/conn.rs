@@ -189,13 +189,21 @@ pub async fn handle<S>(
     let (sender, mut rx) = ConnSender::new();
     let (writer_done_tx, mut writer_done) = tokio::sync::watch::channel(false);
 
-    // The writer owns the sink: it numbers events, sends ticks, and closes.
+    // The writer owns the sink: it numbers events, sends ticks and keepalive pings, and closes.
     let tick_ms = gw.config.tick_interval_ms.max(10);
     let writer_sender = sender.clone();
+    // Set by the reader when a pong arrives; the writer's keepalive takes it.
+    let pong = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writer_pong = pong.clone();
+    let keepalive_every = gw.config.keepalive;
+    let writer_conn_id = conn_id.clone();
     let writer = tokio::spawn(async move {
         let mut seq: u64 = 0;
         let mut tick =
             tokio::time::interval_at(tokio::time::Instant::now() + Duration::from_millis(tick_ms), Duration::from_millis(tick_ms));
+        let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + keepalive_every, keepalive_every);
+        keepalive.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut awaiting_pong = false;
         let mut connected = false;
         let overflow = writer_sender.overflowed();
         tokio::pin!(overflow);
@@ -211,6 +219,21 @@ pub async fn handle<S>(
                 _ = tick.tick() => {
                     if !connected { continue; }
                     Outbound::Event { event: Arc::from("tick"), payload: Arc::from(json!({"ts": util::now_ms()}).to_string()) }
+                }
+                _ = keepalive.tick() => {
+                    if !connected { continue; }
+                    if awaiting_pong && !writer_pong.swap(false, std::sync::atomic::Ordering::AcqRel) {
+                        log::warn(&format!("conn {writer_conn_id}: no pong within {keepalive_every:?}: dropped"));
+                        break;
+                    }
+                    writer_pong.store(false, std::sync::atomic::Ordering::Release);
+                    awaiting_pong = true;
+                    // A peer that reads nothing cannot hold the writer here for long.
+                    match tokio::time::timeout(keepalive_every, sink.send(Message::Ping(Default::default()))).await {
+                        Ok(Ok(())) => {}
+                        _ => break,
+                    }
+                    continue;
                 }
             };
             let (text, size) = match out {
@@ -315,6 +338,10 @@ pub async fn handle<S>(
                 break;
             }
             Some(Ok(Message::Close(_))) | None => break,
+            Some(Ok(Message::Pong(_))) => {
+                pong.store(true, std::sync::atomic::Ordering::Release);
+                continue;
+            }
             Some(Ok(_)) => continue,
         };
         let was_connected = st.peer.is_some();

@@ -23,7 +23,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::client::{Client, ClientOptions};
+use crate::client::{Client, ClientOptions, Handshake};
 
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
@@ -588,7 +588,7 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
             let mut seed = [7u8; 32];
             seed[..8].copy_from_slice(&(i as u64).to_le_bytes());
             let opts = ClientOptions::control_ui(&url, &token, &origin, DeviceIdentity::from_seed(seed));
-            tokio::time::timeout(Duration::from_secs(30), Client::connect(opts))
+            tokio::time::timeout(Duration::from_secs(30), Client::handshake(opts))
                 .await
                 .map_err(|_| "connect timed out".to_string())?
                 .map_err(|e| e.to_string())
@@ -610,7 +610,7 @@ pub async fn run(opts: LoadOptions) -> Result<LoadReport, String> {
     let mut finished_sets = Vec::new();
     let closing = Arc::new(std::sync::atomic::AtomicBool::new(false));
     for (i, c) in connected {
-        let (socket, backlog) = c.into_parts();
+        let Handshake { socket, events: backlog, .. } = c;
         let (sink, stream) = socket.split();
         let pending: Pending = Arc::default();
         let finished: Arc<Mutex<std::collections::HashSet<u64>>> = Arc::default();

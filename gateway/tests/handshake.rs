@@ -235,3 +235,43 @@ async fn a_device_token_is_stored_only_as_a_hash_ends_with_its_shared_token_and_
     assert!(Client::connect(with_device_token(&gw, seed, &device_token)).await.is_err());
     assert!(Client::connect(with_device_token(&gw, seed, &new_token)).await.is_ok());
 }
+
+/// A connected peer that never answers the gateway's keepalive pings (a frozen or half-open
+/// one) is dropped, as the real gateway drops it. The peer here reads the raw TCP stream, so
+/// nothing answers a ping: the outcome does not depend on how fast either side runs.
+#[tokio::test]
+async fn a_peer_that_never_answers_pings_is_dropped() {
+    use tokio::io::AsyncReadExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config::local(TOKEN, dir.path().join("data"), dir.path().join("ui"));
+    cfg.keepalive = Duration::from_millis(100);
+    let gw = gateway::start(cfg).await.unwrap();
+    let hs = Client::handshake(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::READ])).await.unwrap();
+    let mut tcp = match hs.socket.into_inner() {
+        tokio_tungstenite::MaybeTlsStream::Plain(tcp) => tcp,
+        _ => unreachable!("plain ws"),
+    };
+    let mut bytes = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(30), tcp.read_to_end(&mut bytes)).await;
+    assert!(read.is_ok(), "the gateway kept a peer that answers no ping for 30 s");
+    // 0x89: an unmasked ping frame (FIN + opcode 9).
+    assert!(bytes.contains(&0x89), "the gateway never pinged before dropping the peer");
+}
+
+/// A client waiting on something else still answers pings (its socket is read all the time),
+/// so the gateway keeps it: here through at least three keepalive rounds, counted by the pings
+/// the gateway sent, not by a clock.
+#[tokio::test]
+async fn a_waiting_client_answers_pings_and_stays_connected() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = Config::local(TOKEN, dir.path().join("data"), dir.path().join("ui"));
+    cfg.keepalive = Duration::from_secs(1);
+    let gw = gateway::start(cfg).await.unwrap();
+    let mut c = Client::connect(ClientOptions::backend(&ws(&gw), TOKEN, &[scope::READ])).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while c.pings_answered() < 3 {
+        assert!(tokio::time::Instant::now() < deadline, "the client answered {} pings in 60 s", c.pings_answered());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(c.request("health", serde_json::json!({})).await.is_ok(), "the gateway dropped a client that answered its pings");
+}

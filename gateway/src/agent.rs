@@ -97,6 +97,8 @@ struct Stream<'a> {
     text: String,
     /// The saved reply, for the `final` event.
     saved: Value,
+    /// The conversation's model: its rows name it.
+    model: &'static crate::models::Model,
 }
 
 impl Stream<'_> {
@@ -147,7 +149,7 @@ impl Stream<'_> {
 
     fn save(&self, stop_reason: &str, terminal: bool) -> Value {
         let message = json!({"role": "assistant", "content": [{"type": "text", "text": self.text}], "stopReason": stop_reason,
-            "timestamp": now_ms(), "provider": "demo", "model": "demo-agent"});
+            "timestamp": now_ms(), "provider": self.model.provider, "model": self.model.id});
         let meta = json!({"id": uuid_v4(), "runId": self.run_id, "runTerminal": terminal});
         match self.gw.store.save_message(self.session, message, meta) {
             Ok(saved) => {
@@ -241,7 +243,7 @@ async fn ask_user(s: &mut Stream<'_>, gw: &Arc<Gateway>, questions: Value, abort
         content.push(json!({"type": "text", "text": s.text}));
     }
     content.push(json!({"type": "toolCall", "id": call_id, "name": "ask_user", "arguments": as_tool_arguments(&questions)}));
-    let call = json!({"role": "assistant", "content": content, "stopReason": "toolUse", "timestamp": now_ms(), "provider": "demo", "model": "demo-agent"});
+    let call = json!({"role": "assistant", "content": content, "stopReason": "toolUse", "timestamp": now_ms(), "provider": s.model.provider, "model": s.model.id});
     match gw.store.save_message(s.session, call, json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false})) {
         Ok(saved) => broadcast_message(gw, s.session, &saved),
         Err(e) => log::error(&format!("run {}: cannot save the ask_user call: {e}", s.run_id)),
@@ -327,7 +329,9 @@ fn answer_text(record: &QuestionRecord, id: &str) -> String {
 }
 
 async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, abort: watch::Receiver<bool>) -> Outcome {
-    let mut s = Stream { gw, session, run_id, seq: 0, text: String::new(), saved: Value::Null };
+    let record = gw.store.session(session).ok().flatten();
+    let model = crate::models::stored(record.as_ref().and_then(|r| r.model.as_deref()));
+    let mut s = Stream { gw, session, run_id, seq: 0, text: String::new(), saved: Value::Null, model };
     s.event("status", json!({"phase": "preparing_context"}));
     let started = now_ms();
     s.agent("lifecycle", json!({"phase": "start", "startedAt": started}));
@@ -337,6 +341,16 @@ async fn run(gw: &Arc<Gateway>, session: &str, run_id: &str, text: &str, abort: 
         Outcome::Failed(m) => (false, Some(m.clone())),
         Outcome::Aborted => (true, None),
     };
+    // Its usage, as the real gateway records it: the context after the run (the context before
+    // it, the message and the reply; about four characters a token), and the run's own input
+    // (the context it was given) and output.
+    let before = record.as_ref().and_then(|r| r.usage).map_or(0, |u| u.context);
+    let input = before + (text.len() / 4) as i64 + 1;
+    let output = (s.text.len() / 4) as i64 + 1;
+    let usage = crate::store::RunUsage { context: input + output, input, output };
+    if let Err(e) = gw.store.set_usage(session, usage) {
+        log::error(&format!("run {run_id}: cannot record its usage: {e}"));
+    }
     let phase = if error.is_some() { "error" } else { "end" };
     s.agent("lifecycle", json!({"phase": phase, "startedAt": started, "endedAt": now_ms(), "aborted": aborted, "error": error}));
     // As on the real gateway: the lifecycle's end, then the `final` with the saved reply.
@@ -363,7 +377,7 @@ const DEMO_OUTPUT: [&str; 6] = [
 async fn simulate_command(s: &mut Stream<'_>, gw: &Arc<Gateway>, command: &str, abort: &mut watch::Receiver<bool>) -> bool {
     let call = format!("call_{}", uuid_v4().replace('-', "")[..12].to_string());
     let call_row = json!({"role": "assistant", "content": [{"type": "toolCall", "id": call, "name": "exec", "arguments": {"command": command}}],
-        "stopReason": "toolUse", "timestamp": now_ms(), "provider": "demo", "model": "demo-agent"});
+        "stopReason": "toolUse", "timestamp": now_ms(), "provider": s.model.provider, "model": s.model.id});
     if let Ok(saved) = gw.store.save_message(s.session, call_row, json!({"id": uuid_v4(), "runId": s.run_id, "runTerminal": false})) {
         broadcast_message(gw, s.session, &saved);
     }

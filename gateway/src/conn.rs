@@ -228,10 +228,21 @@ pub async fn handle<S>(
                     }
                     writer_pong.store(false, std::sync::atomic::Ordering::Release);
                     awaiting_pong = true;
-                    // A peer that reads nothing cannot hold the writer here for long.
-                    match tokio::time::timeout(keepalive_every, sink.send(Message::Ping(Default::default()))).await {
-                        Ok(Ok(())) => {}
-                        _ => break,
+                    // A peer that reads nothing cannot hold the writer here: the send buffer's
+                    // limit still drops it, and a ping not written within the keepalive time
+                    // counts as a missed pong.
+                    let sent = tokio::select! {
+                        biased;
+                        _ = &mut overflow => {
+                            close = Some((CLOSE_POLICY, "slow consumer: send buffer limit exceeded".into()));
+                            break;
+                        }
+                        sent = sink.send(Message::Ping(Default::default())) => sent.is_ok(),
+                        _ = tokio::time::sleep(keepalive_every) => false,
+                    };
+                    if !sent {
+                        log::warn(&format!("conn {writer_conn_id}: keepalive ping not written within {keepalive_every:?}: dropped"));
+                        break;
                     }
                     continue;
                 }

@@ -19,6 +19,7 @@ pub mod hub;
 pub mod load;
 pub mod log;
 pub mod methods;
+pub mod models;
 pub mod questions;
 pub mod session_events;
 pub mod sessions;

@@ -22,6 +22,7 @@ pub const IMPLEMENTED: &[&str] = &[
     method::SESSIONS_CREATE,
     method::SESSIONS_PATCH,
     method::SESSIONS_DESCRIBE,
+    method::MODELS_LIST,
     method::SESSIONS_SUBSCRIBE,
     method::SESSIONS_MESSAGES_SUBSCRIBE,
     method::SESSIONS_MESSAGES_UNSUBSCRIBE,
@@ -92,6 +93,10 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
         method::SESSIONS_CREATE => sessions::create(gw, &caller, params(method, p)?),
         method::SESSIONS_LIST => sessions::list(gw, &caller, params(method, p)?),
         method::SESSIONS_PATCH => sessions::patch(gw, &caller, sessions::params_strict(method, sessions::PATCH_KEYS, p)?),
+        method::MODELS_LIST => {
+            let _: serde_json::Map<String, Value> = sessions::params_strict(method, crate::models::LIST_KEYS, p.clone())?;
+            crate::models::list(&p)
+        }
         method::SESSIONS_DESCRIBE => sessions::describe(gw, &caller, sessions::params_strict(method, sessions::DESCRIBE_KEYS, p)?),
         // `sessions.changed` of every visible session goes to every connection; subscribing is
         // accepted for compatibility with clients of the real gateway. With list params it

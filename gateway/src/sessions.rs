@@ -153,7 +153,30 @@ pub fn row(gw: &Gateway, rec: &SessionRecord, derived: bool) -> Value {
     if let Some(e) = &rec.last_run_error {
         r.insert("lastRunError".into(), json!(e));
     }
+    settings_fields(&mut r, rec);
     Value::Object(r)
+}
+
+/// The model, thinking and usage fields of a row, as the real gateway sends them: the selected
+/// model, its levels, the conversation's own level (absent when none), the context window, and
+/// after a run the context's tokens (`totalTokens`, fresh) and the run's own.
+fn settings_fields(r: &mut Map<String, Value>, rec: &SessionRecord) {
+    let model = crate::models::stored(rec.model.as_deref());
+    r.insert("model".into(), json!(model.id));
+    r.insert("modelProvider".into(), json!(model.provider));
+    r.insert("modelOverrideSource".into(), if rec.model.is_some() { json!("user") } else { Value::Null });
+    r.insert("thinkingLevels".into(), model.levels_json());
+    r.insert("thinkingDefault".into(), json!(model.thinking_default));
+    if let Some(t) = &rec.thinking_level {
+        r.insert("thinkingLevel".into(), json!(t));
+    }
+    r.insert("contextTokens".into(), json!(model.context_window));
+    if let Some(u) = rec.usage {
+        r.insert("totalTokens".into(), json!(u.context));
+        r.insert("totalTokensFresh".into(), json!(true));
+        r.insert("inputTokens".into(), json!(u.input));
+        r.insert("outputTokens".into(), json!(u.output));
+    }
 }
 
 /// `sessions.changed` for `key` to every connection that may see it: `{sessionKey, sessionId,
@@ -288,7 +311,8 @@ pub fn list(gw: &Gateway, caller: &Caller<'_>, p: ListParams) -> Result<Value, E
         "nextOffset": next,
         "hasMore": next.is_some(),
         "sessions": page,
-        "defaults": {"defaultAgentId": AGENT, "mainSessionKey": "agent:main:main"},
+        "defaults": {"defaultAgentId": AGENT, "mainSessionKey": "agent:main:main", "modelProvider": crate::models::default_model().provider,
+            "model": crate::models::default_model().id, "contextTokens": crate::models::default_model().context_window},
     }))
 }
 
@@ -383,7 +407,7 @@ fn nullable<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Option<String>>, D
     Option::<String>::deserialize(d).map(Some)
 }
 
-pub const PATCH_KEYS: &[&str] = &["key", "agentId", "expectedSessionId", "label", "archived"];
+pub const PATCH_KEYS: &[&str] = &["key", "agentId", "expectedSessionId", "label", "archived", "model", "thinkingLevel"];
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -397,10 +421,17 @@ pub struct PatchParams {
     label: Option<Option<String>>,
     #[serde(default)]
     archived: Option<bool>,
+    #[serde(default, deserialize_with = "nullable")]
+    model: Option<Option<String>>,
+    #[serde(default, deserialize_with = "nullable")]
+    thinking_level: Option<Option<String>>,
 }
 
 /// `sessions.patch`: rename (`label`, `null` clears), archive and restore (`archived`, with
-/// `expectedSessionId`). `{ok, key, entry}`, then `sessions.changed` `patch`.
+/// `expectedSessionId`), the model (`model`: `provider/id`, an id or an alias; `null`: the
+/// agent's default) and the thinking level (`thinkingLevel`, checked against the model's levels;
+/// `null`: the model's default). A new model moves a stored level to one it offers. `{ok, key,
+/// entry, resolved}`, then `sessions.changed` `patch`.
 pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<Value, ErrorShape> {
     check_agent(p.agent_id.as_deref())?;
     let key = canonical_session_key(&p.key);
@@ -430,7 +461,28 @@ pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<V
             crate::stop::abort_session(gw, &key, None);
         }
     }
-    let change = SessionPatch { label: p.label.as_ref().map(|l| l.as_deref()), archived: p.archived };
+    // The model the session will have, and the level it will keep.
+    let model_value = match &p.model {
+        Some(Some(m)) => Some(Some(crate::models::resolve(m).map_err(ErrorShape::invalid)?.value())),
+        Some(None) => Some(None),
+        None => None,
+    };
+    let current = existing.as_ref().and_then(|r| r.model.clone());
+    let model = crate::models::stored(model_value.clone().unwrap_or(current).as_deref());
+    let level = match &p.thinking_level {
+        Some(Some(t)) => Some(Some(crate::models::thinking(t, model).map_err(ErrorShape::invalid)?.to_string())),
+        Some(None) => Some(None),
+        None if model_value.is_some() => {
+            existing.as_ref().and_then(|r| r.thinking_level.as_deref()).map(|t| Some(model.clamp(t).to_string()))
+        }
+        None => None,
+    };
+    let change = SessionPatch {
+        label: p.label.as_ref().map(|l| l.as_deref()),
+        archived: p.archived,
+        model: model_value.as_ref().map(|m| m.as_deref()),
+        thinking_level: level.as_ref().map(|l| l.as_deref()),
+    };
     let rec = match gw.store.patch_session(&key, owner_for(&key, &caller.peer.owner), &change, now_ms()).map_err(unavailable)? {
         Patched::Done(rec) => *rec,
         Patched::LabelInUse => {
@@ -441,7 +493,10 @@ pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<V
         }
     };
     changed_row(gw, &rec, "patch", |_| {});
-    Ok(json!({"ok": true, "key": key, "entry": entry(&rec)}))
+    let model = crate::models::stored(rec.model.as_deref());
+    let resolved = json!({"modelProvider": model.provider, "model": model.id, "contextWindow": model.context_window,
+        "thinkingLevel": rec.thinking_level.as_deref().unwrap_or(model.thinking_default), "thinkingLevels": model.levels_json()});
+    Ok(json!({"ok": true, "key": key, "entry": entry(&rec), "resolved": resolved}))
 }
 
 pub const DESCRIBE_KEYS: &[&str] = &["key", "agentId"];

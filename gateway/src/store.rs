@@ -109,6 +109,14 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE devices ADD COLUMN revoked_at_ms INTEGER;
     UPDATE devices SET device_token = '';
     CREATE INDEX devices_token_hash ON devices (token_hash);",
+    // 8: the conversation's own model and thinking level (`sessions.patch`; none: the agent's
+    // default), and its last run's usage: the context's tokens after it (`totalTokens`) and the
+    // run's own input and output tokens.
+    "ALTER TABLE sessions ADD COLUMN model TEXT;
+    ALTER TABLE sessions ADD COLUMN thinking_level TEXT;
+    ALTER TABLE sessions ADD COLUMN total_tokens INTEGER;
+    ALTER TABLE sessions ADD COLUMN input_tokens INTEGER;
+    ALTER TABLE sessions ADD COLUMN output_tokens INTEGER;",
 ];
 
 /// How long a title derived from the first user message is (characters, then `…`).
@@ -139,6 +147,20 @@ pub struct SessionRecord {
     pub run_status: Option<String>,
     pub last_run_id: Option<String>,
     pub last_run_error: Option<String>,
+    /// Its own model (`provider/id`); none: the agent's default.
+    pub model: Option<String>,
+    /// Its own thinking level; none: the model's default.
+    pub thinking_level: Option<String>,
+    /// The last run's usage (none before the first run).
+    pub usage: Option<RunUsage>,
+}
+
+/// What a run used: the context after it, and its own input and output tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunUsage {
+    pub context: i64,
+    pub input: i64,
+    pub output: i64,
 }
 
 /// Which sessions a list shows by their archive state.
@@ -166,6 +188,10 @@ pub struct SessionPatch<'a> {
     /// `Some(None)` clears the label.
     pub label: Option<Option<&'a str>>,
     pub archived: Option<bool>,
+    /// `Some(None)`: back to the agent's default model.
+    pub model: Option<Option<&'a str>>,
+    /// `Some(None)`: back to the model's default level.
+    pub thinking_level: Option<Option<&'a str>>,
 }
 
 /// What `patch_session` did.
@@ -178,7 +204,7 @@ pub enum Patched {
 
 const SESSION_COLUMNS: &str = "key, owner, session_id, label, display_name, derived_title, created_at_ms,
     COALESCE(updated_at_ms, created_at_ms), COALESCE(last_interaction_ms, created_at_ms), archived_at_ms, parent_session_key,
-    run_status, last_run_id, last_run_error";
+    run_status, last_run_id, last_run_error, model, thinking_level, total_tokens, input_tokens, output_tokens";
 
 fn session_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRecord> {
     Ok(SessionRecord {
@@ -196,6 +222,12 @@ fn session_record(r: &rusqlite::Row<'_>) -> rusqlite::Result<SessionRecord> {
         run_status: r.get(11)?,
         last_run_id: r.get(12)?,
         last_run_error: r.get(13)?,
+        model: r.get(14)?,
+        thinking_level: r.get(15)?,
+        usage: match (r.get::<_, Option<i64>>(16)?, r.get::<_, Option<i64>>(17)?, r.get::<_, Option<i64>>(18)?) {
+            (Some(context), Some(input), Some(output)) => Some(RunUsage { context, input, output }),
+            _ => None,
+        },
     })
 }
 
@@ -492,6 +524,12 @@ impl Store {
         if let Some(label) = patch.label {
             tx.prepare_cached("UPDATE sessions SET label = ?2 WHERE key = ?1")?.execute(params![key, label])?;
         }
+        if let Some(model) = patch.model {
+            tx.prepare_cached("UPDATE sessions SET model = ?2 WHERE key = ?1")?.execute(params![key, model])?;
+        }
+        if let Some(level) = patch.thinking_level {
+            tx.prepare_cached("UPDATE sessions SET thinking_level = ?2 WHERE key = ?1")?.execute(params![key, level])?;
+        }
         match patch.archived {
             Some(true) => {
                 tx.prepare_cached("UPDATE sessions SET archived_at_ms = COALESCE(archived_at_ms, ?2) WHERE key = ?1")?
@@ -514,6 +552,14 @@ impl Store {
         self.db()
             .prepare_cached("UPDATE sessions SET run_status = ?2, last_run_id = ?3, last_run_error = ?4 WHERE key = ?1")?
             .execute(params![key, status, run_id, error])?;
+        Ok(())
+    }
+
+    /// Records a run's usage on its session.
+    pub fn set_usage(&self, key: &str, usage: RunUsage) -> rusqlite::Result<()> {
+        self.db()
+            .prepare_cached("UPDATE sessions SET total_tokens = ?2, input_tokens = ?3, output_tokens = ?4 WHERE key = ?1")?
+            .execute(params![key, usage.context, usage.input, usage.output])?;
         Ok(())
     }
 

@@ -486,3 +486,53 @@ async fn describe_gives_the_row_with_its_derived_title_or_null() {
     let e = c.request("sessions.describe", json!({"key": "described", "x": 1})).await.unwrap_err();
     assert_eq!(e.message, "invalid sessions.describe params: at root: unexpected property 'x'");
 }
+
+/// The demo agent's models, as the real gateway offers a configured catalogue: `models.list`
+/// names both, a conversation's row names its model and levels, `sessions.patch` changes the
+/// model (by value or alias) and the level (checked against the model, which a new model
+/// clamps), and after a run the row carries the context's tokens and the run's own, its reply
+/// naming the model that wrote it.
+#[tokio::test]
+async fn a_conversation_changes_its_model_and_effort_and_reports_its_usage() {
+    let (gw, _dir) = start().await;
+    let mut c = client(&gw).await;
+    let models = c.request("models.list", json!({"view": "configured"})).await.unwrap();
+    let ids: Vec<&str> = models["models"].as_array().unwrap().iter().map(|m| m["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["quick", "deep"]);
+    assert_eq!(models["models"][1]["thinkingLevels"][4], json!({"id": "high", "label": "high"}));
+    assert!(c.request("models.list", json!({"view": "mine"})).await.is_err());
+
+    let key = create(&mut c, json!({"label": "models"})).await["key"].as_str().unwrap().to_string();
+    let row = describe(&mut c, &key).await;
+    assert_eq!((row["modelProvider"].as_str(), row["model"].as_str()), (Some("demo"), Some("quick")));
+    assert_eq!(row["contextTokens"], 32000);
+    assert!(row.get("thinkingLevel").is_none() && row.get("totalTokens").is_none(), "{row}");
+
+    let refused = c.request("sessions.patch", json!({"key": key, "thinkingLevel": "high"})).await.unwrap_err();
+    assert!(refused.message.contains("not supported for demo/quick"), "{refused:?}");
+    let unknown = c.request("sessions.patch", json!({"key": key, "model": "gpt-9"})).await.unwrap_err();
+    assert_eq!(unknown.message, "model not allowed: gpt-9");
+
+    let done = c.request("sessions.patch", json!({"key": key, "model": "deep"})).await.unwrap();
+    assert_eq!(done["resolved"]["model"], "deep");
+    assert_eq!(done["resolved"]["thinkingLevel"], "low", "the new model's default");
+    let patched = changed(&mut c, &key, "patch").await;
+    assert_eq!(patched["session"]["model"], "deep");
+    c.request("sessions.patch", json!({"key": key, "thinkingLevel": "HIGH"})).await.unwrap();
+    assert_eq!(describe(&mut c, &key).await["thinkingLevel"], "high");
+    let back = c.request("sessions.patch", json!({"key": key, "model": "demo/quick"})).await.unwrap();
+    assert_eq!(back["resolved"]["thinkingLevel"], "off", "a level the new model lacks is clamped");
+    c.request("sessions.patch", json!({"key": key, "model": "deep", "thinkingLevel": null})).await.unwrap();
+    let row = describe(&mut c, &key).await;
+    assert!(row.get("thinkingLevel").is_none(), "null: the model's default again: {row}");
+
+    let sent = c.request("chat.send", json!({"sessionKey": key, "message": "hello models", "idempotencyKey": "models-1"})).await.unwrap();
+    let fin = terminal(&mut c, sent["runId"].as_str().unwrap()).await;
+    assert_eq!(fin["message"]["model"], "deep", "the reply names the model that wrote it: {fin}");
+    let row = describe(&mut c, &key).await;
+    assert!(row["totalTokens"].as_u64().is_some_and(|n| n > 0), "{row}");
+    assert_eq!(row["totalTokensFresh"], true);
+    assert!(row["inputTokens"].as_u64().is_some() && row["outputTokens"].as_u64().is_some(), "{row}");
+    let list = c.request("sessions.list", json!({})).await.unwrap();
+    assert_eq!(list["defaults"]["contextTokens"], 32000);
+}

@@ -17,6 +17,7 @@ pub mod outbox;
 pub mod panes;
 pub mod parts;
 pub mod reveal;
+pub mod run_settings;
 pub mod sessions;
 pub mod transcript;
 pub mod url;

@@ -187,8 +187,22 @@ impl Browser {
             "const e = document.evaluate({}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; if (e) e.scrollIntoView({{block: 'center'}}); return null;",
             json!(xpath)
         );
-        self.js(&script).await;
-        e.click().await.unwrap_or_else(|err| panic!("click {xpath}: {err}"));
+        // A page still laying out (a history page arriving above) can move the element under
+        // another between the scroll and the click: scrolled again and clicked again, for a while.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            self.js(&script).await;
+            match e.click().await {
+                Ok(()) => return,
+                Err(err) if err.to_string().contains("click intercepted") && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                Err(err) => {
+                    let shot = self.screenshot("click-failed").await;
+                    panic!("click {xpath}: {err}; screenshot {shot}");
+                }
+            }
+        }
     }
 
     /// The centre of the first element `css` matches, in viewport coordinates.

@@ -39,6 +39,8 @@ use tokio::sync::{mpsc, watch};
 pub const MODEL: &str = "scripted";
 /// The provider id it is configured under.
 pub const PROVIDER: &str = "scripted";
+/// The provider's second model (the same script).
+pub const SECOND_MODEL: &str = "scripted-careful";
 
 /// A tool call the model makes.
 #[derive(Debug, Clone, PartialEq)]
@@ -253,7 +255,10 @@ impl ScriptedModel {
         json!({
             "baseUrl": self.base_url(), "apiKey": "scripted", "api": "openai-completions", "timeoutSeconds": 60,
             "models": [{"id": MODEL, "name": "Scripted", "reasoning": true, "input": ["text", "image"],
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 128000, "maxTokens": 4096}],
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 128000, "maxTokens": 4096},
+                // A second model, so a conversation can change models: the script answers both.
+                {"id": SECOND_MODEL, "name": "Scripted careful", "reasoning": true, "input": ["text"],
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}, "contextWindow": 64000, "maxTokens": 4096}],
         })
     }
 }
@@ -267,7 +272,9 @@ impl Drop for ScriptedModel {
 async fn models() -> impl IntoResponse {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        json!({"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": PROVIDER}]}).to_string(),
+        json!({"object": "list", "data": [{"id": MODEL, "object": "model", "created": 0, "owned_by": PROVIDER},
+            {"id": SECOND_MODEL, "object": "model", "created": 0, "owned_by": PROVIDER}]})
+        .to_string(),
     )
 }
 

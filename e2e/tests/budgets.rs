@@ -15,7 +15,7 @@ use serde_json::json;
 /// carries the stylesheet and the loader). A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance.md` and the commit log.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 828_000;
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 845_000;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
@@ -24,7 +24,7 @@ const TOTAL_GZIP_BUDGET_BYTES: u64 = 828_000;
 /// part of a first visit that shows no markdown).
 /// At most half of the incumbent's 1,482 KB (`make bench`, benchmark 8); a ratchet, like the one
 /// above.
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 707_000;
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 723_000;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");

@@ -312,7 +312,8 @@ pub fn list(gw: &Gateway, caller: &Caller<'_>, p: ListParams) -> Result<Value, E
         "hasMore": next.is_some(),
         "sessions": page,
         "defaults": {"defaultAgentId": AGENT, "mainSessionKey": "agent:main:main", "modelProvider": crate::models::default_model().provider,
-            "model": crate::models::default_model().id, "contextTokens": crate::models::default_model().context_window},
+            "model": crate::models::default_model().id, "contextTokens": crate::models::default_model().context_window,
+            "thinkingLevels": crate::models::default_model().levels_json(), "thinkingDefault": crate::models::default_model().thinking_default},
     }))
 }
 

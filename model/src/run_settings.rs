@@ -10,11 +10,10 @@
 //! `outputTokens` and `estimatedCostUsd` are the last run's, summed over its tool loops, and are
 //! shown as that run's, never against the window (the incumbent's ring did, and overstated it).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 /// A model as a conversation names it: `provider/id`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelRef {
     pub provider: String,
     pub id: String,
@@ -33,44 +32,36 @@ impl ModelRef {
 }
 
 /// One thinking level a model offers (`thinkingLevels[]`): `off`, `low`, `high`, …
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Level {
     pub id: String,
     pub label: String,
 }
 
 /// What a session row says about its model and effort.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Settings {
     /// The selected model (the conversation's own, or the agent's default).
-    #[serde(default)]
     pub model: Option<ModelRef>,
     /// The model actually serving when it differs (a fallback).
-    #[serde(default)]
     pub active_model: Option<ModelRef>,
     /// The conversation's own level; `None`: the model's default.
-    #[serde(default)]
     pub thinking: Option<String>,
-    #[serde(default)]
     pub thinking_default: Option<String>,
     /// The levels the selected model offers; empty: no effort to choose.
-    #[serde(default)]
     pub levels: Vec<Level>,
 }
 
 /// The last run's tokens and cost, as the gateway reports them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunTokens {
-    #[serde(default)]
     pub input: Option<u64>,
-    #[serde(default)]
     pub output: Option<u64>,
-    #[serde(default)]
     pub cost_usd: Option<f64>,
 }
 
 /// What the context is measured against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LimitKind {
     /// The prompt budget the gateway estimated before the last run (`contextBudgetStatus`).
     PromptBudget,
@@ -79,17 +70,13 @@ pub enum LimitKind {
 }
 
 /// How full a conversation's context is.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Usage {
     /// Tokens in the context now (`totalTokens`); `None` when the gateway has no figure.
-    #[serde(default)]
     pub context: Option<u64>,
     /// The figure is the last call's (`totalTokensFresh`); an older one is shown as approximate.
-    #[serde(default)]
     pub fresh: bool,
-    #[serde(default)]
     pub limit: Option<(u64, LimitKind)>,
-    #[serde(default)]
     pub last_run: RunTokens,
 }
 
@@ -177,6 +164,14 @@ impl Usage {
         }
     }
 
+    /// The same, measured against `window` when the row named no limit.
+    pub fn or_window(mut self, window: Option<u64>) -> Usage {
+        if self.limit.is_none() {
+            self.limit = window.filter(|w| *w > 0).map(|w| (w, LimitKind::ContextWindow));
+        }
+        self
+    }
+
     /// The share of the limit in use, 0 to 100; `None` without both figures.
     pub fn percent(&self) -> Option<u8> {
         let (used, (limit, _)) = (self.context?, self.limit?);
@@ -243,6 +238,16 @@ fn trim_point(x: f64, unit: &str) -> String {
     format!("{}{unit}", s.strip_suffix(".0").unwrap_or(&s))
 }
 
+/// The model that wrote an agent's reply (its row's `provider` and `model`), as
+/// `provider/id`; `None` for other rows and for the gateway's own notes (`openclaw`).
+pub fn reply_model(row: &Value) -> Option<String> {
+    if row.get("role").and_then(Value::as_str) != Some("assistant") {
+        return None;
+    }
+    let m = model_ref(row, "provider", "model")?;
+    (m.provider != "openclaw").then(|| m.value())
+}
+
 /// One model the picker offers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ModelChoice {
@@ -288,8 +293,9 @@ pub fn read_models(answer: &Value) -> Vec<ModelChoice> {
             c.label = format!("{} · {}", c.label, c.model.provider);
         }
     }
-    out.sort_by_key(|c| c.unavailable.is_some());
-    out
+    let (mut available, unavailable): (Vec<ModelChoice>, Vec<ModelChoice>) = out.into_iter().partition(|c| c.unavailable.is_none());
+    available.extend(unavailable);
+    available
 }
 
 /// A change asked of a conversation.
@@ -348,7 +354,12 @@ impl PatchState {
     }
 
     /// The gateway's answer: the settings it resolved (merged into `settings`), or its error.
+    /// An answer to a patch already given up on (`lost`) changes nothing: the next session row
+    /// says what the gateway has.
     pub fn settle(&mut self, answer: Result<&Value, String>, settings: &mut Settings) {
+        if !self.holds_sends() {
+            return;
+        }
         let PatchState::Sending(change) = std::mem::take(self) else { return };
         match answer {
             Ok(v) => {
@@ -363,7 +374,8 @@ impl PatchState {
     /// The connection went away with the patch unanswered: it may or may not have landed, and
     /// the next session row says which. Nothing is held.
     pub fn lost(&mut self) {
-        if let PatchState::Sending(change) = std::mem::take(self) {
+        if let PatchState::Sending(change) = self {
+            let change = change.clone();
             *self = PatchState::Failed { change, reason: "the connection closed before the gateway answered".into() };
         }
     }
@@ -416,6 +428,15 @@ mod tests {
         assert!(!only_off.offers_effort(), "a model that cannot think offers no effort");
         let id_with_provider = ModelRef { provider: "openai".into(), id: "openai/gpt-x".into() };
         assert_eq!(id_with_provider.value(), "openai/gpt-x");
+    }
+
+    #[test]
+    fn a_reply_names_the_model_that_wrote_it() {
+        let reply = json!({"role": "assistant", "provider": "scripted", "model": "scripted", "content": []});
+        assert_eq!(reply_model(&reply).as_deref(), Some("scripted/scripted"));
+        assert_eq!(reply_model(&json!({"role": "user", "provider": "x", "model": "y"})), None);
+        assert_eq!(reply_model(&json!({"role": "assistant", "provider": "openclaw", "model": "delivery-mirror"})), None);
+        assert_eq!(reply_model(&json!({"role": "assistant"})), None);
     }
 
     #[test]
@@ -505,5 +526,12 @@ mod tests {
         assert!(p.start(Change::Thinking(Some("off".into()))));
         p.lost();
         assert!(!p.holds_sends(), "a lost answer holds nothing");
+        // The request's own failure arrives after the connection was given up on: still failed,
+        // so a send waiting for it does not go.
+        p.settle(Err("Not connected".into()), &mut settings);
+        assert!(matches!(&p, PatchState::Failed { reason, .. } if reason.contains("connection closed")), "{p:?}");
+        // Every later attempt to reconnect finds it failed, never settled.
+        p.lost();
+        assert!(matches!(&p, PatchState::Failed { .. }), "{p:?}");
     }
 }

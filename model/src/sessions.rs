@@ -35,6 +35,12 @@ pub struct Conversation {
     /// The agent's main conversation (`isMain`): it cannot be archived.
     #[serde(default)]
     pub main: bool,
+    /// Its model and thinking level (not in the saved copy: read again from the gateway).
+    #[serde(skip)]
+    pub settings: crate::run_settings::Settings,
+    /// How full its context is, and its last run's tokens (not in the saved copy).
+    #[serde(skip)]
+    pub usage: crate::run_settings::Usage,
 }
 
 impl Conversation {
@@ -55,6 +61,8 @@ impl Conversation {
             running: row.get("hasActiveRun").and_then(Value::as_bool).unwrap_or(false),
             archived,
             main: row.get("isMain").and_then(Value::as_bool).unwrap_or(false) || is_main(&key, None),
+            settings: crate::run_settings::Settings::read(row),
+            usage: crate::run_settings::Usage::read(row, None),
             key,
         })
     }
@@ -131,6 +139,10 @@ pub struct ConversationList {
     pub query: ListQuery,
     /// Shown from this browser's saved copy (the gateway has not answered yet).
     pub saved: bool,
+    /// The context window of a row that names none (`defaults.contextTokens`).
+    pub default_window: Option<u64>,
+    /// The agent's default model and its levels (`defaults`), for a conversation with no row yet.
+    pub default_settings: crate::run_settings::Settings,
 }
 
 /// The rows of a `sessions.list` answer, each read by [`Conversation::read`]; rows that do not
@@ -150,6 +162,15 @@ impl ConversationList {
         }
         for row in rows {
             self.upsert(row);
+        }
+        if let Some(defaults) = page.get("defaults") {
+            if let Some(w) = defaults.get("contextTokens").and_then(Value::as_u64) {
+                self.default_window = Some(w);
+            }
+            let settings = crate::run_settings::Settings::read(defaults);
+            if settings.model.is_some() {
+                self.default_settings = settings;
+            }
         }
         self.next_offset = page.get("nextOffset").and_then(Value::as_u64).unwrap_or(offset + count);
         self.has_more = page.get("hasMore").and_then(Value::as_bool).unwrap_or(false);

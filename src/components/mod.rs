@@ -16,6 +16,7 @@ pub mod pane;
 pub mod question_dock;
 pub mod question_receipt;
 pub mod run_bar;
+pub mod run_settings;
 pub mod secret_request;
 pub mod status_bar;
 pub mod transcript;

@@ -12,6 +12,7 @@ use crate::state::attachment::AttachmentController;
 use crate::state::chat::ChatController;
 use crate::state::dock::DockController;
 use crate::state::outbox::OutboxController;
+use crate::state::run_settings::RunSettingsController;
 use crate::state::sessions::SessionsController;
 
 /// A reply held back because it looks like a credential.
@@ -31,6 +32,10 @@ pub struct ComposerController {
     pub held: RwSignal<Option<CredentialHold>>,
     /// Files are being queued with a message: a second Send waits for it.
     pub queueing: RwSignal<bool>,
+    /// Send was pressed while a model or thinking change was on its way: it goes once the
+    /// change has landed (and not at all if it failed: the person chose that model).
+    pub after_change: RwSignal<bool>,
+    run_settings: RunSettingsController,
     chat: ChatController,
     outbox: OutboxController,
     files: AttachmentController,
@@ -48,7 +53,32 @@ impl ComposerController {
         sessions: SessionsController,
         client: GatewayClient,
     ) -> Self {
-        ComposerController { held: RwSignal::new(None), queueing: RwSignal::new(false), chat, outbox, files, dock, sessions, client }
+        let run_settings = expect_context::<RunSettingsController>();
+        let this = ComposerController {
+            held: RwSignal::new(None),
+            queueing: RwSignal::new(false),
+            after_change: RwSignal::new(false),
+            run_settings,
+            chat,
+            outbox,
+            files,
+            dock,
+            sessions,
+            client,
+        };
+        Effect::new(move |_| {
+            if !this.after_change.get() {
+                return;
+            }
+            let state = run_settings.patch(&chat.session.get());
+            if !state.holds_sends() {
+                this.after_change.set(false);
+                if state == model::run_settings::PatchState::Idle {
+                    this.send();
+                }
+            }
+        });
+        this
     }
 
     /// Whether this connection may send messages (tracked: the view follows the scopes).
@@ -62,6 +92,10 @@ impl ComposerController {
         let text = self.chat.draft.get_untracked();
         let has_files = !self.files.state(&self.chat.session.get_untracked()).files.is_empty();
         if self.queueing.get_untracked() || (text.trim().is_empty() && !has_files) {
+            return;
+        }
+        if self.run_settings.holds(&self.chat.session.get_untracked()) {
+            self.after_change.set(true);
             return;
         }
         // `/stop` and `/new` typed alone are done here, never sent as chat text.

@@ -11,6 +11,7 @@ pub mod consent;
 pub mod dock;
 pub mod outbox;
 pub mod panes;
+pub mod run_settings;
 pub mod sessions;
 
 /// Runs `f` once, `ms` after the first of any number of calls made meanwhile: a burst of

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 
 use crate::components::attachment_list::DraftAttachments;
 use crate::components::credential_notice::CredentialNotice;
+use crate::components::run_settings::RunSettings;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::state::attachment::AttachmentController;
 use crate::state::chat::ChatController;
@@ -73,6 +74,7 @@ pub fn Composer() -> impl IntoView {
                         "A question is waiting. A plain reply can answer it: a number, an option label or your own words (commas for several choices)."
                     </p>
                 </Show>
+                <RunSettings/>
                 {move || held.get().map(|hold| view! {
                     <CredentialNotice
                         found=hold.found

@@ -321,13 +321,18 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         }
     };
     let timestamp = row.timestamp;
+    let by_model = model::run_settings::reply_model(&row.raw);
     let session = expect_context::<ChatController>().session.get_untracked();
     // Agents and their summaries write markdown; a person's message, a command's output and the
     // gateway's own notes are shown exactly as written.
     let markdown = matches!(row.role.as_str(), "assistant" | "compactionSummary" | "branchSummary") && !withheld;
     view! {
         <article class=class data-testid="message" data-role=row.role.clone() data-key=row.key.clone() data-seq=row.seq>
-            <header class="msg__who">{who}{note.map(|n| view! { <span class="msg__note">{n}</span> })}</header>
+            <header class="msg__who">
+                {who}
+                {note.map(|n| view! { <span class="msg__note">{n}</span> })}
+                {by_model.map(|m| view! { <span class="msg__model" data-testid="reply-model">{m}</span> })}
+            </header>
             {parts.into_iter().map(|p| view! { <PartView part=p at_ms=timestamp session=session.clone() markdown=markdown/> }).collect_view()}
             <crate::components::attachment_list::SavedFiles media=if withheld { Vec::new() } else { model::parts::saved_media(&row.raw) } session=session.clone()/>
             {(row.truncated && !withheld).then(|| view! { <ShowWhole key=row.key.clone()/> })}

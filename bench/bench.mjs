@@ -694,12 +694,6 @@ try {
       add("", "p95", quantile(r.secondPass, 0.95), undefined, fmtMs);
       if (!r.kept) notes.push("Navigation: a draft was NOT kept after two passes.");
     }
-    if (ONLY.has(7)) {
-      const s7 = await approvalArrival(ours, agents.ours, 60);
-      add("7. `exec.approval.requested` frame → card painted (real gateway serving ours, 60 approvals)", "p50", median(s7), undefined, fmtMs);
-      add("", "p95", quantile(s7, 0.95), undefined, fmtMs);
-      add("", "max", Math.max(...s7), undefined, fmtMs);
-    }
     if (ONLY.has(6)) {
       for (const clients of [1, 50]) {
         const r = await roundTrips(local.url, clients, RT_SECONDS);

@@ -25,6 +25,19 @@ async fn picked(b: &Browser, testid: &str) -> String {
         .to_string()
 }
 
+/// Waits until the gateway's row of `MAIN` has `field` = `want` (`sessions.describe`).
+async fn row_has(agent: &mut gateway::client::Client, field: &str, want: &str) {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let row = agent.request("sessions.describe", json!({"key": MAIN})).await.unwrap();
+        if row["session"][field] == want {
+            return;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the gateway's row never had {field} = {want}: {row}");
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_model_and_thinking_are_shown_and_changed_and_a_reply_names_its_model() {
     let gw = LocalGateway::start().await;
@@ -46,18 +59,9 @@ async fn the_model_and_thinking_are_shown_and_changed_and_a_reply_names_its_mode
     // The deep model: its levels appear, its default named; a level is set on the gateway.
     pick(&b, "model-picker", "demo/deep").await;
     b.wait_text("[data-testid=thinking-picker] option:first-child", T, |t| t == "Default (low)").await;
-    let row = agent.request("sessions.describe", json!({"key": MAIN})).await.unwrap();
-    assert_eq!(row["session"]["model"], "deep", "{row}");
+    row_has(&mut agent, "model", "deep").await;
     pick(&b, "thinking-picker", "high").await;
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let row = agent.request("sessions.describe", json!({"key": MAIN})).await.unwrap();
-        if row["session"]["thinkingLevel"] == "high" {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the level never reached the gateway: {row}");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    row_has(&mut agent, "thinkingLevel", "high").await;
     assert_eq!(picked(&b, "thinking-picker").await, "high");
     area.send_keys("and now?").await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
@@ -136,27 +140,11 @@ async fn the_model_and_thinking_on_the_real_gateway() {
 
     let second = format!("{PROVIDER}/{SECOND_MODEL}");
     pick(&b, "model-picker", &second).await;
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let row = agent.request("sessions.describe", json!({"key": MAIN})).await.unwrap();
-        if row["session"]["model"] == SECOND_MODEL {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the real gateway never took the model: {row}");
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    row_has(&mut agent, "model", SECOND_MODEL).await;
     b.wait_js("return document.querySelector('[data-testid=model-picker]')?.value;", |v| v.as_str() == Some(second.as_str())).await;
     // A reasoning model offers levels; one is set on the real gateway.
     pick(&b, "thinking-picker", "low").await;
-    let deadline = tokio::time::Instant::now() + T;
-    loop {
-        let row = agent.request("sessions.describe", json!({"key": MAIN})).await.unwrap();
-        if row["session"]["thinkingLevel"] == "low" {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "the real gateway never took the level: {row}");
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    row_has(&mut agent, "thinkingLevel", "low").await;
     area.send_keys(&format!("again {nonce}")).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
     b.wait_js("return [...document.querySelectorAll('[data-testid=reply-model]')].map(e => e.textContent);", |v| {

@@ -43,8 +43,6 @@ pub struct Level {
 pub struct Settings {
     /// The selected model (the conversation's own, or the agent's default).
     pub model: Option<ModelRef>,
-    /// The model actually serving when it differs (a fallback).
-    pub active_model: Option<ModelRef>,
     /// The conversation's own level; `None`: the model's default.
     pub thinking: Option<String>,
     pub thinking_default: Option<String>,
@@ -123,14 +121,7 @@ impl Settings {
     /// Reads a session row (or `sessionInfo`).
     pub fn read(row: &Value) -> Settings {
         let model = model_ref(row, "modelProvider", "model");
-        let active_model = model_ref(row, "activeModelProvider", "activeModel").filter(|a| Some(a) != model.as_ref());
-        Settings {
-            model,
-            active_model,
-            thinking: text(row, "thinkingLevel"),
-            thinking_default: text(row, "thinkingDefault"),
-            levels: read_levels(row),
-        }
+        Settings { model, thinking: text(row, "thinkingLevel"), thinking_default: text(row, "thinkingDefault"), levels: read_levels(row) }
     }
 
     /// Whether there is an effort to choose: more than one level, or one other than `off`.
@@ -357,10 +348,9 @@ impl PatchState {
     /// An answer to a patch already given up on (`lost`) changes nothing: the next session row
     /// says what the gateway has.
     pub fn settle(&mut self, answer: Result<&Value, String>, settings: &mut Settings) {
-        if !self.holds_sends() {
-            return;
-        }
-        let PatchState::Sending(change) = std::mem::take(self) else { return };
+        let PatchState::Sending(change) = self else { return };
+        let change = change.clone();
+        *self = PatchState::Idle;
         match answer {
             Ok(v) => {
                 if let Some(resolved) = v.get("resolved") {
@@ -386,7 +376,6 @@ fn apply_resolved(settings: &mut Settings, change: &Change, resolved: &Value) {
     if let Change::Model(_) = change {
         if let Some(m) = model_ref(resolved, "modelProvider", "model") {
             settings.model = Some(m);
-            settings.active_model = None;
         }
     }
     if resolved.get("thinkingLevels").is_some() {

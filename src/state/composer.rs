@@ -51,9 +51,9 @@ impl ComposerController {
         files: AttachmentController,
         dock: DockController,
         sessions: SessionsController,
+        run_settings: RunSettingsController,
         client: GatewayClient,
     ) -> Self {
-        let run_settings = expect_context::<RunSettingsController>();
         let this = ComposerController {
             held: RwSignal::new(None),
             queueing: RwSignal::new(false),

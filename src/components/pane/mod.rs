@@ -40,6 +40,7 @@ pub fn Pane(
         expect_context::<AttachmentController>(),
         dock,
         expect_context::<SessionsController>(),
+        expect_context::<crate::state::run_settings::RunSettingsController>(),
         client,
     );
     provide_context(composer);

@@ -97,7 +97,7 @@ pub fn RunSettings() -> impl IntoView {
             {move || usage.with(|u| u.summary().map(|text| {
                 let percent = u.percent();
                 view! {
-                    <span class="run-settings__usage" data-testid="context-usage" title=u.last_run_summary().unwrap_or_default()>
+                    <span class="run-settings__usage" data-testid="context-usage">
                         {percent.map(|p| view! { <meter class=meter_class min="0" max="100" value=p.to_string() aria-label="Context used"></meter> })}
                         <span>{text}</span>
                     </span>

@@ -37,8 +37,8 @@ build: setup
 ## (target/ui/wasm-bindgen/release): side by side, one build copied the other's half-written wasm
 ## and served a module of zeros.
 release-builds:
-	$(MAKE) --no-print-directory build
-	$(MAKE) --no-print-directory build-ui-base-path
+	@bash scripts/tier.sh "wasm+builds: build" $(MAKE) --no-print-directory build
+	@bash scripts/tier.sh "wasm+builds: build /ui/" $(MAKE) --no-print-directory build-ui-base-path
 
 ## The same build for a gateway with `controlUi.basePath: "/ui"`, for the real-gateway e2e test.
 build-ui-base-path: setup
@@ -67,6 +67,7 @@ test:
 	@T=scripts/tier.sh; \
 	$$T setup $(MAKE) --no-print-directory setup && \
 	$$T fmt-check $(MAKE) --no-print-directory fmt-check && \
+	$$T "native (build)" bash scripts/tests.sh build && \
 	$$T native $(MAKE) --no-print-directory test-native && \
 	$$T wasm+builds $(MAKE) --no-print-directory -j2 --output-sync=target test-wasm release-builds && \
 	$$T package bash scripts/package.sh && \
@@ -85,7 +86,7 @@ test-native:
 	bash scripts/tests.sh native
 
 test-wasm:
-	cargo test --target wasm32-unknown-unknown -p control-ui
+	@bash scripts/tier.sh "wasm+builds: wasm tests" cargo test --target wasm32-unknown-unknown -p control-ui
 
 ## Every e2e binary, E2E_JOBS (2) at a time with E2E_THREADS (2) tests each (scripts/tests.sh);
 ## `scripts/tests.sh e2e chat dock` runs only those.

@@ -7,5 +7,5 @@ mkdir -p target
 start=$(date +%s)
 "$@"
 rc=$?
-printf '%-22s %5d s%s\n' "$name" $(( $(date +%s) - start )) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")" >> target/test-times.txt
+printf '%-26s %5d s%s\n' "$name" $(( $(date +%s) - start )) "$([ $rc = 0 ] || echo "  (failed, exit $rc)")" >> target/test-times.txt
 exit $rc

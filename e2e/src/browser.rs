@@ -396,6 +396,19 @@ impl Browser {
         self.client.issue_cmd(Cdp(body)).await.unwrap_or_else(|e| panic!("CDP {cmd}: {e}"))
     }
 
+    /// Lets the page write and read the clipboard, as a person's focused tab may.
+    pub async fn grant_clipboard(&self) {
+        let origin = self.js("return location.origin;").await;
+        self.cdp("Browser.grantPermissions", json!({"origin": origin, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]}))
+            .await;
+        self.cdp("Emulation.setFocusEmulationEnabled", json!({"enabled": true})).await;
+    }
+
+    /// What the clipboard holds (after [`Self::grant_clipboard`]).
+    pub async fn clipboard_text(&self) -> String {
+        self.js_async("return await navigator.clipboard.readText();").await.as_str().unwrap_or_default().to_string()
+    }
+
     /// Polls a script (an async body: it may `await`, and `return`s its value) until `accept`
     /// takes its value, for up to 20 s; returns that value.
     pub async fn wait_js(&self, script: &str, accept: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {

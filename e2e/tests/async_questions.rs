@@ -97,7 +97,7 @@ async fn a_later_successful_run_retires_it_a_failed_one_does_not_and_answer_reop
     b.send_message("hello").await;
     summary(&b, |t| t.starts_with("No longer pending")).await;
     assert!(!b.exists("[data-testid=dock-bar]").await, "retired questions leave the dock");
-    b.find_xpath("//div[@data-testid='async-summary']//button[normalize-space()='Answer']", T).await.click().await.unwrap();
+    b.click_xpath("//div[@data-testid='async-summary']//button[normalize-space()='Answer']").await;
     b.wait_text("[data-testid=step-progress]", T, |t| t == "1/2").await;
     answer_in_dock(&b).await;
     summary(&b, |t| t.starts_with("Answer sent")).await;

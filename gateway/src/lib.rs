@@ -10,6 +10,7 @@ pub mod agent;
 pub mod approvals;
 pub mod chat;
 pub mod client;
+pub mod commands;
 pub mod config;
 pub mod conn;
 pub mod devices;

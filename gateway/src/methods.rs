@@ -23,6 +23,9 @@ pub const IMPLEMENTED: &[&str] = &[
     method::SESSIONS_PATCH,
     method::SESSIONS_DESCRIBE,
     method::MODELS_LIST,
+    method::SESSIONS_REWIND,
+    method::SESSIONS_FORK,
+    method::COMMANDS_LIST,
     method::SESSIONS_SUBSCRIBE,
     method::SESSIONS_MESSAGES_SUBSCRIBE,
     method::SESSIONS_MESSAGES_UNSUBSCRIBE,
@@ -97,6 +100,12 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
             let _: serde_json::Map<String, Value> = sessions::params_strict(method, crate::models::LIST_KEYS, p.clone())?;
             crate::models::list(&p)
         }
+        method::COMMANDS_LIST => {
+            let _: serde_json::Map<String, Value> = sessions::params_strict(method, crate::commands::LIST_KEYS, p.clone())?;
+            crate::commands::list(gw, &caller, &p)
+        }
+        method::SESSIONS_REWIND => sessions::rewind(gw, &caller, sessions::params_strict(method, sessions::CUT_KEYS, p)?),
+        method::SESSIONS_FORK => sessions::fork(gw, &caller, sessions::params_strict(method, sessions::CUT_KEYS, p)?),
         method::SESSIONS_DESCRIBE => sessions::describe(gw, &caller, sessions::params_strict(method, sessions::DESCRIBE_KEYS, p)?),
         // `sessions.changed` of every visible session goes to every connection; subscribing is
         // accepted for compatibility with clients of the real gateway. With list params it

@@ -500,6 +500,70 @@ pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<V
     Ok(json!({"ok": true, "key": key, "entry": entry(&rec), "resolved": resolved}))
 }
 
+pub const CUT_KEYS: &[&str] = &["sessionKey", "agentId", "entryId"];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CutParams {
+    session_key: String,
+    #[serde(default)]
+    agent_id: Option<String>,
+    entry_id: String,
+}
+
+/// What a rewind or fork gives the composer: the cut message's text, and its files (which
+/// this gateway keeps as `media://` references, not bytes: none are sent back).
+fn editor(message: &Value) -> Map<String, Value> {
+    let mut out = Map::new();
+    let text = protocol::chat::message_text(message);
+    if !text.is_empty() {
+        out.insert("editorText".into(), json!(text));
+    }
+    out
+}
+
+/// The checks rewind and fork share (the real gateway's): the session exists and the caller
+/// may use it, and no run is working in it.
+fn cut_session(gw: &Gateway, caller: &Caller<'_>, p: &CutParams, action: &str) -> Result<(String, SessionRecord), ErrorShape> {
+    check_agent(p.agent_id.as_deref())?;
+    check_len(action, "entryId", &p.entry_id, 1, 512)?;
+    let key = canonical_session_key(&p.session_key);
+    let rec = gw.store.session(&key).map_err(unavailable)?.ok_or_else(|| ErrorShape::invalid(format!("session not found: {key}")))?;
+    check_session(gw, caller, &key)?;
+    if gw.runs.active(&key).is_some() {
+        let what = if action == "sessions.rewind" { "Rewind" } else { "Fork" };
+        return Err(ErrorShape::new(code::UNAVAILABLE, format!("{what} is unavailable while the agent is working.")));
+    }
+    Ok((key, rec))
+}
+
+/// `sessions.rewind {sessionKey, entryId}` (admin): the conversation goes back to before the
+/// user message `entryId`, which leaves it with every later row (kept as a branch); a new
+/// transcript id, the last run's usage cleared. `{editorText?}`, then `sessions.changed` `rewind`.
+pub fn rewind(gw: &Gateway, caller: &Caller<'_>, p: CutParams) -> Result<Value, ErrorShape> {
+    let (key, rec) = cut_session(gw, caller, &p, "sessions.rewind")?;
+    if rec.archived_at.is_some() {
+        return Err(ErrorShape::invalid("Rewind is unavailable for archived sessions."));
+    }
+    let message = gw.store.rewind(&key, &p.entry_id, &uuid_v4(), now_ms()).map_err(unavailable)?.map_err(ErrorShape::invalid)?;
+    changed(gw, &key, "rewind", |_| {});
+    Ok(Value::Object(editor(&message)))
+}
+
+/// `sessions.fork {sessionKey, entryId}`: a new conversation `agent:<id>:dashboard:<uuid>`,
+/// the caller's, with the rows before the user message `entryId` and the source's model; the
+/// source stays as it is. `{sessionKey, editorText?}`, then `sessions.changed` `fork` (the new key).
+pub fn fork(gw: &Gateway, caller: &Caller<'_>, p: CutParams) -> Result<Value, ErrorShape> {
+    let (key, _) = cut_session(gw, caller, &p, "sessions.fork")?;
+    let new_key = format!("agent:{}:dashboard:{}", agent_of(&key), uuid_v4());
+    let (rec, message) =
+        gw.store.fork(&key, &p.entry_id, &new_key, &caller.peer.owner, now_ms()).map_err(unavailable)?.map_err(ErrorShape::invalid)?;
+    changed_row(gw, &rec, "fork", |_| {});
+    let mut out = editor(&message);
+    out.insert("sessionKey".into(), json!(new_key));
+    Ok(Value::Object(out))
+}
+
 pub const DESCRIBE_KEYS: &[&str] = &["key", "agentId"];
 
 #[derive(Deserialize)]

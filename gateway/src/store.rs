@@ -117,6 +117,10 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE sessions ADD COLUMN total_tokens INTEGER;
     ALTER TABLE sessions ADD COLUMN input_tokens INTEGER;
     ALTER TABLE sessions ADD COLUMN output_tokens INTEGER;",
+    // 9: rows a rewind took off the conversation (`sessions.rewind`): kept, as the real gateway
+    // keeps them as an earlier branch, but no longer in its history. 0: on the conversation;
+    // n: left by the conversation's n-th rewind.
+    "ALTER TABLE messages ADD COLUMN branch INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// How long a title derived from the first user message is (characters, then `…`).
@@ -567,7 +571,7 @@ impl Store {
     pub fn last_message(&self, key: &str) -> rusqlite::Result<Option<serde_json::Value>> {
         let json: Option<String> = self
             .db()
-            .prepare_cached("SELECT json FROM messages WHERE session_key = ?1 AND role IN ('user', 'assistant') ORDER BY seq DESC LIMIT 1")?
+            .prepare_cached("SELECT json FROM messages WHERE session_key = ?1 AND branch = 0 AND role IN ('user', 'assistant') ORDER BY seq DESC LIMIT 1")?
             .query_row([key], |r| r.get(0))
             .optional()?;
         Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
@@ -750,12 +754,114 @@ impl Store {
         Ok(saved)
     }
 
+    /// The user row `entry` of `session`'s conversation, for a rewind or fork: its seq and
+    /// message, or why it cannot be cut there (the real gateway's words).
+    fn cut_point(tx: &rusqlite::Transaction<'_>, session: &str, entry: &str) -> rusqlite::Result<Result<(i64, serde_json::Value), String>> {
+        let row: Option<(i64, String, String, i64)> = tx
+            .prepare_cached("SELECT seq, role, json, branch FROM messages WHERE session_key = ?1 AND id = ?2")?
+            .query_row(params![session, entry], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+            .optional()?;
+        Ok(match row {
+            None => Err(format!("message entry not found: {entry}")),
+            Some((_, role, _, _)) if role != "user" => Err(format!("entry is not a user message: {entry}")),
+            Some((_, _, _, branch)) if branch != 0 => Err(format!("message entry is not on the active path: {entry}")),
+            Some((seq, _, json, _)) => Ok((seq, serde_json::from_str(&json).unwrap_or_default())),
+        })
+    }
+
+    /// `sessions.rewind`: the user row `entry` and every row after it leave the conversation
+    /// (kept as a branch); the session gets a new transcript id and loses its last run's
+    /// usage. The cut row's message, for the composer.
+    pub fn rewind(
+        &self,
+        session: &str,
+        entry: &str,
+        new_session_id: &str,
+        now_ms: i64,
+    ) -> rusqlite::Result<Result<serde_json::Value, String>> {
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let (seq, message) = match Self::cut_point(&tx, session, entry)? {
+            Ok(found) => found,
+            Err(why) => return Ok(Err(why)),
+        };
+        let branch: i64 = tx
+            .prepare_cached("SELECT COALESCE(MAX(branch), 0) + 1 FROM messages WHERE session_key = ?1")?
+            .query_row([session], |r| r.get(0))?;
+        tx.prepare_cached("UPDATE messages SET branch = ?3 WHERE session_key = ?1 AND branch = 0 AND seq >= ?2")?
+            .execute(params![session, seq, branch])?;
+        tx.prepare_cached(
+            "UPDATE sessions SET session_id = ?2, updated_at_ms = ?3, run_status = NULL, last_run_id = NULL, last_run_error = NULL,
+                total_tokens = NULL, input_tokens = NULL, output_tokens = NULL WHERE key = ?1",
+        )?
+        .execute(params![session, new_session_id, now_ms])?;
+        tx.commit()?;
+        Ok(Ok(message))
+    }
+
+    /// `sessions.fork`: a new session `new_key` (owned by `owner`, made from `session`) whose
+    /// conversation is a copy of `session`'s rows before the user row `entry`. The cut row's
+    /// message, for the new conversation's composer.
+    pub fn fork(
+        &self,
+        session: &str,
+        entry: &str,
+        new_key: &str,
+        owner: &str,
+        now_ms: i64,
+    ) -> rusqlite::Result<Result<(SessionRecord, serde_json::Value), String>> {
+        let mut db = self.db();
+        let tx = db.transaction()?;
+        let (seq, message) = match Self::cut_point(&tx, session, entry)? {
+            Ok(found) => found,
+            Err(why) => return Ok(Err(why)),
+        };
+        let source = Self::session_in(&tx, session)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+        tx.prepare_cached(
+            "INSERT INTO sessions (key, owner, created_at_ms, session_id, updated_at_ms, last_interaction_ms, parent_session_key,
+                derived_title, model, thinking_level) VALUES (?1, ?2, ?3, ?4, ?3, ?3, ?5, ?6, ?7, ?8)",
+        )?
+        .execute(params![
+            new_key,
+            owner,
+            now_ms,
+            crate::util::uuid_v4(),
+            session,
+            source.derived_title,
+            source.model,
+            source.thinking_level
+        ])?;
+        let rows: Vec<(i64, String, Option<String>, String)> = tx
+            .prepare_cached(
+                "SELECT seq, role, idempotency_key, json FROM messages WHERE session_key = ?1 AND branch = 0 AND seq < ?2 ORDER BY seq",
+            )?
+            .query_map(params![session, seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (seq, role, _idem, json) in rows {
+            // Every row gets its own id in the copy (ids are unique across conversations); the
+            // dedupe key stays with the original send.
+            let id = crate::util::uuid_v4();
+            let mut m: serde_json::Value = serde_json::from_str(&json).unwrap_or_default();
+            m["__openclaw"]["id"] = serde_json::json!(id);
+            m["__openclaw"]["forkedFrom"] = serde_json::json!({"sessionKey": session});
+            tx.prepare_cached(
+                "INSERT INTO messages (session_key, seq, id, role, idempotency_key, json, created_ms) VALUES (?1, ?2, ?3, ?4, NULL, ?5, ?6)",
+            )?
+            .execute(params![new_key, seq, id, role, m.to_string(), now_ms])?;
+        }
+        let record = Self::session_in(&tx, new_key)?.ok_or(rusqlite::Error::QueryReturnedNoRows)?;
+        tx.commit()?;
+        Ok(Ok((record, message)))
+    }
+
     /// A page of the transcript: the `limit` messages before the newest `offset`, oldest
     /// first, and the total count.
     pub fn history(&self, session: &str, limit: usize, offset: usize) -> rusqlite::Result<(Vec<serde_json::Value>, usize)> {
         let db = self.db();
-        let total: i64 = db.prepare_cached("SELECT COUNT(*) FROM messages WHERE session_key = ?1")?.query_row([session], |r| r.get(0))?;
-        let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 ORDER BY seq DESC LIMIT ?2 OFFSET ?3")?;
+        let total: i64 =
+            db.prepare_cached("SELECT COUNT(*) FROM messages WHERE session_key = ?1 AND branch = 0")?.query_row([session], |r| r.get(0))?;
+        let mut stmt =
+            db.prepare("SELECT json FROM messages WHERE session_key = ?1 AND branch = 0 ORDER BY seq DESC LIMIT ?2 OFFSET ?3")?;
         let mut rows: Vec<serde_json::Value> = stmt
             .query_map(params![session, limit as i64, offset as i64], |r| r.get::<_, String>(0))?
             .filter_map(|r| r.ok().and_then(|j| serde_json::from_str(&j).ok()))
@@ -782,7 +888,7 @@ impl Store {
     /// The text of every user message of a session, oldest first (tests compare these).
     pub fn user_texts(&self, session: &str) -> rusqlite::Result<Vec<String>> {
         let db = self.db();
-        let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 AND role = 'user' ORDER BY seq")?;
+        let mut stmt = db.prepare("SELECT json FROM messages WHERE session_key = ?1 AND branch = 0 AND role = 'user' ORDER BY seq")?;
         let rows = stmt.query_map([session], |r| r.get::<_, String>(0))?;
         Ok(rows
             .filter_map(|r| r.ok())

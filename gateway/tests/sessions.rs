@@ -536,3 +536,76 @@ async fn a_conversation_changes_its_model_and_effort_and_reports_its_usage() {
     let list = c.request("sessions.list", json!({})).await.unwrap();
     assert_eq!(list["defaults"]["contextTokens"], 32000);
 }
+
+/// The ids of the user rows of `key`'s history, and every row's text.
+async fn history(c: &mut Client, key: &str) -> (Vec<String>, Vec<String>) {
+    let h = c.request("chat.history", json!({"sessionKey": key, "limit": 100})).await.unwrap();
+    let rows = h["messages"].as_array().unwrap();
+    let users = rows.iter().filter(|m| m["role"] == "user").map(|m| m["__openclaw"]["id"].as_str().unwrap().to_string()).collect();
+    (users, rows.iter().map(protocol::chat::message_text).collect())
+}
+
+#[tokio::test]
+async fn rewind_takes_a_message_and_the_rows_after_it_off_and_fork_copies_the_rows_before_it() {
+    let (gw, _d) = start().await;
+    let mut c = client(&gw).await;
+    let key = create(&mut c, json!({"label": "Cut"})).await["key"].as_str().unwrap().to_string();
+    for (n, text) in ["first", "second", "third"].iter().enumerate() {
+        c.request("chat.send", json!({"sessionKey": key, "message": text, "idempotencyKey": format!("cut-{n}")})).await.unwrap();
+        terminal(&mut c, &format!("cut-{n}")).await;
+    }
+    let (users, texts) = history(&mut c, &key).await;
+    assert_eq!(users.len(), 3);
+    assert_eq!(texts.len(), 6, "each message and its reply: {texts:?}");
+    let before = describe(&mut c, &key).await;
+
+    // Fork from the second message: a new conversation with the first exchange, the source as it was.
+    let forked = c.request("sessions.fork", json!({"sessionKey": key, "entryId": users[1]})).await.unwrap();
+    assert_eq!(forked["editorText"], "second");
+    let new_key = forked["sessionKey"].as_str().unwrap().to_string();
+    assert!(new_key.starts_with("agent:main:dashboard:"), "{new_key}");
+    assert_eq!(changed(&mut c, &new_key, "fork").await["sessionKey"], new_key);
+    let (_, fork_texts) = history(&mut c, &new_key).await;
+    assert_eq!(fork_texts, texts[..2].to_vec());
+    assert_eq!(history(&mut c, &key).await.1, texts, "the source is untouched");
+
+    // Rewind to the second message: it and everything after leave; the session has a new transcript id.
+    let rewound = c.request("sessions.rewind", json!({"sessionKey": key, "entryId": users[1]})).await.unwrap();
+    assert_eq!(rewound, json!({"editorText": "second"}));
+    changed(&mut c, &key, "rewind").await;
+    assert_eq!(history(&mut c, &key).await.1, texts[..2].to_vec());
+    assert_ne!(describe(&mut c, &key).await["sessionId"], before["sessionId"]);
+    // A message that left is no longer on the active path; a reply is not a user message.
+    let e = c.request("sessions.rewind", json!({"sessionKey": key, "entryId": users[2]})).await.unwrap_err();
+    assert_eq!(e.message, format!("message entry is not on the active path: {}", users[2]));
+    let h = c.request("chat.history", json!({"sessionKey": key, "limit": 10})).await.unwrap();
+    let reply = h["messages"][1]["__openclaw"]["id"].as_str().unwrap().to_string();
+    let e = c.request("sessions.fork", json!({"sessionKey": key, "entryId": reply})).await.unwrap_err();
+    assert_eq!(e.message, format!("entry is not a user message: {reply}"));
+    let e = c.request("sessions.fork", json!({"sessionKey": key, "entryId": "nope"})).await.unwrap_err();
+    assert_eq!(e.message, "message entry not found: nope");
+    // A new message continues the rewound conversation.
+    c.request("chat.send", json!({"sessionKey": key, "message": "second, again", "idempotencyKey": "cut-again"})).await.unwrap();
+    terminal(&mut c, "cut-again").await;
+    assert_eq!(gw.gateway.store.user_texts(&key).unwrap(), vec!["first".to_string(), "second, again".to_string()]);
+}
+
+#[tokio::test]
+async fn rewind_needs_admin_and_neither_cuts_while_the_agent_works() {
+    let (gw, _d) = start().await;
+    let mut c = client(&gw).await;
+    let key = create(&mut c, json!({"label": "Busy cut"})).await["key"].as_str().unwrap().to_string();
+    c.request("chat.send", json!({"sessionKey": key, "message": "slow please", "idempotencyKey": "busy-1"})).await.unwrap();
+    let (users, _) = history(&mut c, &key).await;
+    for method in ["sessions.rewind", "sessions.fork"] {
+        let e = c.request(method, json!({"sessionKey": key, "entryId": users[0]})).await.unwrap_err();
+        assert_eq!(e.code, "UNAVAILABLE", "{method}: {e:?}");
+        assert!(e.message.ends_with("is unavailable while the agent is working."), "{}", e.message);
+    }
+    let mut writer =
+        Client::connect(ClientOptions::backend(&format!("ws://{}", gw.addr), TOKEN, &[scope::READ, scope::WRITE])).await.unwrap();
+    let e = writer.request("sessions.rewind", json!({"sessionKey": key, "entryId": users[0]})).await.unwrap_err();
+    assert!(e.message.contains("operator.admin"), "{e:?}");
+    let e = writer.request("sessions.rewind", json!({"sessionKey": key, "entryId": users[0], "key": key})).await.unwrap_err();
+    assert!(e.message.contains("operator.admin"), "scope first: {e:?}");
+}

@@ -209,24 +209,37 @@ impl Usage {
         }
         let mut s = format!("Last run: {}", if parts.is_empty() { "tokens not reported".into() } else { parts.join(", ") });
         if let Some(c) = r.cost_usd {
-            s.push_str(&format!(" · ${c:.4}"));
+            s.push_str(&format!(" · ${}", dollars(c)));
         }
         Some(s)
     }
 }
 
-/// A token count as a person reads it: 950, 12.3k, 1.2M.
+/// A token count as a person reads it: 950, 12.3k, 1.3M (halves up).
 pub fn tokens(n: u64) -> String {
     match n {
         0..1_000 => n.to_string(),
-        1_000..1_000_000 => trim_point(n as f64 / 1_000.0, "k"),
-        _ => trim_point(n as f64 / 1_000_000.0, "M"),
+        1_000..1_000_000 => trim_point(n, 1_000, "k"),
+        _ => trim_point(n, 1_000_000, "M"),
     }
 }
 
-fn trim_point(x: f64, unit: &str) -> String {
-    let s = if x >= 100.0 { format!("{x:.0}") } else { format!("{x:.1}") };
-    format!("{}{unit}", s.strip_suffix(".0").unwrap_or(&s))
+/// `n / unit`, to one decimal below 100 (without a `.0`), whole from 100 on.
+fn trim_point(n: u64, unit: u64, suffix: &str) -> String {
+    let tenths = (n * 10 + unit / 2) / unit;
+    if tenths >= 1_000 {
+        format!("{}{suffix}", (n + unit / 2) / unit)
+    } else if tenths % 10 == 0 {
+        format!("{}{suffix}", tenths / 10)
+    } else {
+        format!("{}.{}{suffix}", tenths / 10, tenths % 10)
+    }
+}
+
+/// Dollars to four decimals, as the gateway's estimates are small: 0.0123.
+fn dollars(c: f64) -> String {
+    let units = (c.max(0.0) * 10_000.0).round() as u64;
+    format!("{}.{:04}", units / 10_000, units % 10_000)
 }
 
 /// The model that wrote an agent's reply (its row's `provider` and `model`), as
@@ -460,7 +473,12 @@ mod tests {
         assert_eq!(tokens(999), "999");
         assert_eq!(tokens(1000), "1k");
         assert_eq!(tokens(200_000), "200k");
-        assert_eq!(tokens(1_250_000), "1.2M");
+        assert_eq!(tokens(1_250_000), "1.3M", "half up");
+        assert_eq!(tokens(12_340), "12.3k");
+        assert_eq!(tokens(99_960), "100k");
+        assert_eq!(tokens(123_456), "123k");
+        assert_eq!(dollars(0.01234), "0.0123");
+        assert_eq!(dollars(2.5), "2.5000");
     }
 
     #[test]

@@ -272,6 +272,14 @@ impl ReadMarks {
     }
 }
 
+/// The agent a session key belongs to (`agent:<id>:…`), `main` otherwise.
+pub fn agent_of(key: &str) -> String {
+    match key.splitn(3, ':').collect::<Vec<_>>().as_slice() {
+        ["agent", agent, _] if !agent.is_empty() => agent.to_string(),
+        _ => "main".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,6 +3,7 @@
 pub mod approval_card;
 pub mod attachment_list;
 pub mod attention_control;
+pub mod command_palette;
 pub mod composer;
 pub mod connect_form;
 pub mod conversation_header;
@@ -10,6 +11,7 @@ pub mod conversation_list;
 pub mod credential_notice;
 pub mod gateway_switch;
 pub mod markdown;
+pub mod message_actions;
 pub mod option_group;
 pub mod outbox_tray;
 pub mod pane;

@@ -209,7 +209,22 @@ impl ChatController {
         // A run this connection did not start (another tab's, or one going on before a reload)
         // sends its tool events as `session.tool` to conversation subscribers (`sessions.subscribe`).
         client.on_event("session.tool", move |p| c.on_event(p, Transcript::agent));
+        // A rewind (this tab's or another's) took rows off the conversation: its history is
+        // read again from scratch, since rows newer than a page are otherwise kept.
+        client.on_event("sessions.changed", move |p| {
+            let here = p.get("sessionKey").and_then(Value::as_str).is_some_and(|k| !k.is_empty() && k == c.session.get_untracked());
+            if here && p.get("reason").and_then(Value::as_str) == Some("rewind") {
+                spawn_local(async move { c.reload().await });
+            }
+        });
         c
+    }
+
+    /// The conversation read again from its first page, nothing of what was shown kept.
+    pub async fn reload(self) {
+        let session = self.session.get_untracked();
+        self.reset(&session);
+        self.load_history().await
     }
 
     /// A new conversation: nothing of the last one stays.

@@ -272,7 +272,7 @@ impl SessionsController {
             self.notice.set(Some("No new conversation: the gateway cannot be reached. What you typed is kept.".into()));
             return;
         }
-        let agent = agent_of(&chat.session.get_untracked());
+        let agent = model::sessions::agent_of(&chat.session.get_untracked());
         self.notice.set(None);
         spawn_local(async move {
             match this.client.request(protocol::methods::method::SESSIONS_CREATE, json!({"agentId": agent})).await {
@@ -378,13 +378,5 @@ impl SessionsController {
     /// The focused pane's conversation (tracked).
     pub fn focused_key(&self) -> String {
         self.panes.chat(self.panes.active.get()).session.get()
-    }
-}
-
-/// The agent a session key belongs to (`agent:<id>:…`), `main` otherwise.
-fn agent_of(key: &str) -> String {
-    match key.splitn(3, ':').collect::<Vec<_>>().as_slice() {
-        ["agent", agent, _] if !agent.is_empty() => agent.to_string(),
-        _ => "main".into(),
     }
 }

@@ -48,6 +48,31 @@ pub fn Composer() -> impl IntoView {
     // Something else can take the composer's place (here: a read-only connection); the dock
     // above stays available either way.
     let read_only = move || client.status.get() == Status::Connected && !composer.can_write();
+    // The command palette: what can follow the `/` being typed.
+    let commands = expect_context::<crate::state::commands::CommandsController>();
+    let run_settings = expect_context::<crate::state::run_settings::RunSettingsController>();
+    let palette = RwSignal::new(model::commands::Palette::default());
+    Effect::new(move |_| {
+        if chat.draft.with(|d| d.starts_with('/')) {
+            commands.want(&chat.session.get());
+        }
+    });
+    let lines = Memo::new(move |_| {
+        if !chat.draft.with(|d| d.starts_with('/')) {
+            return Vec::new();
+        }
+        let session = chat.session.get();
+        let levels = run_settings.settings(&session).levels;
+        chat.draft.with(|d| model::commands::suggestions(&commands.commands(&session), d, &levels))
+    });
+    let palette_open = Memo::new(move |_| palette.with(|p| chat.draft.with(|d| p.open(d, &lines.get()))));
+    let active = Signal::derive(move || palette.with(|p| lines.with(|l| p.active(l))));
+    let note = Signal::derive(move || if palette_open.get() { commands.note(&chat.session.get()) } else { None });
+    let pane = view.pane;
+    let pick = Callback::new(move |text: String| {
+        palette.update(model::commands::Palette::typed);
+        chat.set_draft(text);
+    });
     view! {
         <Show when=move || !blocked.get() && read_only()>
             <p class="composer-replacement" role="note" data-testid="composer-replacement">
@@ -84,19 +109,28 @@ pub fn Composer() -> impl IntoView {
                         on_confirm=move |_| composer.send_held()
                     />
                 })}
+                <Show when=move || palette_open.get()>
+                    <crate::components::command_palette::CommandPalette pane=pane lines=lines active=active note=note on_pick=pick/>
+                </Show>
                 <div class="composer__row">
                     <label class="composer__label">
                         <span class="sr-only">"Message"</span>
                         <textarea
                             rows="2"
                             name="message"
-                            placeholder="Message the agent (Enter sends, Shift+Enter adds a line)"
+                            placeholder="Message the agent (Enter sends, Shift+Enter adds a line, / for commands)"
+                            role="combobox"
+                            aria-autocomplete="list"
+                            aria-expanded=move || palette_open.get().to_string()
+                            aria-controls=move || palette_open.get().then(|| crate::components::command_palette::list_id(pane))
+                            aria-activedescendant=move || palette_open.get().then(|| crate::components::command_palette::line_id(pane, active.get()))
                             prop:value=move || chat.draft.get()
                             on:input=move |ev| {
                                 let text = event_target_value(&ev);
                                 ctl.typing_in_composer.set(!text.trim().is_empty());
                                 chat.set_draft(text);
                                 held.set(None);
+                                palette.update(model::commands::Palette::typed);
                             }
                             on:focus=move |_| ctl.typing_in_composer.set(!chat.draft.get_untracked().trim().is_empty())
                             on:blur=move |_| ctl.typing_in_composer.set(false)
@@ -113,6 +147,31 @@ pub fn Composer() -> impl IntoView {
                                 }
                             }
                             on:keydown=move |ev: leptos::ev::KeyboardEvent| {
+                                use model::commands::{Key, KeyOutcome};
+                                let plain = !ev.shift_key() && !ev.is_composing() && !ev.ctrl_key() && !ev.alt_key() && !ev.meta_key();
+                                let key = match ev.key().as_str() {
+                                    "ArrowDown" => Some(Key::Down),
+                                    "ArrowUp" => Some(Key::Up),
+                                    "Enter" | "Tab" if plain => Some(Key::Choose),
+                                    "Escape" => Some(Key::Escape),
+                                    _ => None,
+                                };
+                                if let Some(key) = key {
+                                    let draft = chat.draft.get_untracked();
+                                    let outcome = lines.with_untracked(|l| palette.try_update(|p| p.key(key, &draft, l)));
+                                    match outcome {
+                                        Some(KeyOutcome::Insert(text)) => {
+                                            ev.prevent_default();
+                                            pick.run(text);
+                                            return;
+                                        }
+                                        Some(KeyOutcome::Taken) => {
+                                            ev.prevent_default();
+                                            return;
+                                        }
+                                        _ => {}
+                                    }
+                                }
                                 if ev.key() == "Enter" && !ev.shift_key() && !ev.is_composing() && !ev.ctrl_key() && !ev.alt_key() && !ev.meta_key() {
                                     ev.prevent_default();
                                     send();

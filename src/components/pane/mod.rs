@@ -44,6 +44,7 @@ pub fn Pane(
         client,
     );
     provide_context(composer);
+    provide_context(crate::state::message_actions::MessageActionsController::new(client, chat, expect_context::<SessionsController>()));
     let can_add = move || panes.open.with(|o| o.len() < MAX_PANES);
     let can_close = move || panes.open.with(|o| o.len() > 1);
     let connected = move || client.status.get() == Status::Connected;

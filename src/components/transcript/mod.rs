@@ -11,6 +11,7 @@ use std::collections::HashMap;
 use model::parts::{ImageSource, Part, ToolResult};
 
 use crate::components::markdown::Markdown;
+use crate::components::message_actions::{CutNotice, MessageActions};
 use crate::components::question_receipt::QuestionReceipt;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::state::chat::{ChatController, TranscriptRow};
@@ -43,8 +44,11 @@ enum Item {
 impl Item {
     fn key(&self) -> String {
         match self {
-            // A row shown whole after it was shortened is drawn again.
-            Item::Message(m) => format!("m:{}{}", m.key, if m.truncated { ":cut" } else { "" }),
+            // A row shown whole after it was shortened is drawn again, and so is a row of the
+            // saved copy once the gateway's history has it (its actions need the gateway's row).
+            Item::Message(m) => {
+                format!("m:{}{}{}", m.key, if m.truncated { ":cut" } else { "" }, if m.from_saved_copy { ":saved" } else { "" })
+            }
             Item::Receipt(r) => format!("r:{}:{}:{}", r.id, r.outcome.label(), r.unsent_text.len()),
         }
     }
@@ -174,6 +178,7 @@ pub fn Transcript() -> impl IntoView {
             </p>
         })}
         {move || chat.saved_copy_error.get().map(|e| view! { <p class="banner banner--warn" role="status" data-testid="saved-copy-error">{e}</p> })}
+        <CutNotice/>
         <ol class="transcript" aria-label="Messages" node_ref=list>
             <For each=move || items.get() key=Item::key let:item>
                 {view! { <li>{match item {
@@ -337,6 +342,7 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
             <crate::components::attachment_list::SavedFiles media=if withheld { Vec::new() } else { model::parts::saved_media(&row.raw) } session=session.clone()/>
             {(row.truncated && !withheld).then(|| view! { <ShowWhole key=row.key.clone()/> })}
             <RunFooter key=row.key.clone()/>
+            {(matches!(row.role.as_str(), "user" | "assistant") && !withheld).then(|| view! { <MessageActions row=row.clone()/> })}
         </article>
     }
     .into_any()

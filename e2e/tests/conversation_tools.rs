@@ -1,0 +1,286 @@
+//! The conversation tools a daily user reaches for (issue 38), in real Chromium against the
+//! local gateway and the real gateway (2026.9.6) running real turns on the project's scripted
+//! model: Copy as Markdown puts the message as written on the clipboard; Rewind to here asks
+//! first, takes the message and everything after it off the conversation and puts its text back
+//! in the composer; Fork from here asks first and opens a new conversation with the messages
+//! before it, the source untouched; neither shows without its scope.
+
+use e2e::browser::Browser;
+use e2e::{LocalGateway, T};
+use protocol::methods::scope;
+use serde_json::json;
+
+const MAIN: &str = "agent:main:main";
+
+/// The button `name` under the `n`-th (1-based) message of `role`.
+fn under(role: &str, n: usize, name: &str) -> String {
+    format!("(//article[@data-testid='message'][@data-role='{role}'])[{n}]//button[normalize-space()='{name}']")
+}
+
+async fn message_texts(b: &Browser) -> serde_json::Value {
+    b.js("return [...document.querySelectorAll('[data-testid=pane] [data-testid=message]')].map(m => m.dataset.role);").await
+}
+
+async fn wait_users(b: &Browser, n: usize) {
+    b.wait_js("return document.querySelectorAll('[data-testid=pane] [data-testid=message][data-role=user]').length;", |v| v == &json!(n))
+        .await;
+}
+
+async fn wait_messages(b: &Browser, n: usize) {
+    b.wait_js("return document.querySelectorAll('[data-testid=pane] [data-testid=message]').length;", |v| v == &json!(n)).await;
+}
+
+async fn composer(b: &Browser) -> serde_json::Value {
+    b.js("return document.querySelector('textarea[name=message]').value;").await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn copy_rewind_and_fork_on_the_local_gateway() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.grant_clipboard().await;
+    for (n, text) in ["**first** and `one`", "second", "third"].iter().enumerate() {
+        b.send_message(text).await;
+        wait_messages(&b, 2 * (n + 1)).await;
+        b.wait_gone("[data-testid=stream]", T).await;
+    }
+
+    // Copy as Markdown: the reply as written, not as shown.
+    b.click_xpath(&under("assistant", 1, "Copy as Markdown")).await;
+    b.wait_text("[data-role=assistant] [data-testid=message-actions] [role=status]", T, |t| !t.is_empty()).await;
+    assert_eq!(b.clipboard_text().await, "You said: **first** and `one`");
+
+    // Fork from the second message: asked first, then a new conversation with the first exchange.
+    b.wait_js("return document.querySelector('[data-testid=message-actions] button:disabled') === null;", |v| v == &json!(true)).await;
+    b.click_xpath(&under("user", 2, "Fork from here")).await;
+    let q = b.wait_text("[data-testid=message-action-question]", T, |t| t.contains("Fork from this message?")).await;
+    assert!(q.contains("starts with the 2 messages before it") && q.contains("stays as it is"), "{q}");
+    for (w, h) in [(1000u32, 800u32), (390, 844)] {
+        b.client.set_window_size(w, h).await.unwrap();
+        assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
+        b.screenshot(&format!("message-actions-fork-{w}")).await;
+    }
+    b.client.set_window_size(1000, 800).await.unwrap();
+    b.click_xpath("//*[@data-testid='message-action-question']//button[normalize-space()='Fork']").await;
+    let forked = b
+        .wait_js("return document.querySelector('[data-testid=pane]').dataset.session;", |v| {
+            v.as_str().is_some_and(|s| s.starts_with("agent:main:dashboard:"))
+        })
+        .await;
+    let forked = forked.as_str().unwrap().to_string();
+    wait_messages(&b, 2).await;
+    b.wait_text("[data-testid=cut-notice]", T, |t| t.starts_with("Forked into a new conversation")).await;
+    b.wait_js("return document.querySelector('textarea[name=message]').value;", |v| v == &json!("second")).await;
+    assert_eq!(gw.gateway().store.user_texts(&forked).unwrap(), vec!["**first** and `one`".to_string()]);
+    assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap().len(), 3, "the source is untouched");
+
+    // Back to the main conversation: Rewind to the second message, asked first.
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), gw.token)).await;
+    b.wait_connected().await;
+    wait_messages(&b, 6).await;
+    b.click_xpath(&under("user", 2, "Rewind to here")).await;
+    let q = b.wait_text("[data-testid=message-action-question]", T, |t| t.contains("Rewind to this message?")).await;
+    assert!(q.contains("The 3 messages after it leave the conversation too."), "{q}");
+    // Cancel asks nothing of the gateway; asking again and confirming rewinds.
+    b.click_xpath("//*[@data-testid='message-action-question']//button[normalize-space()='Cancel']").await;
+    b.wait_gone("[data-testid=message-action-question]", T).await;
+    assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap().len(), 3);
+    b.click_xpath(&under("user", 2, "Rewind to here")).await;
+    b.click_xpath("//*[@data-testid='message-action-question']//button[normalize-space()='Rewind']").await;
+    wait_messages(&b, 2).await;
+    b.wait_text("[data-testid=cut-notice]", T, |t| t.starts_with("Rewound.")).await;
+    assert_eq!(composer(&b).await, json!("second"));
+    e2e::db_user_texts(&gw, MAIN, &["**first** and `one`"]).await;
+    // Changed and sent again, it continues the conversation.
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys(", changed").await.unwrap();
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    e2e::db_user_texts(&gw, MAIN, &["**first** and `one`", "second, changed"]).await;
+    wait_messages(&b, 4).await;
+    assert_eq!(message_texts(&b).await, json!(["user", "assistant", "user", "assistant"]));
+    b.close().await;
+}
+
+/// The palette's lines, as shown.
+async fn palette_lines(b: &Browser) -> Vec<String> {
+    let v = b.js("return [...document.querySelectorAll('[data-testid=command-palette] [role=option] .command-palette__usage')].map(e => e.textContent);").await;
+    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+async fn wait_palette(b: &Browser, accept: impl Fn(&[String]) -> bool) -> Vec<String> {
+    let v = b
+        .wait_js("return [...document.querySelectorAll('[data-testid=command-palette] [role=option] .command-palette__usage')].map(e => e.textContent);", |v| {
+            let lines: Vec<String> = v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect();
+            accept(&lines)
+        })
+        .await;
+    v.as_array().unwrap().iter().map(|s| s.as_str().unwrap().to_string()).collect()
+}
+
+async fn press(area: &fantoccini::elements::Element, key: fantoccini::key::Key) {
+    area.send_keys(&key.to_string()).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_command_palette_lists_the_gateways_commands_and_the_keyboard_chooses() {
+    use fantoccini::key::Key;
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("hello").await;
+    wait_messages(&b, 2).await;
+    // A model that thinks, so `/think` has levels to offer.
+    b.wait_js("const s = document.querySelector('[data-testid=model-picker]'); return !!s && !s.disabled;", |v| v == &json!(true)).await;
+    b.js("const s = document.querySelector('[data-testid=model-picker]'); s.value = 'demo/deep'; s.dispatchEvent(new Event('change', {bubbles: true})); return null;").await;
+    b.wait_js("return !!document.querySelector('[data-testid=thinking-picker]');", |v| v == &json!(true)).await;
+
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys("/").await.unwrap();
+    // The page's own commands first, then the gateway's.
+    let all = wait_palette(&b, |l| l.iter().any(|u| u == "/think [level]")).await;
+    assert_eq!(&all[..2], ["/new", "/stop"], "{all:?}");
+    assert!(all.iter().any(|u| u == "/compact"), "{all:?}");
+    assert!(!all.iter().any(|u| u == "/reset"), "the gateway's /new (alias /reset) gives way to the page's own: {all:?}");
+    assert_eq!(b.js("return document.querySelector('textarea[name=message]').getAttribute('aria-expanded');").await, json!("true"));
+    for (w, h) in [(1000u32, 800u32), (390, 844)] {
+        b.client.set_window_size(w, h).await.unwrap();
+        assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
+        b.screenshot(&format!("command-palette-{w}")).await;
+    }
+    b.client.set_window_size(1000, 800).await.unwrap();
+
+    // Filtered as the person types; Enter puts the command in, and does not send.
+    area.send_keys("th").await.unwrap();
+    assert_eq!(wait_palette(&b, |l| l.len() == 1).await, ["/think [level]"]);
+    press(&area, Key::Enter).await;
+    assert_eq!(composer(&b).await, json!("/think "));
+    // After /think, the model's levels.
+    let levels = wait_palette(&b, |l| !l.is_empty()).await;
+    assert_eq!(levels, ["off", "minimal", "low", "medium", "high"]);
+    press(&area, Key::Down).await;
+    press(&area, Key::Down).await;
+    assert_eq!(
+        b.js("return document.querySelector('[role=option][aria-selected=true] .command-palette__usage').textContent;").await,
+        json!("low")
+    );
+    assert_eq!(
+        b.js("const t = document.querySelector('textarea[name=message]'); return document.getElementById(t.getAttribute('aria-activedescendant')).getAttribute('aria-selected');").await,
+        json!("true"),
+        "the composer points at the active line"
+    );
+    press(&area, Key::Tab).await;
+    assert_eq!(composer(&b).await, json!("/think low"));
+    b.wait_gone("[data-testid=command-palette]", T).await;
+    assert_eq!(gw.gateway().store.user_texts(MAIN).unwrap(), vec!["hello".to_string()], "nothing was sent");
+
+    // Esc closes it for what is typed; typing opens it again.
+    b.set_field("textarea[name=message]", "").await;
+    area.send_keys("/s").await.unwrap();
+    assert_eq!(wait_palette(&b, |l| !l.is_empty()).await, ["/stop", "/status", "/summarize [text]"]);
+    press(&area, Key::Escape).await;
+    b.wait_gone("[data-testid=command-palette]", T).await;
+    assert_eq!(composer(&b).await, json!("/s"));
+    area.send_keys("u").await.unwrap();
+    let lines = wait_palette(&b, |l| !l.is_empty()).await;
+    assert_eq!(lines[0], "/summarize [text]", "{lines:?}");
+    // A click on a line puts it in too.
+    b.click_xpath("//*[@data-testid='command-palette']//li[@role='option']").await;
+    assert_eq!(composer(&b).await, json!("/summarize "));
+    assert!(palette_lines(&b).await.is_empty());
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rewind_is_not_offered_without_the_admin_scope_nor_either_while_the_agent_works() {
+    let gw = LocalGateway::start_with_device_scopes(Some(&[scope::READ, scope::WRITE])).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("hello").await;
+    wait_messages(&b, 2).await;
+    b.find_xpath(&under("user", 1, "Fork from here"), T).await;
+    assert!(
+        b.client.find(fantoccini::Locator::XPath(&under("user", 1, "Rewind to here"))).await.is_err(),
+        "no Rewind without operator.admin"
+    );
+    // While a run works, Fork is shown but waits.
+    b.send_message("slow please").await;
+    b.wait_js(
+        &format!(
+            "const b = document.evaluate(\"{}\", document, null, 9, null).singleNodeValue; return !!b && b.disabled;",
+            under("user", 1, "Fork from here")
+        ),
+        |v| v == &json!(true),
+    )
+    .await;
+    b.close().await;
+}
+
+/// Against the real gateway with the scripted model: Copy as Markdown of a streamed Markdown
+/// reply, a fork, and a rewind (the real gateway keeps what left as a branch).
+#[tokio::test(flavor = "multi_thread")]
+async fn copy_rewind_and_fork_on_the_real_gateway() {
+    use e2e::scripted_model::ScriptedModel;
+    let gw = tokio::task::spawn_blocking(e2e::real::RealGateway::start).await.unwrap();
+    let scripted = ScriptedModel::start().await;
+    let mut agent = gw.agent().await;
+    gw.use_scripted_model(&mut agent, &scripted).await;
+    let b = Browser::start().await;
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), e2e::real::TOKEN)).await;
+    b.wait_connected_within(std::time::Duration::from_secs(90)).await;
+    b.grant_clipboard().await;
+    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    b.send_message(&format!("md: alpha {nonce}")).await;
+    b.wait_text("[data-testid=run-took]", e2e::TURN, |_| true).await;
+    b.send_message(&format!("beta {nonce}")).await;
+    let echo = format!("Echo: beta {nonce}");
+    b.wait_js("return [...document.querySelectorAll('[data-testid=pane] [data-testid=message]')].pop()?.textContent ?? '';", |v| {
+        v.as_str().is_some_and(|t| t.contains(&echo))
+    })
+    .await;
+    b.wait_gone("[data-testid=stream]", e2e::TURN).await;
+
+    b.click_xpath(&under("assistant", 1, "Copy as Markdown")).await;
+    b.wait_text("[data-role=assistant] [data-testid=message-actions] [role=status]", T, |t| !t.is_empty()).await;
+    let copied = b.clipboard_text().await;
+    assert!(copied.starts_with(&format!("## Plan for alpha {nonce}")) && copied.contains("```sh\necho alpha"), "{copied}");
+
+    // Fork from the second message: the real gateway answers with the new conversation.
+    b.click_xpath(&under("user", 2, "Fork from here")).await;
+    b.click_xpath("//*[@data-testid='message-action-question']//button[normalize-space()='Fork']").await;
+    b.wait_js("return document.querySelector('[data-testid=pane]').dataset.session;", |v| {
+        v.as_str().is_some_and(|s| s != MAIN && s.starts_with("agent:main:"))
+    })
+    .await;
+    b.wait_text("[data-testid=cut-notice]", T, |t| t.starts_with("Forked")).await;
+    b.wait_js("return document.querySelector('textarea[name=message]').value;", |v| v == &json!(format!("beta {nonce}"))).await;
+    wait_users(&b, 1).await;
+
+    // Rewind the main conversation to the second message.
+    b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), e2e::real::TOKEN)).await;
+    b.wait_connected_within(std::time::Duration::from_secs(90)).await;
+    wait_users(&b, 2).await;
+    b.click_xpath(&under("user", 2, "Rewind to here")).await;
+    b.click_xpath("//*[@data-testid='message-action-question']//button[normalize-space()='Rewind']").await;
+    wait_users(&b, 1).await;
+    b.wait_js("return document.querySelector('textarea[name=message]').value;", |v| v == &json!(format!("beta {nonce}"))).await;
+    let h = agent.request("chat.history", json!({"sessionKey": MAIN, "limit": 50})).await.unwrap();
+    let users: Vec<String> =
+        h["messages"].as_array().unwrap().iter().filter(|m| m["role"] == "user").map(protocol::chat::message_text).collect();
+    assert_eq!(users.len(), 1, "the real gateway's conversation after the rewind: {users:?}");
+    b.screenshot("message-actions-real").await;
+
+    // The command palette lists the real gateway's commands (`commands.list`).
+    b.set_field("textarea[name=message]", "").await;
+    let area = b.find_xpath("//textarea[@name='message']", T).await;
+    area.send_keys("/").await.unwrap();
+    let all = wait_palette(&b, |l| l.iter().any(|u| u.starts_with("/think"))).await;
+    assert_eq!(&all[..2], ["/new", "/stop"], "{all:?}");
+    assert!(all.len() > 20, "every command of the real gateway, to discover: {all:?}");
+    area.send_keys("compa").await.unwrap();
+    let lines = wait_palette(&b, |l| l.first().is_some_and(|u| u.starts_with("/compact"))).await;
+    area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
+    b.wait_js("return document.querySelector('textarea[name=message]').value;", |v| v.as_str().is_some_and(|t| t.starts_with("/compact")))
+        .await;
+    b.screenshot("command-palette-real").await;
+    assert!(!lines.is_empty());
+    b.close().await;
+    tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
+}

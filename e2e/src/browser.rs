@@ -179,12 +179,13 @@ impl Browser {
     /// page has a sticky header above and a sticky dock below, and an element WebDriver finds
     /// "in view" may sit under either.
     /// A control drawn inert (`aria-disabled`, as a decision is for a moment after it appears:
-    /// `model::consent`) is clicked once it is live, as a person who read it would.
+    /// `model::consent`) is clicked once it is live, as a person who read it would; one in a closed
+    /// menu (`<details>`) after the menu is opened, as a person would.
     pub async fn click_xpath(&self, xpath: &str) {
         self.wait_live(xpath).await;
         let e = self.find_xpath(xpath, Duration::from_secs(10)).await;
         let script = format!(
-            "const e = document.evaluate({}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; if (e) e.scrollIntoView({{block: 'center'}}); return null;",
+            "const e = document.evaluate({}, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; const m = e && e.closest('details:not([open])'); if (m) m.querySelector(':scope > summary').click(); if (e) e.scrollIntoView({{block: 'center'}}); return null;",
             json!(xpath)
         );
         // A page still laying out (a history page arriving above) can move the element under

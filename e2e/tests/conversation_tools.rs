@@ -189,6 +189,68 @@ async fn the_command_palette_lists_the_gateways_commands_and_the_keyboard_choose
     b.close().await;
 }
 
+/// Lets the page save files into a new folder, and returns it.
+async fn downloads(b: &Browser) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    b.cdp("Browser.setDownloadBehavior", json!({"behavior": "allow", "downloadPath": dir.path().to_str().unwrap()})).await;
+    dir
+}
+
+/// The one Markdown file saved into `dir`: its name and text.
+async fn saved_file(dir: &std::path::Path) -> (String, String) {
+    let deadline = tokio::time::Instant::now() + T;
+    loop {
+        let files: Vec<std::path::PathBuf> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "md")).collect();
+        if let [f] = files.as_slice() {
+            return (f.file_name().unwrap().to_string_lossy().to_string(), std::fs::read_to_string(f).unwrap());
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no exported file in {dir:?}: {files:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_export_holds_every_message_and_every_decision_on_the_local_gateway() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    let dir = downloads(&b).await;
+    b.send_message("pick a color").await;
+    b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Which color")).await;
+    b.option("Blue").await.click().await.unwrap();
+    b.click_button("Submit").await;
+    b.wait_text("main", T, |t| t.contains("Blue it is.")).await;
+    b.send_message("run the tests").await;
+    b.wait_text("[data-testid=approval-card]", T, |s| s.contains("Deny")).await;
+    b.click_button("Deny").await;
+    b.wait_text("[data-testid=approval-receipt]", T, |s| s.contains("Denied")).await;
+    b.wait_gone("[data-testid=stream]", T).await;
+    b.send_message("**done** for today").await;
+    b.wait_text("main", T, |t| t.contains("You said: done for today")).await;
+
+    // The conversation's actions are one menu; Export is in it.
+    b.click_button("Export as Markdown").await;
+    let said = b.wait_text("[data-testid=export-status]", T, |t| t.starts_with("Exported") || t.starts_with("Not exported")).await;
+    assert!(said.starts_with("Exported ") && said.contains(" messages as chat-pick-a-color-"), "{said}");
+    let (name, md) = saved_file(dir.path()).await;
+    assert!(name.starts_with("chat-pick-a-color-") && name.ends_with(".md"), "{name}");
+    assert!(md.starts_with("# pick a color\n\nConversation `agent:main:main` on 127.0.0.1:"), "{md}");
+    assert!(md.contains("1 questions, 1 approvals"), "{md}");
+    assert!(md.contains("- Which color should the new theme use?\n  - answer: Blue"), "the answered question: {md}");
+    assert!(md.contains("the agent asked to run `ls -la`. **Denied**"), "the denied approval: {md}");
+    assert!(md.contains("> **done** for today") && md.contains("You said: **done** for today"), "the words as written: {md}");
+    let question = md.find("**Question**").unwrap();
+    let approval = md.find("**Approval**").unwrap();
+    assert!(question < md.find("Blue it is.").unwrap() && approval < md.find("> **done** for today").unwrap(), "in order: {md}");
+    for (w, h) in [(1000u32, 800u32), (390, 844)] {
+        b.client.set_window_size(w, h).await.unwrap();
+        b.js("document.querySelector('details.conversation-header__menu').open = true; return null;").await;
+        assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
+        b.screenshot(&format!("conversation-menu-{w}")).await;
+    }
+    b.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn rewind_is_not_offered_without_the_admin_scope_nor_either_while_the_agent_works() {
     let gw = LocalGateway::start_with_device_scopes(Some(&[scope::READ, scope::WRITE])).await;
@@ -281,6 +343,30 @@ async fn copy_rewind_and_fork_on_the_real_gateway() {
         .await;
     b.screenshot("command-palette-real").await;
     assert!(!lines.is_empty());
+
+    // Export: a conversation with an answered question and a denied approval holds both.
+    b.set_field("textarea[name=message]", "").await;
+    let dir = downloads(&b).await;
+    b.send_message(&format!("ask: Which target for {nonce}?")).await;
+    b.wait_text("section.dock", e2e::TURN, |t| t.contains(&format!("Which target for {nonce}?"))).await;
+    b.option("Production").await.click().await.unwrap();
+    b.click_button("Submit").await;
+    b.wait_js("return document.querySelector('main').innerText;", |v| v.as_str().is_some_and(|t| t.contains("Target: Production"))).await;
+    b.wait_gone("[data-testid=stream]", e2e::TURN).await;
+    // The real gateway asks only about a script that exists.
+    std::fs::write(gw.workspace().join(format!("never-{nonce}.sh")), "#!/bin/sh\necho never\n").unwrap();
+    b.send_message(&format!("exec: sh never-{nonce}.sh")).await;
+    b.wait_text("section.dock", e2e::TURN, |t| t.contains(&format!("never-{nonce}.sh"))).await;
+    b.click_button("Deny").await;
+    b.wait_text("[data-testid=approval-receipt]", T, |s| s.contains("Denied")).await;
+    b.wait_gone("[data-testid=stream]", e2e::TURN).await;
+    b.click_button("Export as Markdown").await;
+    let said = b.wait_text("[data-testid=export-status]", T, |t| t.starts_with("Exported") || t.starts_with("Not exported")).await;
+    assert!(said.starts_with("Exported"), "{said}");
+    let (_, md) = saved_file(dir.path()).await;
+    assert!(md.contains(&format!("- Which target for {nonce}?\n  - answer: Production")), "the answered question: {md}");
+    assert!(md.contains(&format!("the agent asked to run `sh never-{nonce}.sh`. **Denied**")), "the denied approval: {md}");
+    assert!(md.contains(&format!("## Plan for alpha {nonce}")), "the Markdown reply as written: {md}");
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }

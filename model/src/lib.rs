@@ -12,6 +12,7 @@ pub mod consent;
 pub mod credential;
 pub mod dock;
 pub mod draft;
+pub mod export;
 pub mod markdown;
 pub mod message_actions;
 pub mod offline;

@@ -173,3 +173,21 @@ pub async fn sleep_ms(ms: u64) {
     );
     let _ = finished.await;
 }
+
+/// Saves `text` as the file `name` (the browser's download), typed `kind`.
+pub fn download(name: &str, text: &str, kind: &str) -> Result<(), String> {
+    use wasm_bindgen::JsCast;
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(kind);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(|e| js_error_text(&e))?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(|e| js_error_text(&e))?;
+    let document = web_sys::window().and_then(|w| w.document()).ok_or("no document")?;
+    let link = document.create_element("a").map_err(|e| js_error_text(&e))?;
+    let _ = link.set_attribute("href", &url);
+    let _ = link.set_attribute("download", name);
+    link.unchecked_ref::<web_sys::HtmlElement>().click();
+    // After the browser took the click: the file's bytes are not kept in the page.
+    leptos::prelude::set_timeout(move || drop(web_sys::Url::revoke_object_url(&url)), std::time::Duration::from_secs(30));
+    Ok(())
+}

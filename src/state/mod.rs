@@ -10,6 +10,7 @@ pub mod commands;
 pub mod composer;
 pub mod consent;
 pub mod dock;
+pub mod export;
 pub mod message_actions;
 pub mod outbox;
 pub mod panes;

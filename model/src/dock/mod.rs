@@ -984,5 +984,5 @@ pub fn countdown(expires_at_ms: i64, now_ms: i64) -> (String, bool) {
     (format!("{m}:{s:02}"), left <= 120)
 }
 
-mod approvals;
+pub mod approvals;
 pub use approvals::{SnapshotStatus, describe_decide_error, read_snapshot};

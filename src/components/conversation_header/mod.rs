@@ -1,6 +1,7 @@
 //! The pane's header: the conversation's name (kept in view while the transcript scrolls), the
-//! drawer on narrow screens, New conversation, Rename, Archive with Undo, and Restore for an
-//! archived conversation.
+//! drawer on narrow screens, and one menu of the conversation's actions (New conversation,
+//! Rename, Archive with Undo, Export as Markdown, the pane's own), so the name and the
+//! conversation come first even at 390 px; Restore for an archived conversation.
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
@@ -55,6 +56,25 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
             && !model::sessions::is_main(&key, main_key().as_deref())
     };
     let renaming = RwSignal::new(None::<String>);
+    let export = expect_context::<crate::state::export::ExportController>();
+    let exported = move || {
+        use crate::state::export::ExportState;
+        export.state.get().filter(|s| s.session() == chat.session.get()).map(|s| {
+            let (role, said) = match s {
+                ExportState::Working { .. } => ("status", "Exporting: reading the whole conversation…".to_string()),
+                ExportState::Done { said, .. } => ("status", said),
+                ExportState::Failed { said, .. } => ("alert", said),
+            };
+            view! { <p class="banner banner--info" role=role data-testid="export-status">{said}" "<button type="button" on:click=move |_| export.state.set(None)>"Dismiss"</button></p> }
+        })
+    };
+    // The menu closes once one of its actions is chosen.
+    let menu = NodeRef::<leptos::html::Details>::new();
+    let close_menu = move |_| {
+        if let Some(d) = menu.get_untracked() {
+            let _ = d.remove_attribute("open");
+        }
+    };
     let save_name = move || {
         if let Some(label) = renaming.get_untracked() {
             sessions.rename(&chat.session.get_untracked(), &label);
@@ -85,7 +105,9 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
                     </form>
                 }.into_any(),
             }}
-            <div class="conversation-header__actions" role="group" aria-label="Conversation actions">
+            <details class="conversation-header__menu" node_ref=menu>
+            <summary data-testid="conversation-menu">"Actions"</summary>
+            <div class="conversation-header__actions" role="group" aria-label="Conversation actions" on:click=close_menu>
                 <Show when=move || sessions.may(protocol::methods::method::SESSIONS_CREATE)>
                     <button type="button" on:click=move |_| sessions.create_in(chat)>"New conversation"</button>
                 </Show>
@@ -95,8 +117,12 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
                 <Show when=can_archive>
                     <button type="button" on:click=move |_| sessions.archive(&chat.session.get_untracked())>"Archive"</button>
                 </Show>
+                <button type="button" disabled=move || !export.can() || chat.session.with(String::is_empty) on:click=move |_| export.export(chat.session.get_untracked())>
+                    "Export as Markdown"
+                </button>
                 {children()}
             </div>
+            </details>
             {move || row.get().filter(|r| r.archived).map(|r| {
                 let r = StoredValue::new(r);
                 view! {
@@ -108,6 +134,7 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
                     </p>
                 }
             })}
+            {exported}
             {move || sessions.notice.get().map(|n| view! { <p class="banner banner--warn" role="alert" data-testid="conversation-notice">{n}</p> })}
         </header>
     }

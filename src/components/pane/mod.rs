@@ -66,7 +66,7 @@ pub fn Pane(
             <Show when=move || dock.deep_link.get().is_none()>
                 <ConversationHeader>
                     <Show when=can_add>
-                        <button type="button" on:click=move |_| panes.add(index)>"Open another pane"</button>
+                        <button type="button" class="wide-only" on:click=move |_| panes.add(index)>"Open another pane"</button>
                     </Show>
                     <Show when=can_close>
                         <button type="button" on:click=move |_| panes.close(index)>"Close pane"</button>

@@ -1,5 +1,7 @@
-//! The status area: connected or not, the server version, the granted scopes, and when
-//! the next reconnect attempt happens.
+//! The status area: a small line saying whether the page is connected (and when the next
+//! reconnect attempt happens), with what a person needs now (Retry now, Reload page, the
+//! connection settings when it is not connected); the gateway, the server version, the granted
+//! scopes, the question alerts and the settings are one click away, under Details.
 
 use std::time::Duration;
 
@@ -64,6 +66,7 @@ pub fn StatusBar(
     let scopes = move || client.hello.with(|h| h.as_ref().map(|h| h.scopes.join(", ")));
     let connected = move || client.status.with(|s| *s == Status::Connected);
     let reload = move || client.status.with(|s| matches!(s, Status::Failed { reload: true, .. }));
+    let refused = move || client.status.with(|s| matches!(s, Status::Failed { .. } | Status::NeedsToken { .. }));
 
     view! {
         <header class="status-bar" data-state=state>
@@ -71,24 +74,7 @@ pub fn StatusBar(
                 <span class="status-bar__dot" aria-hidden="true"></span>
                 <span class="status-bar__headline" data-testid="connection-status">{headline}</span>
             </div>
-            <dl class="status-bar__facts">
-                <div>
-                    <dt>"Gateway"</dt>
-                    <dd data-testid="gateway-host">{move || model::url::host_of(&client.url.get())}</dd>
-                </div>
-                <div>
-                    <dt>"Server"</dt>
-                    <dd data-testid="server-version">{move || version().unwrap_or_else(|| "unknown".into())}</dd>
-                </div>
-                <div>
-                    <dt>"Scopes"</dt>
-                    <dd data-testid="granted-scopes">
-                        {move || if connected() { scopes().filter(|s| !s.is_empty()).unwrap_or_else(|| "none".into()) } else { "none (not connected)".into() }}
-                    </dd>
-                </div>
-            </dl>
             <div class="status-bar__actions">
-                <AttentionControl/>
                 <Show when=reload>
                     <button type="button" on:click=move |_| {
                         if let Some(l) = browser::location() {
@@ -99,8 +85,35 @@ pub fn StatusBar(
                 <Show when=move || matches!(client.status.get(), Status::Reconnecting { .. })>
                     <button type="button" on:click=move |_| client.reconnect_now()>"Retry now"</button>
                 </Show>
-                <button type="button" on:click=move |_| on_settings.run(())>"Connection settings"</button>
+                <Show when=refused>
+                    <button type="button" on:click=move |_| on_settings.run(())>"Connection settings"</button>
+                </Show>
             </div>
+            <details class="status-bar__more">
+                <summary>"Details"</summary>
+                <div class="status-bar__panel">
+                    <dl class="status-bar__facts">
+                        <div>
+                            <dt>"Gateway"</dt>
+                            <dd data-testid="gateway-host">{move || model::url::host_of(&client.url.get())}</dd>
+                        </div>
+                        <div>
+                            <dt>"Server"</dt>
+                            <dd data-testid="server-version">{move || version().unwrap_or_else(|| "unknown".into())}</dd>
+                        </div>
+                        <div>
+                            <dt>"Scopes"</dt>
+                            <dd data-testid="granted-scopes">
+                                {move || if connected() { scopes().filter(|s| !s.is_empty()).unwrap_or_else(|| "none".into()) } else { "none (not connected)".into() }}
+                            </dd>
+                        </div>
+                    </dl>
+                    <AttentionControl/>
+                    <Show when=move || !refused()>
+                        <button type="button" on:click=move |_| on_settings.run(())>"Connection settings"</button>
+                    </Show>
+                </div>
+            </details>
         </header>
     }
 }

@@ -155,6 +155,24 @@ impl Browser {
         }
     }
 
+    /// Like [`Self::wait_text`], but the element's text content, shown or not: what sits in a
+    /// closed menu (`<details>`, the status line's Details, the conversation's Actions).
+    pub async fn wait_content(&self, css: &str, timeout: Duration, accept: impl Fn(&str) -> bool) -> String {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let script = format!("const e = document.querySelector({}); return e ? e.textContent.trim() : null;", json!(css));
+        loop {
+            let v = self.js(&script).await;
+            if let Some(t) = v.as_str().filter(|t| accept(t)) {
+                return t.to_string();
+            }
+            if tokio::time::Instant::now() > deadline {
+                let shot = self.screenshot("timeout").await;
+                panic!("timed out waiting on the content of `{css}`; last: {v}; screenshot: {shot}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Finds an element by XPath, waiting for it to appear.
     pub async fn find_xpath(&self, xpath: &str, timeout: Duration) -> fantoccini::elements::Element {
         let deadline = tokio::time::Instant::now() + timeout;

@@ -100,9 +100,9 @@ async fn with_permission_each_request_notifies_once_across_two_tabs_and_a_click_
     agent.request("question.resolve", json!({"id": before, "cancel": true})).await.unwrap();
     // Opting in once, in tab one, applies to the other tab too (the same gateway).
     b.click_button("Notify me of questions").await;
-    b.wait_text("[data-testid=notifications-toggle]", T, |t| t == "Question notifications: on").await;
+    b.wait_content("[data-testid=notifications-toggle]", T, |t| t == "Question notifications: on").await;
     b.client.switch_to_window(tab_two.clone()).await.unwrap();
-    b.wait_text("[data-testid=notifications-toggle]", T, |t| t == "Question notifications: on").await;
+    b.wait_content("[data-testid=notifications-toggle]", T, |t| t == "Question notifications: on").await;
 
     let first = agent.request("question.request", question("a", "Deploy", "Deploy to production now?")).await.unwrap()["id"]
         .as_str()

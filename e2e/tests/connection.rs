@@ -15,9 +15,9 @@ async fn ui_connects_and_shows_server_version_and_granted_scopes() {
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
     b.wait_connected().await;
-    let scopes = b.wait_text("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
+    let scopes = b.wait_content("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
     assert_eq!(scopes, "operator.read, operator.write, operator.approvals, operator.questions, operator.admin");
-    b.wait_text("[data-testid=server-version]", T, |t| t == env!("CARGO_PKG_VERSION")).await;
+    b.wait_content("[data-testid=server-version]", T, |t| t == env!("CARGO_PKG_VERSION")).await;
     // The token left the address bar and lives only in this tab's sessionStorage.
     let url = b.current_url().await;
     assert!(!url.contains("token"), "token still in the URL: {url}");
@@ -38,7 +38,7 @@ async fn the_app_connects_on_the_socket_the_loader_opened_during_the_download() 
     let b = Browser::start().await;
     b.goto(&gw.ui_url()).await;
     b.wait_connected().await;
-    b.wait_text("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
+    b.wait_content("[data-testid=granted-scopes]", T, |t| t.contains("operator.questions")).await;
     let taken = b.js("return performance.getEntriesByName('ocui-early-socket-taken').length;").await;
     assert_eq!(taken, serde_json::json!(1), "the app took the loader's socket");
     assert_eq!(b.js("return 'ocuiSocket' in window;").await, serde_json::json!(false));
@@ -199,7 +199,7 @@ async fn a_link_to_another_gateway_asks_first_and_connects_there_only_after_a_cl
     b.goto(&format!("{}/#token={}&gatewayUrl={}", own.base(), other.token, relay.url())).await;
     b.wait_text("[data-testid=gateway-switch-link]", T, |t| t == relay.url()).await;
     assert_eq!(b.wait_text("[data-testid=gateway-switch-current]", T, |t| !t.is_empty()).await, own_host);
-    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host, "the status area names the host in use");
+    assert_eq!(b.wait_content("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host, "the status area names the host in use");
     let url = b.current_url().await;
     assert!(!url.contains("gatewayUrl") && !url.contains("token"), "the link's parameters left the address bar: {url}");
     assert!(relay.sent.lock().unwrap().is_empty(), "nothing went to the link's gateway before the click");
@@ -207,14 +207,14 @@ async fn a_link_to_another_gateway_asks_first_and_connects_there_only_after_a_cl
 
     b.click_button(&format!("Switch to {link_host}")).await;
     b.wait_connected().await;
-    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
+    assert_eq!(b.wait_content("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
     assert!(!relay.sent.lock().unwrap().is_empty(), "connected through the link's gateway");
     assert!(!b.exists("[data-testid=gateway-switch]").await);
 
     // A reload of this tab stays where the person chose, without asking again.
     b.client.refresh().await.unwrap();
     b.wait_connected().await;
-    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
+    assert_eq!(b.wait_content("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
     assert!(!b.exists("[data-testid=gateway-switch]").await);
     b.close().await;
 
@@ -224,7 +224,7 @@ async fn a_link_to_another_gateway_asks_first_and_connects_there_only_after_a_cl
     b.wait_text("[data-testid=gateway-switch-link]", T, |t| t == relay.url()).await;
     b.click_button("Keep current gateway").await;
     assert!(!b.exists("[data-testid=gateway-switch]").await);
-    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host);
+    assert_eq!(b.wait_content("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host);
     let session = b.js("return JSON.stringify(Object.entries(sessionStorage));").await;
     assert!(!session.as_str().unwrap().contains(&other.token), "the link's token is not kept: {session}");
     b.close().await;

@@ -253,6 +253,6 @@ async fn the_gateway_switch_ignores_an_early_click() {
     }
     assert!(judged, "in {ATTEMPTS} attempts no click landed within {INERT_MS} ms of the dialog");
     b.click_button(&format!("Switch to {host}")).await;
-    b.wait_text("[data-testid=gateway-host]", T, |t| t == host).await;
+    b.wait_content("[data-testid=gateway-host]", T, |t| t == host).await;
     b.close().await;
 }

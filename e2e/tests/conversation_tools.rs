@@ -252,6 +252,39 @@ async fn the_export_holds_every_message_and_every_decision_on_the_local_gateway(
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_word_only_inside_a_message_finds_its_conversation_on_the_local_gateway() {
+    let gw = LocalGateway::start().await;
+    let mut agent = gw.agent().await;
+    let zoo = agent.request("sessions.create", json!({"label": "Zoo"})).await.unwrap()["key"].as_str().unwrap().to_string();
+    for (n, text) in ["hello", "the quokka plan is ready"].iter().enumerate() {
+        agent.request("chat.send", json!({"sessionKey": zoo, "message": text, "idempotencyKey": format!("zoo-{n}")})).await.unwrap();
+    }
+    e2e::db_user_texts(&gw, &zoo, &["hello", "the quokka plan is ready"]).await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("hello").await;
+    wait_messages(&b, 2).await;
+    b.set_field("input[type=search]", "Quokka plan").await;
+    let hit = b.wait_text("[data-testid=message-hit]", T, |t| !t.is_empty()).await;
+    assert!(hit.starts_with("Zoo") && hit.contains("quokka plan is ready"), "the conversation and the words around the match: {hit}");
+    assert_eq!(b.js("return document.querySelectorAll('[data-testid=conversation-row]').length;").await, json!(0), "no title matches");
+    for (w, h) in [(1000u32, 800u32), (390, 844)] {
+        b.client.set_window_size(w, h).await.unwrap();
+        if w < 900 {
+            b.click_button("Conversations").await;
+        }
+        assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
+        b.screenshot(&format!("content-search-{w}")).await;
+    }
+    b.click_xpath("//button[@data-testid='message-hit']").await;
+    b.wait_js("return document.querySelector('[data-testid=pane]').dataset.session;", |v| v.as_str() == Some(zoo.as_str())).await;
+    // Archived conversations are behind the same filter.
+    b.client.set_window_size(1000, 800).await.unwrap();
+    b.click_xpath("//label[contains(@class,'conversations__filter')]//input").await;
+    b.wait_gone("[data-testid=message-hit]", T).await;
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn rewind_is_not_offered_without_the_admin_scope_nor_either_while_the_agent_works() {
     let gw = LocalGateway::start_with_device_scopes(Some(&[scope::READ, scope::WRITE])).await;
     let b = Browser::open_connected(&gw.ui_url()).await;
@@ -312,6 +345,7 @@ async fn copy_rewind_and_fork_on_the_real_gateway() {
     })
     .await;
     b.wait_text("[data-testid=cut-notice]", T, |t| t.starts_with("Forked")).await;
+    let forked = b.js("return document.querySelector('[data-testid=pane]').dataset.session;").await.as_str().unwrap().to_string();
     b.wait_js("return document.querySelector('textarea[name=message]').value;", |v| v == &json!(format!("beta {nonce}"))).await;
     wait_users(&b, 1).await;
 
@@ -367,6 +401,18 @@ async fn copy_rewind_and_fork_on_the_real_gateway() {
     assert!(md.contains(&format!("- Which target for {nonce}?\n  - answer: Production")), "the answered question: {md}");
     assert!(md.contains(&format!("the agent asked to run `sh never-{nonce}.sh`. **Denied**")), "the denied approval: {md}");
     assert!(md.contains(&format!("## Plan for alpha {nonce}")), "the Markdown reply as written: {md}");
+
+    // Search by content: words only inside a message of the main conversation find it, from
+    // the forked one (the real gateway's full-text index).
+    b.goto(&format!("{}/?session={}#token={}", gw.base(), forked.replace(':', "%3A"), e2e::real::TOKEN)).await;
+    b.wait_connected_within(std::time::Duration::from_secs(90)).await;
+    b.set_field("input[type=search]", &format!("never {nonce}")).await;
+    let hit = b.wait_text("[data-testid=message-hit]", T, |t| !t.is_empty()).await;
+    assert!(hit.contains(&format!("never-{nonce}")), "{hit}");
+    assert_eq!(b.js("return [...document.querySelectorAll('[data-testid=message-hit]')].map(h => h.dataset.key);").await, json!([MAIN]));
+    b.click_xpath("//button[@data-testid='message-hit']").await;
+    b.wait_js("return document.querySelector('[data-testid=pane]').dataset.session;", |v| v.as_str() == Some(MAIN)).await;
+    b.screenshot("content-search-real").await;
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }

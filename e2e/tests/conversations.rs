@@ -190,7 +190,7 @@ async fn flows(t: Target, agent: &mut Client) {
     // The main conversation is never offered for archiving.
     b.goto(&t.ui(&format!("/?session={MAIN}"))).await;
     b.wait_connected().await;
-    b.wait_text("[data-testid=conversation-header]", T, |s| s.contains("Rename")).await;
+    b.wait_content("[data-testid=conversation-header]", T, |s| s.contains("Rename")).await;
     assert_eq!(pane_session(&b).await, MAIN);
     let actions = b.js("return document.querySelector('[data-testid=conversation-header]').textContent;").await;
     assert!(!actions.as_str().unwrap().contains("Archive"), "{actions}");

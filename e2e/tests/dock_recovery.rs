@@ -90,7 +90,7 @@ async fn without_a_question_scope_the_ui_says_why_and_offers_nothing() {
 async fn a_guest_answers_only_questions_of_its_own_sessions_and_gets_them_back_after_reload() {
     let gw = LocalGateway::start_with_device_scopes(Some(&["operator.sessions.write"])).await;
     let b = Browser::open_connected(&gw.ui_url()).await;
-    b.wait_text("[data-testid=granted-scopes]", T, |t| t == "operator.sessions.write").await;
+    b.wait_content("[data-testid=granted-scopes]", T, |t| t == "operator.sessions.write").await;
     let device_id = &b.device_id("ocui").await;
     assert_eq!(device_id.len(), 64, "the page's device key is in its gateway's store");
     gw.gateway().store.create_session("agent:main:guest", device_id, None, None, None, 0).unwrap();

@@ -95,7 +95,7 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
     // The person is talked into switching.
     b.click_button(&format!("Switch to {link_host}")).await;
     b.wait_connected().await;
-    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
+    assert_eq!(b.wait_content("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, link_host);
     let listed = b.wait_text("[data-testid=elsewhere-tray]", T, |t| t.contains(FIRST) && t.contains(SECOND)).await;
     assert!(listed.contains(&format!("Queued for {own_host}")), "{listed}");
     assert!(!b.exists("[data-testid=outbox-tray]").await, "nothing is queued for the link's gateway");
@@ -128,7 +128,7 @@ async fn a_link_to_another_gateway_never_gets_this_gateways_rows_and_they_reach_
     url.send_keys(&own.ws()).await.unwrap();
     b.click_button("Connect").await;
     b.wait_connected().await;
-    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host);
+    assert_eq!(b.wait_content("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, own_host);
     // The seeded device token was issued by the gateway of the capture, not by this one: what
     // is queued waits for the person, who knows it is their own.
     b.wait_text("[data-testid=outbox-identity-held]", T, |t| t.contains("looks different")).await;

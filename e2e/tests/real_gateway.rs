@@ -44,8 +44,8 @@ async fn our_ui_on_the_real_gateway() {
     b.goto(&gw.ui_url()).await;
     // The real gateway refuses `connect` for a moment after start (retryable); the UI retries.
     b.wait_connected_within(Duration::from_secs(90)).await;
-    b.wait_text("[data-testid=server-version]", Duration::from_secs(10), |t| t == "2026.9.6").await;
-    let scopes = b.wait_text("[data-testid=granted-scopes]", Duration::from_secs(10), |t| !t.is_empty()).await;
+    b.wait_content("[data-testid=server-version]", Duration::from_secs(10), |t| t == "2026.9.6").await;
+    let scopes = b.wait_content("[data-testid=granted-scopes]", Duration::from_secs(10), |t| !t.is_empty()).await;
     assert!(scopes.contains("operator.questions") && scopes.contains("operator.read"), "{scopes}");
     b.screenshot("real-gateway-connected").await;
     let mut agent = gw.agent().await;
@@ -158,7 +158,7 @@ async fn our_ui_on_the_real_gateway() {
     let relay_host = relay.url().trim_start_matches("ws://").to_string();
     b.accept_gateway_switch(&relay.url()).await;
     b.wait_connected_within(Duration::from_secs(60)).await;
-    assert_eq!(b.wait_text("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, relay_host);
+    assert_eq!(b.wait_content("[data-testid=gateway-host]", T, |t| !t.is_empty()).await, relay_host);
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&hello).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();

@@ -26,6 +26,7 @@ pub const IMPLEMENTED: &[&str] = &[
     method::SESSIONS_REWIND,
     method::SESSIONS_FORK,
     method::COMMANDS_LIST,
+    method::SESSIONS_SEARCH,
     method::SESSIONS_SUBSCRIBE,
     method::SESSIONS_MESSAGES_SUBSCRIBE,
     method::SESSIONS_MESSAGES_UNSUBSCRIBE,
@@ -104,6 +105,7 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
             let _: serde_json::Map<String, Value> = sessions::params_strict(method, crate::commands::LIST_KEYS, p.clone())?;
             crate::commands::list(gw, &caller, &p)
         }
+        method::SESSIONS_SEARCH => sessions::search(gw, &caller, sessions::params_strict(method, sessions::SEARCH_KEYS, p)?),
         method::SESSIONS_REWIND => sessions::rewind(gw, &caller, sessions::params_strict(method, sessions::CUT_KEYS, p)?),
         method::SESSIONS_FORK => sessions::fork(gw, &caller, sessions::params_strict(method, sessions::CUT_KEYS, p)?),
         method::SESSIONS_DESCRIBE => sessions::describe(gw, &caller, sessions::params_strict(method, sessions::DESCRIBE_KEYS, p)?),

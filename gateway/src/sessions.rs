@@ -500,6 +500,109 @@ pub fn patch(gw: &Arc<Gateway>, caller: &Caller<'_>, p: PatchParams) -> Result<V
     Ok(json!({"ok": true, "key": key, "entry": entry(&rec), "resolved": resolved}))
 }
 
+pub const SEARCH_KEYS: &[&str] = &["query", "limit", "agentId", "sessionKeys", "scope"];
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SearchParams {
+    query: String,
+    #[serde(default)]
+    limit: Option<u64>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    session_keys: Option<Vec<String>>,
+    #[serde(default)]
+    scope: Option<Map<String, Value>>,
+}
+
+/// The words of `text` around the first place `words` occur: at most about 48 words, ` … `
+/// where it was cut, like the real gateway's FTS snippet.
+fn snippet(text: &str, words: &[String]) -> String {
+    let all: Vec<&str> = text.split_whitespace().collect();
+    let at = all.iter().position(|w| words.iter().any(|q| w.to_lowercase().contains(q.as_str()))).unwrap_or(0);
+    let start = at.saturating_sub(16);
+    let end = (start + 48).min(all.len());
+    let mut s = all[start..end].join(" ");
+    if start > 0 {
+        s = format!(" … {s}");
+    }
+    if end < all.len() {
+        s.push_str(" … ");
+    }
+    protocol::frame::truncate(&s, 500)
+}
+
+/// `sessions.search {query, limit?, agentId?, sessionKeys?, scope?}`: the user and assistant
+/// messages holding every word of `query` (case aside), in the conversations the caller may see
+/// (`scope.archived`: `true` archived only, `"all"`, else active ones), most occurrences first,
+/// then newest: `{results: [{sessionKey, sessionId, messageId, role, timestamp, snippet, score}]}`.
+pub fn search(gw: &Gateway, caller: &Caller<'_>, p: SearchParams) -> Result<Value, ErrorShape> {
+    let query = p.query.trim();
+    if query.is_empty() {
+        return Err(ErrorShape::invalid("query must not be empty"));
+    }
+    check_len("sessions.search", "query", query, 1, 4096)?;
+    let limit = match p.limit {
+        None => 10,
+        Some(n @ 1..=25) => n as usize,
+        Some(_) => return Err(ErrorShape::invalid("invalid sessions.search params: at /limit: must be >= 1 and <= 25")),
+    };
+    if p.scope.is_some() && (p.agent_id.is_some() || p.session_keys.is_some()) {
+        return Err(ErrorShape::invalid("invalid sessions.search params: scope cannot be combined with agentId or sessionKeys"));
+    }
+    check_agent(p.agent_id.as_deref())?;
+    let archived = match p.scope.as_ref().and_then(|s| s.get("archived")) {
+        None | Some(Value::Bool(false)) => ArchivedFilter::Active,
+        Some(Value::Bool(true)) => ArchivedFilter::Archived,
+        Some(Value::String(a)) if a == "all" => ArchivedFilter::All,
+        Some(_) => return Err(ErrorShape::invalid("invalid sessions.search params: at /scope/archived: must be true, false or \"all\"")),
+    };
+    let words: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    let owner = (!caller.full).then_some(caller.peer.owner.as_str());
+    let mut hits: Vec<(usize, i64, Value)> = Vec::new();
+    for rec in gw.store.sessions(owner, archived).map_err(unavailable)? {
+        if p.session_keys.as_ref().is_some_and(|keys| !keys.iter().any(|k| canonical_session_key(k) == rec.key)) {
+            continue;
+        }
+        for (id, role, at, message) in gw.store.searchable(&rec.key).map_err(unavailable)? {
+            let text = protocol::chat::message_text(&message);
+            let lower = text.to_lowercase();
+            if !words.iter().all(|w| lower.contains(w.as_str())) {
+                continue;
+            }
+            let score = words.iter().map(|w| lower.matches(w.as_str()).count()).sum::<usize>();
+            let ts = message.get("timestamp").and_then(Value::as_i64).unwrap_or(at);
+            hits.push((
+                score,
+                ts,
+                json!({"sessionKey": rec.key, "sessionId": rec.session_id, "messageId": id, "role": role,
+                "timestamp": ts, "snippet": snippet(&text, &words), "score": score as f64}),
+            ));
+        }
+    }
+    hits.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    let truncated = hits.len() > limit;
+    let results: Vec<Value> = hits.into_iter().take(limit).map(|h| h.2).collect();
+    let mut out = json!({"results": results});
+    // A scope search also sends the rows its hits refer to, as the real gateway does.
+    if p.scope.is_some() {
+        let mut rows: Vec<Value> = Vec::new();
+        for key in results.iter().filter_map(|h| h["sessionKey"].as_str()) {
+            if !rows.iter().any(|r| r["key"] == key)
+                && let Some(rec) = gw.store.session(key).map_err(unavailable)?
+            {
+                rows.push(row(gw, &rec, true));
+            }
+        }
+        out["sessions"] = json!(rows);
+    }
+    if truncated {
+        out["truncated"] = json!(true);
+    }
+    Ok(out)
+}
+
 pub const CUT_KEYS: &[&str] = &["sessionKey", "agentId", "entryId"];
 
 #[derive(Deserialize)]

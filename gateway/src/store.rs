@@ -854,6 +854,17 @@ impl Store {
         Ok(Ok((record, message)))
     }
 
+    /// Every user and assistant message of `session`'s conversation (not a rewind's branch), as
+    /// `(id, role, timestamp, message)`, oldest first: what a content search reads.
+    pub fn searchable(&self, session: &str) -> rusqlite::Result<Vec<(String, String, i64, serde_json::Value)>> {
+        let db = self.db();
+        let mut stmt = db.prepare_cached(
+            "SELECT id, role, created_ms, json FROM messages WHERE session_key = ?1 AND branch = 0 AND role IN ('user', 'assistant') ORDER BY seq",
+        )?;
+        let rows = stmt.query_map([session], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get::<_, String>(3)?)))?;
+        Ok(rows.filter_map(|r| r.ok()).map(|(id, role, at, j)| (id, role, at, serde_json::from_str(&j).unwrap_or_default())).collect())
+    }
+
     /// A page of the transcript: the `limit` messages before the newest `offset`, oldest
     /// first, and the total count.
     pub fn history(&self, session: &str, limit: usize, offset: usize) -> rusqlite::Result<(Vec<serde_json::Value>, usize)> {

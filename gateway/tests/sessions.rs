@@ -609,3 +609,32 @@ async fn rewind_needs_admin_and_neither_cuts_while_the_agent_works() {
     let e = writer.request("sessions.rewind", json!({"sessionKey": key, "entryId": users[0], "key": key})).await.unwrap_err();
     assert!(e.message.contains("operator.admin"), "scope first: {e:?}");
 }
+
+#[tokio::test]
+async fn search_finds_a_word_inside_a_message_with_its_snippet_and_refuses_bad_params() {
+    let (gw, _d) = start().await;
+    let mut c = client(&gw).await;
+    let a = create(&mut c, json!({"label": "Zoo"})).await["key"].as_str().unwrap().to_string();
+    let b = create(&mut c, json!({"label": "Other"})).await["key"].as_str().unwrap().to_string();
+    for (n, (key, text)) in [(&a, "hello there"), (&a, "the quokka plan is ready"), (&b, "nothing here")].iter().enumerate() {
+        c.request("chat.send", json!({"sessionKey": key, "message": text, "idempotencyKey": format!("s-{n}")})).await.unwrap();
+        terminal(&mut c, &format!("s-{n}")).await;
+    }
+    let found = c.request("sessions.search", json!({"query": "QUOKKA plan", "limit": 25, "scope": {"archived": false}})).await.unwrap();
+    let hits = found["results"].as_array().unwrap();
+    // The person's message and the demo agent's echo of it, both in the first conversation.
+    assert_eq!(hits.len(), 2, "{found}");
+    assert!(hits.iter().all(|h| h["sessionKey"] == a.as_str()), "{found}");
+    assert!(hits.iter().any(|h| h["role"] == "user" && h["snippet"] == "the quokka plan is ready"), "{found}");
+    let none = c.request("sessions.search", json!({"query": "quokka", "scope": {"archived": true}})).await.unwrap();
+    assert_eq!(none["results"], json!([]), "archived only: none");
+    for (params, words) in [
+        (json!({"query": "  "}), "query must not be empty"),
+        (json!({"query": "x", "limit": 26}), "must be >= 1 and <= 25"),
+        (json!({"query": "x", "scope": {}, "agentId": "main"}), "scope cannot be combined"),
+        (json!({"query": "x", "bogus": 1}), "bogus"),
+    ] {
+        let e = c.request("sessions.search", params.clone()).await.unwrap_err();
+        assert!(e.message.contains(words), "{params}: {}", e.message);
+    }
+}

@@ -280,6 +280,89 @@ pub fn agent_of(key: &str) -> String {
     }
 }
 
+/// A message that matched a content search (`sessions.search`): its conversation and the
+/// matching words around it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MessageHit {
+    pub session_key: String,
+    pub message_id: String,
+    /// `user` or `assistant`.
+    pub role: String,
+    pub timestamp: f64,
+    /// The gateway's snippet, on one line, at most [`SNIPPET_CHARS`] characters.
+    pub snippet: String,
+}
+
+/// How much of a hit's snippet is shown.
+pub const SNIPPET_CHARS: usize = 160;
+
+/// What a content search found.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Found {
+    /// The query these are for.
+    pub query: String,
+    /// One hit per conversation (its best), in the gateway's order.
+    pub hits: Vec<MessageHit>,
+    /// The gateway's index was still being built: more may match.
+    pub indexing: bool,
+    /// More matched than were sent.
+    pub truncated: bool,
+    /// The names of the conversations found (`sessions`, the rows the hits refer to), which the
+    /// title-filtered list may not hold.
+    pub names: Vec<(String, String)>,
+}
+
+impl Found {
+    /// The name of the conversation `key` found, when the gateway sent its row.
+    pub fn name(&self, key: &str) -> Option<&str> {
+        self.names.iter().find(|(k, _)| k == key).map(|(_, n)| n.as_str())
+    }
+}
+
+/// `sessions.search` params for the words typed, among archived conversations when `archived`;
+/// `None` for fewer than two characters (every message would match).
+pub fn search_params(query: &str, archived: bool) -> Option<Value> {
+    let q = query.trim();
+    if q.chars().count() < 2 {
+        return None;
+    }
+    Some(serde_json::json!({"query": q, "limit": 25, "scope": {"archived": archived}}))
+}
+
+/// Reads `sessions.search`'s answer for `query`.
+pub fn read_search(query: &str, v: &Value) -> Found {
+    let mut hits: Vec<MessageHit> = Vec::new();
+    for h in v.get("results").and_then(Value::as_array).into_iter().flatten() {
+        let Some(key) = h.get("sessionKey").and_then(Value::as_str) else { continue };
+        if hits.iter().any(|x| x.session_key == key) {
+            continue;
+        }
+        let snippet: String = h.get("snippet").and_then(Value::as_str).unwrap_or_default().split_whitespace().collect::<Vec<_>>().join(" ");
+        hits.push(MessageHit {
+            session_key: key.to_string(),
+            message_id: h.get("messageId").and_then(Value::as_str).unwrap_or_default().to_string(),
+            role: h.get("role").and_then(Value::as_str).unwrap_or_default().to_string(),
+            timestamp: h.get("timestamp").and_then(Value::as_f64).unwrap_or(0.0),
+            snippet: protocol::frame::truncate(&snippet, SNIPPET_CHARS),
+        });
+    }
+    let names = v
+        .get("sessions")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Conversation::read)
+        .map(|c| (c.key.clone(), c.name()))
+        .collect();
+    Found {
+        query: query.trim().to_string(),
+        names,
+        hits,
+        indexing: v.get("indexing").and_then(Value::as_bool).unwrap_or(false),
+        truncated: v.get("truncated").and_then(Value::as_bool).unwrap_or(false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -381,5 +464,26 @@ mod tests {
         assert!(is_main("global", None));
         assert!(!is_main("agent:main:dashboard:1", Some("agent:main:main")));
         assert_eq!(short_name("agent:ops:x"), "ops: x");
+    }
+
+    #[test]
+    fn a_content_search_keeps_one_hit_per_conversation_on_one_line() {
+        assert_eq!(search_params(" a ", false), None, "one letter would match everything");
+        assert_eq!(search_params(" quokka ", true), Some(serde_json::json!({"query": "quokka", "limit": 25, "scope": {"archived": true}})));
+        let long = "word ".repeat(100);
+        let v = serde_json::json!({"results": [
+            {"sessionKey": "agent:main:a", "sessionId": "s", "messageId": "m1", "role": "user", "timestamp": 5, "snippet": "the  quokka\n plan", "score": 3.0},
+            {"sessionKey": "agent:main:b", "sessionId": "s", "messageId": "m2", "role": "assistant", "timestamp": 4, "snippet": long, "score": 2.0},
+            {"sessionKey": "agent:main:a", "sessionId": "s", "messageId": "m3", "role": "assistant", "timestamp": 3, "snippet": "again", "score": 1.0},
+            {"snippet": "no session"},
+        ], "indexing": true});
+        let found = read_search(" quokka", &v);
+        assert_eq!(found.query, "quokka");
+        assert_eq!(found.hits.len(), 2);
+        assert_eq!((found.hits[0].message_id.as_str(), found.hits[0].snippet.as_str()), ("m1", "the quokka plan"));
+        assert_eq!(found.hits[1].snippet.chars().count(), SNIPPET_CHARS + 1, "cut, with an ellipsis");
+        assert!(found.indexing && !found.truncated);
+        let named = read_search("x", &serde_json::json!({"results": [], "sessions": [{"key": "agent:main:a", "label": "Zoo"}]}));
+        assert_eq!(named.name("agent:main:a"), Some("Zoo"));
     }
 }

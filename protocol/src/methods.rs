@@ -35,6 +35,7 @@ pub mod method {
     pub const SESSIONS_REWIND: &str = "sessions.rewind";
     pub const SESSIONS_FORK: &str = "sessions.fork";
     pub const COMMANDS_LIST: &str = "commands.list";
+    pub const SESSIONS_SEARCH: &str = "sessions.search";
     pub const SESSIONS_MESSAGES_SUBSCRIBE: &str = "sessions.messages.subscribe";
     pub const SESSIONS_MESSAGES_UNSUBSCRIBE: &str = "sessions.messages.unsubscribe";
     pub const CHAT_HISTORY: &str = "chat.history";
@@ -74,6 +75,7 @@ pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
     (method::MODELS_LIST, scope::READ, None),
     (method::SESSIONS_REWIND, scope::ADMIN, None),
     (method::COMMANDS_LIST, scope::READ, None),
+    (method::SESSIONS_SEARCH, scope::READ, Some(scope::SESSIONS_READ)),
     (method::SESSIONS_FORK, scope::WRITE, Some(scope::SESSIONS_WRITE)),
     (method::SESSIONS_MESSAGES_SUBSCRIBE, scope::READ, Some(scope::SESSIONS_READ)),
     (method::SESSIONS_MESSAGES_UNSUBSCRIBE, scope::READ, Some(scope::SESSIONS_READ)),

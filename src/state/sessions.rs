@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use leptos::prelude::*;
 use leptos::task::spawn_local;
+use protocol::methods::method;
 use serde_json::{Value, json};
 
 use model::sessions::{Change, Conversation, ConversationList, ListQuery, ReadMarks};
@@ -54,6 +55,9 @@ pub struct SessionsController {
     pub focus_search: RwSignal<u32>,
     /// A refetch of the first page is due (a burst of row-less events reads it once).
     refetch_due: StoredValue<bool>,
+    search_due: StoredValue<bool>,
+    /// What the content search (`sessions.search`) found for the words in the search field.
+    pub found: RwSignal<Option<model::sessions::Found>>,
     /// A save of the list is due (debounced).
     save_due: StoredValue<bool>,
     marks_loaded: StoredValue<bool>,
@@ -74,6 +78,8 @@ impl SessionsController {
             drawer_open: RwSignal::new(false),
             focus_search: RwSignal::new(0),
             refetch_due: StoredValue::new(false),
+            search_due: StoredValue::new(false),
+            found: RwSignal::new(None),
             save_due: StoredValue::new(false),
             marks_loaded: StoredValue::new(false),
             client,
@@ -203,9 +209,43 @@ impl SessionsController {
         let this = *self;
         if self.client.status.get_untracked() == Status::Connected {
             spawn_local(async move { this.reload().await });
+            // Inside messages too, a moment after the typing stops.
+            super::debounce(self.search_due, 300, move || this.search_messages(0));
         } else {
             self.error.set(Some("Searching needs the gateway: it cannot be reached right now.".into()));
         }
+    }
+
+    /// `sessions.search` for the words in the search field; while the gateway is still building
+    /// its index, asked again a few times.
+    fn search_messages(&self, tries: u32) {
+        let query = self.list.with_untracked(|l| l.query.clone());
+        let Some(params) = model::sessions::search_params(&query.search, query.archived).filter(|_| self.may(method::SESSIONS_SEARCH))
+        else {
+            self.found.set(None);
+            return;
+        };
+        let this = *self;
+        spawn_local(async move {
+            let answer = this.client.request(method::SESSIONS_SEARCH, params).await;
+            // Only for the words still in the field.
+            if this.list.with_untracked(|l| l.query != query) {
+                return;
+            }
+            match answer {
+                Ok(v) => {
+                    let found = model::sessions::read_search(&query.search, &v);
+                    if found.indexing && tries < 5 {
+                        set_timeout(move || this.search_messages(tries + 1), Duration::from_secs(2));
+                    }
+                    this.found.set(Some(found));
+                }
+                Err(e) => {
+                    this.found.set(None);
+                    this.error.set(Some(format!("Messages could not be searched: {e}")));
+                }
+            }
+        });
     }
 
     fn on_changed(&self, p: &Value) {

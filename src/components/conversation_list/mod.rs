@@ -1,7 +1,8 @@
 //! The conversation list: a rail beside the panes above 900 px, a drawer below. Newest activity
 //! first, each row marked when it is running, waits on you (a question or approval in this
-//! page's dock) or has news; New conversation, search by title (Ctrl/Cmd+K), archived ones
-//! behind a filter, and Load more past the first page.
+//! page's dock) or has news; New conversation, search by title (Ctrl/Cmd+K) and inside messages
+//! (the matching words under each conversation found), archived ones behind a filter, and Load
+//! more past the first page.
 
 use leptos::prelude::*;
 
@@ -45,7 +46,7 @@ pub fn ConversationList() -> impl IntoView {
                         <input
                             type="search"
                             node_ref=search_field
-                            placeholder="Search by title (Ctrl+K)"
+                            placeholder="Search titles and messages (Ctrl+K)"
                             prop:value=move || search.get()
                             on:input=move |ev| {
                                 search.set(event_target_value(&ev));
@@ -116,6 +117,39 @@ pub fn ConversationList() -> impl IntoView {
             <Show when=move || sessions.list.with(|l| l.rows.is_empty()) && !sessions.loading.get() && sessions.may(protocol::methods::method::SESSIONS_LIST)>
                 <p class="conversations__note">{move || if sessions.list.with(|l| l.query.is_default()) { "No conversations yet." } else { "No conversation matches." }}</p>
             </Show>
+            {move || sessions.found.get().filter(|f| !f.hits.is_empty() || f.indexing).map(|found| {
+                let hits = found
+                    .hits
+                    .iter()
+                    .cloned()
+                    .map(|h| {
+                        let name = found
+                            .name(&h.session_key)
+                            .map(str::to_string)
+                            .or_else(|| sessions.row(&h.session_key).map(|r| r.name()))
+                            .unwrap_or_else(|| model::sessions::short_name(&h.session_key));
+                        let key = h.session_key;
+                        let who = if h.role == "user" { "You: " } else { "Agent: " };
+                        view! {
+                            <li>
+                                <button type="button" class="conversations__row conversations__hit" data-testid="message-hit" data-key=key.clone()
+                                    on:click=move |_| sessions.open_in(sessions.focused(), &key)>
+                                    <span class="conversations__name">{name}</span>
+                                    <span class="conversations__snippet">{who}{h.snippet}</span>
+                                </button>
+                            </li>
+                        }
+                    })
+                    .collect_view();
+                view! {
+                    <section class="conversations__found" aria-label="Found in messages" data-testid="found-in-messages">
+                        <h3>"Found in messages"</h3>
+                        {found.indexing.then(|| view! { <p class="conversations__note" role="status">"The gateway is still indexing its messages: more may appear."</p> })}
+                        <ul class="conversations__rows" role="list">{hits}</ul>
+                        {found.truncated.then(|| view! { <p class="conversations__note">"More messages match: add a word to narrow it."</p> })}
+                    </section>
+                }
+            })}
             <Show when=move || sessions.list.with(|l| l.has_more)>
                 <button type="button" class="conversations__more" disabled=move || sessions.loading.get() on:click=move |_| sessions.load_more()>"Load more"</button>
             </Show>

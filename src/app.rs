@@ -110,6 +110,7 @@ pub fn App(start: Start) -> impl IntoView {
     provide_context(crate::state::run_settings::RunSettingsController::new(client, sessions));
     provide_context(crate::state::commands::CommandsController::new(client));
     provide_context(crate::state::export::ExportController::new(client, sessions, dock));
+    provide_context(crate::state::tasks::TasksController::new(client));
     // Ctrl/Cmd+K: search conversations (the drawer opens on a narrow screen).
     let _ = window_event_listener(leptos::ev::keydown, move |ev| {
         if (ev.ctrl_key() || ev.meta_key()) && !ev.alt_key() && ev.key().eq_ignore_ascii_case("k") {

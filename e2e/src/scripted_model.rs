@@ -12,6 +12,7 @@
 //! | `vault: <NAME> <host>` | calls `secrets {action: request}` through `tool_call`, then replies with its result |
 //! | `read: <path>` | calls `read {path}`, then replies with the tool's result |
 //! | `list: <words>` | calls `agents_list` through `tool_call`, then replies with its result |
+//! | `spawn: <script>` | starts a sub-agent (`sessions_spawn` through `tool_call`) whose task is `<script>` |
 //! | `stream: <words>` | streams one numbered chunk every 150 ms for up to 3 minutes (Stop ends it) |
 //! | `hold: <gate> <words>` | streams a first chunk, waits until the test opens `<gate>`, then finishes |
 //! | anything else | `Echo: <words>` |
@@ -70,6 +71,12 @@ pub fn person_words(raw: &str) -> Option<String> {
     let text = raw.trim();
     if text.starts_with("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>") {
         return None;
+    }
+    // A sub-agent's task (`sessions_spawn`): `[Subagent Context] …\n\n[Subagent Task]\n\n<task>\n\n
+    // Begin. Execute the assigned task to completion.`; the task is its script.
+    if let Some((_, task)) = text.split_once("[Subagent Task]\n\n") {
+        let task = task.split_once("\n\nBegin. Execute the assigned task to completion.").map_or(task, |(t, _)| t);
+        return Some(task.trim().to_string());
     }
     // `[Sat 2026-12-05 19:20 UTC] <words>\n\nRuntime: agent=… | session=…`
     let text = match text.strip_prefix('[').and_then(|r| r.split_once("] ")) {
@@ -175,6 +182,11 @@ pub fn plan(request: &Value) -> Reply {
         ("exec", 0) => tool("Running it.", ToolCall { name: "exec".into(), arguments: json!({"command": rest}) }),
         ("read", 0) => tool("Reading it.", ToolCall { name: "read".into(), arguments: json!({"path": rest}) }),
         ("list", 0) => tool("Listing the agents.", via_tool_call("agents_list", json!({}))),
+        // A sub-agent whose task is the rest, which is itself a script (`spawn: stream: job-1`).
+        ("spawn", 0) => tool(
+            "Starting a helper.",
+            via_tool_call("sessions_spawn", json!({"task": rest, "label": format!("helper for {rest}")})),
+        ),
         ("vault", 0) => {
             let (name, host) = rest.split_once(' ').unwrap_or((rest, "api.demo.invalid"));
             tool(
@@ -185,7 +197,7 @@ pub fn plan(request: &Value) -> Reply {
                 ),
             )
         }
-        ("ask" | "exec" | "read" | "vault" | "list", _) => reply_with_result(&tool_result),
+        ("ask" | "exec" | "read" | "vault" | "list" | "spawn", _) => reply_with_result(&tool_result),
         ("stream", _) => Reply {
             text: (1..=1200).map(|i| format!("chunk {i} of {rest}. ")).collect(),
             chunk_delay: Duration::from_millis(150),
@@ -364,6 +376,9 @@ mod tests {
         // As a Control UI's message reaches the model (captured from the real gateway).
         let ui = "[Sat 2026-12-05 19:40 UTC] Conversation info: ⟦openclaw:ctx⟧\n```json\n{\"sender\":{\"id\":\"gateway-owner\"}}\n```\n\nmd: probe\n\nRuntime: agent=main | session=agent:main:main | channel=webchat";
         assert_eq!(person_words(ui).as_deref(), Some("md: probe"));
+        // A sub-agent's task, as the real gateway hands it to the child run.
+        let child = "[Subagent Context] You are running as a subagent (depth 1/5).\n\n[Subagent Task]\n\nstream: job-1\n\nBegin. Execute the assigned task to completion.";
+        assert_eq!(person_words(child).as_deref(), Some("stream: job-1"));
     }
 
     #[test]

@@ -285,6 +285,52 @@ async fn a_word_only_inside_a_message_finds_its_conversation_on_the_local_gatewa
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_is_listed_and_stopped_alone_on_the_local_gateway() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("delegate the report").await;
+    let state = b.wait_text("[data-testid=task] [data-testid=task-state]", T, |t| t.starts_with("Running for")).await;
+    assert!(state.ends_with("using demo_steps"), "the tool in use: {state}");
+    b.wait_text("[data-testid=tasks-panel] summary", T, |t| t == "Sub-agents: 1 running").await;
+    b.wait_text("main", T, |t| t.contains("I asked a helper to work on it")).await;
+    for (w, h) in [(1000u32, 800u32), (390, 844)] {
+        b.client.set_window_size(w, h).await.unwrap();
+        assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
+        b.screenshot(&format!("sub-agents-{w}")).await;
+    }
+    b.client.set_window_size(1000, 800).await.unwrap();
+    // Stop: that task alone.
+    b.click_xpath("//li[@data-testid='task']//button[normalize-space()='Stop']").await;
+    b.wait_text("[data-testid=task] [data-testid=task-state]", T, |t| t.starts_with("Stopped after")).await;
+    b.wait_text("[data-testid=tasks-panel] summary", T, |t| t == "Sub-agents").await;
+    let rows = gw.gateway().store.sessions(None, gateway::store::ArchivedFilter::Active).unwrap();
+    let helper = rows.iter().find(|r| r.key.starts_with("agent:main:subagent:")).expect("the helper's conversation");
+    assert_eq!(helper.run_status.as_deref(), Some("killed"), "its run was stopped");
+    assert_eq!(
+        gw.gateway().store.session(MAIN).unwrap().unwrap().run_status.as_deref(),
+        Some("done"),
+        "the conversation's own run was not"
+    );
+    // Its transcript is one click away.
+    b.click_xpath("//li[@data-testid='task']//button[normalize-space()='Open']").await;
+    b.wait_js("return document.querySelector('[data-testid=pane]').dataset.session;", |v| v.as_str() == Some(helper.key.as_str())).await;
+    b.wait_text("main", T, |t| t.contains("Working on step 1 of 10")).await;
+    b.close().await;
+}
+
+/// A reply that streams plain prose shows it once, however many updates it took (each update
+/// used to draw the whole text again below the last).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_streaming_reply_shows_its_words_once() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.send_message("slow please").await;
+    let live = b.wait_text("[data-testid=stream] .md", T, |t| t.contains("Working on step 3 of 10")).await;
+    assert_eq!(live.matches("Working on step 1 of 10").count(), 1, "{live}");
+    b.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn rewind_is_not_offered_without_the_admin_scope_nor_either_while_the_agent_works() {
     let gw = LocalGateway::start_with_device_scopes(Some(&[scope::READ, scope::WRITE])).await;
     let b = Browser::open_connected(&gw.ui_url()).await;
@@ -413,6 +459,20 @@ async fn copy_rewind_and_fork_on_the_real_gateway() {
     b.click_xpath("//button[@data-testid='message-hit']").await;
     b.wait_js("return document.querySelector('[data-testid=pane]').dataset.session;", |v| v.as_str() == Some(MAIN)).await;
     b.screenshot("content-search-real").await;
+
+    // A sub-agent the run starts (`sessions_spawn`): listed under the conversation while it works,
+    // and stopped alone (`tasks.cancel`).
+    b.set_field("input[type=search]", "").await;
+    b.send_message(&format!("spawn: stream: sub-{nonce}")).await;
+    let state = b.wait_text("[data-testid=task] [data-testid=task-state]", e2e::TURN, |t| t.starts_with("Running")).await;
+    let title = b.wait_text("[data-testid=task] .tasks__title", T, |t| !t.is_empty()).await;
+    assert!(title.contains(&format!("sub-{nonce}")), "{title} / {state}");
+    b.screenshot("sub-agents-real").await;
+    b.click_xpath("//li[@data-testid='task']//button[normalize-space()='Stop']").await;
+    b.wait_text("[data-testid=task] [data-testid=task-state]", T, |t| t.starts_with("Stopped")).await;
+    let listed = agent.request("tasks.list", json!({"sessionKey": MAIN})).await.unwrap();
+    let statuses: Vec<&str> = listed["tasks"].as_array().unwrap().iter().filter_map(|t| t["status"].as_str()).collect();
+    assert_eq!(statuses, ["cancelled"], "{listed}");
     b.close().await;
     tokio::task::spawn_blocking(move || drop(gw)).await.unwrap();
 }

@@ -52,7 +52,7 @@ async fn assert_inert(b: &Browser, when: &str) {
     assert_eq!(b.js("return window.__xss;").await, json!(0), "a vector ran ({when})");
     assert_eq!(b.js("return window.__csp;").await, json!([]), "CSP violations ({when})");
     let live = b
-        .js("return [...document.body.querySelectorAll('*')].filter(e => !e.matches('details.status-bar__more, details.conversation-header__menu')).filter(e => ['SCRIPT','IMG','SVG','IFRAME','OBJECT','VIDEO','SOURCE','MATH','DETAILS','META','STYLE'].includes(e.tagName.toUpperCase())
+        .js("return [...document.body.querySelectorAll('*')].filter(e => !e.matches('details.status-bar__more, details.conversation-header__menu, details.tasks')).filter(e => ['SCRIPT','IMG','SVG','IFRAME','OBJECT','VIDEO','SOURCE','MATH','DETAILS','META','STYLE'].includes(e.tagName.toUpperCase())
                || [...e.attributes].some(a => a.name.startsWith('on') || /^\\s*javascript:/i.test(a.value))).map(e => e.outerHTML.slice(0, 120));")
         .await;
     assert_eq!(live, json!([]), "live markup from agent text ({when})");

@@ -43,22 +43,37 @@ const CATALOGUE: &[Entry] = &[
     ("summarize", &["/summarize"], "Summarise a text (demo skill).", "tools", "skill", "text", words),
 ];
 
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListParams {
+    #[serde(default)]
+    session_key: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    scope: Option<String>,
+    #[serde(default)]
+    include_args: Option<bool>,
+}
+
 /// `commands.list {sessionKey?, agentId?, provider?, scope?, includeArgs?}` → `{commands}`.
-pub fn list(gw: &Gateway, caller: &Caller<'_>, p: &Value) -> Result<Value, ErrorShape> {
-    let scope = match p.get("scope") {
+pub fn list(gw: &Gateway, caller: &Caller<'_>, p: ListParams) -> Result<Value, ErrorShape> {
+    let scope = match p.scope.as_deref() {
         None => "both",
-        Some(Value::String(s)) if matches!(s.as_str(), "text" | "native" | "both") => s.as_str(),
+        Some(s @ ("text" | "native" | "both")) => s,
         Some(_) => return Err(ErrorShape::invalid("invalid commands.list params: at /scope: must be one of text, native, both")),
     };
-    for key in ["sessionKey", "agentId", "provider"] {
-        if p.get(key).is_some_and(|v| !v.as_str().is_some_and(|s| !s.is_empty())) {
+    for (key, v) in [("sessionKey", &p.session_key), ("agentId", &p.agent_id), ("provider", &p.provider)] {
+        if v.as_deref() == Some("") {
             return Err(ErrorShape::invalid(format!("invalid commands.list params: at /{key}: must be a non-empty string")));
         }
     }
-    if p.get("agentId").and_then(Value::as_str).is_some_and(|a| a != crate::sessions::AGENT) {
-        return Err(ErrorShape::invalid(format!("unknown agent id \"{}\"", p["agentId"].as_str().unwrap_or_default())));
+    if let Some(a) = p.agent_id.as_deref().filter(|a| *a != crate::sessions::AGENT) {
+        return Err(ErrorShape::invalid(format!("unknown agent id \"{a}\"")));
     }
-    if let Some(key) = p.get("sessionKey").and_then(Value::as_str) {
+    if let Some(key) = p.session_key.as_deref() {
         let key = crate::questions::canonical_session_key(key);
         let known = gw.store.session(&key).map_err(|e| ErrorShape::new(protocol::error::code::UNAVAILABLE, e.to_string()))?.is_some();
         // The main conversation has no row before its first message; it still has commands.
@@ -67,7 +82,7 @@ pub fn list(gw: &Gateway, caller: &Caller<'_>, p: &Value) -> Result<Value, Error
         }
         crate::session_events::check_session(gw, caller, &key)?;
     }
-    let include_args = p.get("includeArgs").and_then(Value::as_bool) != Some(false);
+    let include_args = p.include_args != Some(false);
     let commands: Vec<Value> = CATALOGUE
         .iter()
         .filter(|e| scope == "both" || e.5 == "both" || e.5 == scope)

@@ -26,6 +26,7 @@ pub mod session_events;
 pub mod sessions;
 pub mod stop;
 pub mod store;
+pub mod tasks;
 pub mod throttle;
 pub mod upgrade;
 pub mod util;
@@ -51,6 +52,8 @@ pub struct Gateway {
     pub questions: questions::Questions,
     pub approvals: approvals::Approvals,
     pub runs: chat::Runs,
+    /// Sub-agent tasks (`tasks.list`, the demo agent's `delegate`).
+    pub tasks: tasks::Tasks,
     pub lanes: Lanes,
     pub boot_id: String,
     pub started: Instant,
@@ -78,6 +81,7 @@ impl Gateway {
             questions: Default::default(),
             approvals: Default::default(),
             runs: Default::default(),
+            tasks: Default::default(),
             lanes: Lanes::default(),
             faults: Faults::default(),
             drain: Drain::default(),

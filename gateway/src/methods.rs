@@ -27,6 +27,8 @@ pub const IMPLEMENTED: &[&str] = &[
     method::SESSIONS_FORK,
     method::COMMANDS_LIST,
     method::SESSIONS_SEARCH,
+    method::TASKS_LIST,
+    method::TASKS_CANCEL,
     method::SESSIONS_SUBSCRIBE,
     method::SESSIONS_MESSAGES_SUBSCRIBE,
     method::SESSIONS_MESSAGES_UNSUBSCRIBE,
@@ -101,10 +103,9 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
             let _: serde_json::Map<String, Value> = sessions::params_strict(method, crate::models::LIST_KEYS, p.clone())?;
             crate::models::list(&p)
         }
-        method::COMMANDS_LIST => {
-            let _: serde_json::Map<String, Value> = sessions::params_strict(method, crate::commands::LIST_KEYS, p.clone())?;
-            crate::commands::list(gw, &caller, &p)
-        }
+        method::COMMANDS_LIST => crate::commands::list(gw, &caller, sessions::params_strict(method, crate::commands::LIST_KEYS, p)?),
+        method::TASKS_LIST => crate::tasks::list(gw, &caller, sessions::params_strict(method, crate::tasks::LIST_KEYS, p)?),
+        method::TASKS_CANCEL => crate::tasks::cancel(gw, &caller, sessions::params_strict(method, crate::tasks::CANCEL_KEYS, p)?),
         method::SESSIONS_SEARCH => sessions::search(gw, &caller, sessions::params_strict(method, sessions::SEARCH_KEYS, p)?),
         method::SESSIONS_REWIND => sessions::rewind(gw, &caller, sessions::params_strict(method, sessions::CUT_KEYS, p)?),
         method::SESSIONS_FORK => sessions::fork(gw, &caller, sessions::params_strict(method, sessions::CUT_KEYS, p)?),

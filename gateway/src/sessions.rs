@@ -136,6 +136,14 @@ pub fn row(gw: &Gateway, rec: &SessionRecord, derived: bool) -> Value {
         r.insert("parentSessionKey".into(), json!(p));
     }
     r.insert("hasActiveRun".into(), json!(active.is_some()));
+    // Its sub-agents, as the real gateway's rows carry them (absent when none).
+    let children = gw.tasks.children(&rec.key);
+    if !children.is_empty() {
+        r.insert("childSessions".into(), json!(children));
+    }
+    if gw.tasks.any_running(&rec.key) {
+        r.insert("hasActiveSubagentRun".into(), json!(true));
+    }
     r.insert("activeRunIds".into(), json!(active.as_ref().map(|a| vec![a.run_id.clone()]).unwrap_or_default()));
     // Before its first run a session has no status (the real gateway's status is its runs').
     match (&active, &rec.run_status) {

@@ -439,6 +439,9 @@ fn valid_params(method: &str) -> serde_json::Value {
         "exec.approval.get" | "approval.get" | "exec.approval.waitDecision" | "plugin.approval.waitDecision" => json!({"id": "nope"}),
         "exec.approval.resolve" | "plugin.approval.resolve" => json!({"id": "nope", "decision": "deny"}),
         "approval.resolve" => json!({"id": "nope", "kind": "exec", "decision": "deny"}),
+        "sessions.rewind" | "sessions.fork" => json!({"sessionKey": "main", "entryId": "nope"}),
+        "sessions.search" => json!({"query": "hello"}),
+        "tasks.cancel" => json!({"taskId": "nope"}),
         _ => json!({}),
     }
 }
@@ -466,6 +469,11 @@ fn wrong_type(method: &str) -> Option<(&'static str, serde_json::Value)> {
         "exec.approval.waitDecision" | "plugin.approval.waitDecision" => ("id", json!({"x": 1})),
         "approval.resolve" => ("kind", json!(3)),
         "approval.history" => ("limit", json!("ten")),
+        "sessions.rewind" | "sessions.fork" => ("entryId", json!(5)),
+        "sessions.search" => ("query", json!(["x"])),
+        "tasks.cancel" => ("taskId", json!(5)),
+        "tasks.list" => ("limit", json!("ten")),
+        "commands.list" => ("scope", json!(5)),
         _ => return None,
     })
 }

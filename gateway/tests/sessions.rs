@@ -42,6 +42,7 @@ async fn create(c: &mut Client, params: Value) -> Value {
 }
 
 async fn describe(c: &mut Client, key: &str) -> Value {
+    // (sessions.describe answers null for a key it does not know.)
     c.request("sessions.describe", json!({"key": key})).await.unwrap()["session"].clone()
 }
 
@@ -637,4 +638,41 @@ async fn search_finds_a_word_inside_a_message_with_its_snippet_and_refuses_bad_p
         let e = c.request("sessions.search", params.clone()).await.unwrap_err();
         assert!(e.message.contains(words), "{params}: {}", e.message);
     }
+}
+
+#[tokio::test]
+async fn delegate_starts_a_sub_agent_task_that_is_listed_and_stopped_alone() {
+    let (gw, _d) = start().await;
+    let mut c = client(&gw).await;
+    let key = create(&mut c, json!({"label": "Boss"})).await["key"].as_str().unwrap().to_string();
+    c.request("chat.send", json!({"sessionKey": key, "message": "delegate the report", "idempotencyKey": "boss-1"})).await.unwrap();
+    let task = loop {
+        let p = c.next_event("task", T).await.expect("a task event").payload.unwrap();
+        if p["action"] == "upserted" && p["task"]["status"] == "running" {
+            break p["task"].clone();
+        }
+    };
+    assert_eq!((task["sessionKey"].as_str(), task["runtime"].as_str()), (Some(key.as_str()), Some("subagent")));
+    assert_eq!(task["title"], "delegate the report");
+    let child = task["childSessionKey"].as_str().unwrap().to_string();
+    assert!(child.starts_with("agent:main:subagent:"), "{child}");
+    assert_eq!(terminal(&mut c, "boss-1").await["state"], "final", "the requester's run ends; the helper goes on");
+    let listed = c.request("tasks.list", json!({"sessionKey": key, "status": ["queued", "running"]})).await.unwrap();
+    assert_eq!(listed["tasks"].as_array().unwrap().len(), 1, "{listed}");
+    let row = describe(&mut c, &key).await;
+    assert_eq!((row["childSessions"].clone(), row["hasActiveSubagentRun"].clone()), (json!([child]), json!(true)));
+    assert_eq!(describe(&mut c, &child).await["parentSessionKey"], key.as_str());
+
+    let id = task["taskId"].as_str().unwrap();
+    let cancelled = c.request("tasks.cancel", json!({"taskId": id})).await.unwrap();
+    assert_eq!(
+        (cancelled["found"].clone(), cancelled["cancelled"].clone(), cancelled["task"]["status"].clone()),
+        (json!(true), json!(true), json!("cancelled"))
+    );
+    let run = task["runId"].as_str().unwrap();
+    assert_eq!(terminal(&mut c, run).await["state"], "aborted", "the helper's run is stopped");
+    let again = c.request("tasks.cancel", json!({"taskId": id})).await.unwrap();
+    assert_eq!((again["cancelled"].clone(), again["reason"].clone()), (json!(false), json!("task is cancelled")));
+    assert_eq!(c.request("tasks.cancel", json!({"taskId": "nope"})).await.unwrap(), json!({"found": false, "cancelled": false}));
+    assert_eq!(describe(&mut c, &key).await.get("hasActiveSubagentRun"), None);
 }

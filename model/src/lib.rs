@@ -22,6 +22,7 @@ pub mod parts;
 pub mod reveal;
 pub mod run_settings;
 pub mod sessions;
+pub mod tasks;
 pub mod transcript;
 pub mod url;
 

@@ -36,6 +36,8 @@ pub mod method {
     pub const SESSIONS_FORK: &str = "sessions.fork";
     pub const COMMANDS_LIST: &str = "commands.list";
     pub const SESSIONS_SEARCH: &str = "sessions.search";
+    pub const TASKS_LIST: &str = "tasks.list";
+    pub const TASKS_CANCEL: &str = "tasks.cancel";
     pub const SESSIONS_MESSAGES_SUBSCRIBE: &str = "sessions.messages.subscribe";
     pub const SESSIONS_MESSAGES_UNSUBSCRIBE: &str = "sessions.messages.unsubscribe";
     pub const CHAT_HISTORY: &str = "chat.history";
@@ -76,6 +78,8 @@ pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
     (method::SESSIONS_REWIND, scope::ADMIN, None),
     (method::COMMANDS_LIST, scope::READ, None),
     (method::SESSIONS_SEARCH, scope::READ, Some(scope::SESSIONS_READ)),
+    (method::TASKS_LIST, scope::READ, None),
+    (method::TASKS_CANCEL, scope::WRITE, None),
     (method::SESSIONS_FORK, scope::WRITE, Some(scope::SESSIONS_WRITE)),
     (method::SESSIONS_MESSAGES_SUBSCRIBE, scope::READ, Some(scope::SESSIONS_READ)),
     (method::SESSIONS_MESSAGES_UNSUBSCRIBE, scope::READ, Some(scope::SESSIONS_READ)),
@@ -114,6 +118,7 @@ pub const EVENTS: &[&str] = &[
     "chat",
     "session.message",
     "sessions.changed",
+    "task",
     "exec.approval.requested",
     "exec.approval.resolved",
     "plugin.approval.requested",

@@ -21,4 +21,5 @@ pub mod run_bar;
 pub mod run_settings;
 pub mod secret_request;
 pub mod status_bar;
+pub mod tasks_panel;
 pub mod transcript;

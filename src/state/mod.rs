@@ -16,6 +16,7 @@ pub mod outbox;
 pub mod panes;
 pub mod run_settings;
 pub mod sessions;
+pub mod tasks;
 
 /// Runs `f` once, `ms` after the first of any number of calls made meanwhile: a burst of
 /// changes is one write or one read. `due` remembers that a run is coming.

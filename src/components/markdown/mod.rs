@@ -27,11 +27,13 @@ pub fn Markdown(
     view! { <div class="msg__text md" use:markdown_dom=text on:click=on_click></div> }
 }
 
-/// Fills `el` with the message (the directive runs when the element is created).
+/// Fills `el` with the message. The directive runs when the element is created, and again on
+/// the same element with the newer text while a reply streams: what it drew before goes first.
 fn markdown_dom(el: Element, text: String) {
     let Some(doc) = el.owner_document() else {
         return;
     };
+    el.set_text_content(None);
     if let Some(nodes) = model::markdown::parse_without_parser(&text) {
         build(&doc, &el, &nodes);
         return;

@@ -73,6 +73,7 @@ pub fn Pane(
                     </Show>
                 </ConversationHeader>
             </Show>
+            <crate::components::tasks_panel::TasksPanel/>
             <div class="conversation">
                 <Transcript/>
                 <Show when=empty>

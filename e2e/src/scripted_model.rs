@@ -183,10 +183,9 @@ pub fn plan(request: &Value) -> Reply {
         ("read", 0) => tool("Reading it.", ToolCall { name: "read".into(), arguments: json!({"path": rest}) }),
         ("list", 0) => tool("Listing the agents.", via_tool_call("agents_list", json!({}))),
         // A sub-agent whose task is the rest, which is itself a script (`spawn: stream: job-1`).
-        ("spawn", 0) => tool(
-            "Starting a helper.",
-            via_tool_call("sessions_spawn", json!({"task": rest, "label": format!("helper for {rest}")})),
-        ),
+        ("spawn", 0) => {
+            tool("Starting a helper.", via_tool_call("sessions_spawn", json!({"task": rest, "label": format!("helper for {rest}")})))
+        }
         ("vault", 0) => {
             let (name, host) = rest.split_once(' ').unwrap_or((rest, "api.demo.invalid"));
             tool(

@@ -503,10 +503,13 @@ async fn run_steps(
         "The build is ready; answer the questions whenever you like.".into()
     } else if lower.contains("delegate") {
         match crate::tasks::spawn(gw, session, text) {
-            Ok(task) => format!(
-                "I asked a helper to work on it (“{}”). It works in its own conversation: follow it or stop it under Sub-agents.",
-                task.title
-            ),
+            Ok(task) => {
+                start_run(gw.clone(), task.child.clone(), task.run_id.clone(), "slow: the helper's steps".into());
+                format!(
+                    "I asked a helper to work on it (“{}”). It works in its own conversation: follow it or stop it under Sub-agents.",
+                    task.title
+                )
+            }
             Err(e) => format!("I could not start a helper: {e}"),
         }
     } else if lower.contains("slow") {

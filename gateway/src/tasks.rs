@@ -94,7 +94,8 @@ fn announce(gw: &Gateway, task: &Task) {
     crate::sessions::changed(gw, &task.requester, "task", |_| {});
 }
 
-/// Starts a helper for `requester` on `words`: its child conversation, its run, its task.
+/// Registers a helper for `requester` on `words`: its child conversation and its task, ended
+/// when the run `task.run_id` in the child conversation ends (the caller starts that run).
 pub fn spawn(gw: &Arc<Gateway>, requester: &str, words: &str) -> Result<Task, String> {
     let owner =
         gw.store.session_owner(requester).map_err(|e| e.to_string())?.unwrap_or_else(|| crate::sessions::OPERATOR_OWNER.to_string());
@@ -115,7 +116,6 @@ pub fn spawn(gw: &Arc<Gateway>, requester: &str, words: &str) -> Result<Task, St
         error: None,
     };
     gw.tasks.lock().push(task.clone());
-    crate::agent::start_run(gw.clone(), child.clone(), task.run_id.clone(), "slow: the helper's steps".into());
     announce(gw, &task);
     // The task ends when its run does: the run's end is recorded on the child's row.
     let (gw, id) = (gw.clone(), task.id.clone());

@@ -58,7 +58,7 @@ async fn copy_rewind_and_fork_on_the_local_gateway() {
     for (w, h) in [(1000u32, 800u32), (390, 844)] {
         b.client.set_window_size(w, h).await.unwrap();
         assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
-        b.screenshot(&format!("message-actions-fork-{w}")).await;
+        shots(&b, "message-actions-fork", w).await;
     }
     b.client.set_window_size(1000, 800).await.unwrap();
     b.click_xpath("//*[@data-testid='message-action-question']//button[normalize-space()='Fork']").await;
@@ -99,6 +99,15 @@ async fn copy_rewind_and_fork_on_the_local_gateway() {
     wait_messages(&b, 4).await;
     assert_eq!(message_texts(&b).await, json!(["user", "assistant", "user", "assistant"]));
     b.close().await;
+}
+
+/// Screenshots at width `w` in light and dark (the page's theme switched as its setting does).
+async fn shots(b: &Browser, name: &str, w: u32) {
+    for theme in ["light", "dark"] {
+        b.js(&format!("document.documentElement.dataset.theme = '{theme}'; return null;")).await;
+        b.screenshot(&format!("{name}-{w}-{theme}")).await;
+    }
+    b.js("delete document.documentElement.dataset.theme; return null;").await;
 }
 
 /// The palette's lines, as shown.
@@ -144,7 +153,7 @@ async fn the_command_palette_lists_the_gateways_commands_and_the_keyboard_choose
     for (w, h) in [(1000u32, 800u32), (390, 844)] {
         b.client.set_window_size(w, h).await.unwrap();
         assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
-        b.screenshot(&format!("command-palette-{w}")).await;
+        shots(&b, "command-palette", w).await;
     }
     b.client.set_window_size(1000, 800).await.unwrap();
 
@@ -246,7 +255,7 @@ async fn the_export_holds_every_message_and_every_decision_on_the_local_gateway(
         b.client.set_window_size(w, h).await.unwrap();
         b.js("document.querySelector('details.conversation-header__menu').open = true; return null;").await;
         assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
-        b.screenshot(&format!("conversation-menu-{w}")).await;
+        shots(&b, "conversation-menu", w).await;
     }
     b.close().await;
 }
@@ -273,7 +282,7 @@ async fn a_word_only_inside_a_message_finds_its_conversation_on_the_local_gatewa
             b.click_button("Conversations").await;
         }
         assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
-        b.screenshot(&format!("content-search-{w}")).await;
+        shots(&b, "content-search", w).await;
     }
     b.click_xpath("//button[@data-testid='message-hit']").await;
     b.wait_js("return document.querySelector('[data-testid=pane]').dataset.session;", |v| v.as_str() == Some(zoo.as_str())).await;
@@ -296,7 +305,7 @@ async fn a_sub_agent_is_listed_and_stopped_alone_on_the_local_gateway() {
     for (w, h) in [(1000u32, 800u32), (390, 844)] {
         b.client.set_window_size(w, h).await.unwrap();
         assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
-        b.screenshot(&format!("sub-agents-{w}")).await;
+        shots(&b, "sub-agents", w).await;
     }
     b.client.set_window_size(1000, 800).await.unwrap();
     // Stop: that task alone.
@@ -315,6 +324,24 @@ async fn a_sub_agent_is_listed_and_stopped_alone_on_the_local_gateway() {
     b.click_xpath("//li[@data-testid='task']//button[normalize-space()='Open']").await;
     b.wait_js("return document.querySelector('[data-testid=pane]').dataset.session;", |v| v.as_str() == Some(helper.key.as_str())).await;
     b.wait_text("main", T, |t| t.contains("Working on step 1 of 10")).await;
+
+    // Back in the conversation: its own Stop, once its run has ended, stops the helper it started.
+    b.goto(&gw.ui_url()).await;
+    b.wait_connected().await;
+    b.send_message("delegate the summary").await;
+    b.wait_text("main", T, |t| t.contains("(“delegate the summary”)")).await;
+    b.wait_js("return [...document.querySelectorAll('[data-testid=task]')].filter(t => t.dataset.status === 'running').length;", |v| {
+        v == &json!(1)
+    })
+    .await;
+    b.wait_gone("[data-testid=stream]", T).await;
+    b.wait_text("[data-testid=run-bar]", T, |t| t.contains("The agent is working.")).await;
+    b.click_xpath("//div[@data-testid='run-bar']//button[normalize-space()='Stop']").await;
+    b.wait_text("[data-testid=stop-outcome]", T, |t| t.starts_with("Stopped")).await;
+    b.wait_js("return [...document.querySelectorAll('[data-testid=task]')].map(t => t.dataset.status);", |v| {
+        v == &json!(["cancelled", "cancelled"])
+    })
+    .await;
     b.close().await;
 }
 

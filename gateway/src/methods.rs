@@ -29,6 +29,7 @@ pub const IMPLEMENTED: &[&str] = &[
     method::SESSIONS_SEARCH,
     method::TASKS_LIST,
     method::TASKS_CANCEL,
+    method::SESSIONS_ABORT,
     method::SESSIONS_SUBSCRIBE,
     method::SESSIONS_MESSAGES_SUBSCRIBE,
     method::SESSIONS_MESSAGES_UNSUBSCRIBE,
@@ -104,6 +105,7 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
             crate::models::list(&p)
         }
         method::COMMANDS_LIST => crate::commands::list(gw, &caller, sessions::params_strict(method, crate::commands::LIST_KEYS, p)?),
+        method::SESSIONS_ABORT => crate::tasks::session_abort(gw, &caller, sessions::params_strict(method, crate::tasks::ABORT_KEYS, p)?),
         method::TASKS_LIST => crate::tasks::list(gw, &caller, sessions::params_strict(method, crate::tasks::LIST_KEYS, p)?),
         method::TASKS_CANCEL => crate::tasks::cancel(gw, &caller, sessions::params_strict(method, crate::tasks::CANCEL_KEYS, p)?),
         method::SESSIONS_SEARCH => sessions::search(gw, &caller, sessions::params_strict(method, sessions::SEARCH_KEYS, p)?),

@@ -196,6 +196,41 @@ pub fn list(gw: &Gateway, caller: &Caller<'_>, p: ListParams) -> Result<Value, E
     Ok(json!({"tasks": tasks.iter().map(Task::summary).collect::<Vec<_>>()}))
 }
 
+pub const ABORT_KEYS: &[&str] = &["key", "runId", "agentId", "clearQueued"];
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AbortParams {
+    key: String,
+    #[serde(default)]
+    run_id: Option<String>,
+    #[serde(default)]
+    agent_id: Option<String>,
+    #[serde(default)]
+    clear_queued: Option<bool>,
+}
+
+/// `sessions.abort {key, runId?}` → `{ok, abortedRunId, status}`: stops the conversation's run
+/// and, without `runId`, every sub-agent task it started (with `runId`, those that run started),
+/// as the real gateway does.
+pub fn session_abort(gw: &Arc<Gateway>, caller: &Caller<'_>, p: AbortParams) -> Result<Value, ErrorShape> {
+    let _ = (&p.agent_id, p.clear_queued);
+    let key = crate::questions::canonical_session_key(&p.key);
+    check_session(gw, caller, &key)?;
+    let aborted = crate::stop::abort_session(gw, &key, p.run_id.as_deref());
+    let running: Vec<Task> = gw.tasks.lock().iter().filter(|t| t.requester == key && t.status == "running").cloned().collect();
+    for task in running {
+        crate::stop::abort_session(gw, &task.child, Some(&task.run_id));
+        if let Some(t) = gw.tasks.update(&task.id, |t| {
+            t.status = "cancelled";
+            t.ended_at = Some(now_ms());
+        }) {
+            announce(gw, &t);
+        }
+    }
+    Ok(json!({"ok": true, "abortedRunId": aborted, "status": if aborted.is_some() { "aborted" } else { "no-active-run" }}))
+}
+
 pub const CANCEL_KEYS: &[&str] = &["taskId", "reason"];
 
 #[derive(serde::Deserialize)]

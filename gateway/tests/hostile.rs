@@ -442,6 +442,7 @@ fn valid_params(method: &str) -> serde_json::Value {
         "sessions.rewind" | "sessions.fork" => json!({"sessionKey": "main", "entryId": "nope"}),
         "sessions.search" => json!({"query": "hello"}),
         "tasks.cancel" => json!({"taskId": "nope"}),
+        "sessions.abort" => json!({"key": "main"}),
         _ => json!({}),
     }
 }
@@ -474,6 +475,7 @@ fn wrong_type(method: &str) -> Option<(&'static str, serde_json::Value)> {
         "tasks.cancel" => ("taskId", json!(5)),
         "tasks.list" => ("limit", json!("ten")),
         "commands.list" => ("scope", json!(5)),
+        "sessions.abort" => ("key", json!(5)),
         _ => return None,
     })
 }

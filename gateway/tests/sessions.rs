@@ -675,4 +675,15 @@ async fn delegate_starts_a_sub_agent_task_that_is_listed_and_stopped_alone() {
     assert_eq!((again["cancelled"].clone(), again["reason"].clone()), (json!(false), json!("task is cancelled")));
     assert_eq!(c.request("tasks.cancel", json!({"taskId": "nope"})).await.unwrap(), json!({"found": false, "cancelled": false}));
     assert_eq!(describe(&mut c, &key).await.get("hasActiveSubagentRun"), None);
+
+    // The conversation's Stop (`sessions.abort {key}`) stops its sub-agents too.
+    c.request("chat.send", json!({"sessionKey": key, "message": "delegate again", "idempotencyKey": "boss-2"})).await.unwrap();
+    terminal(&mut c, "boss-2").await;
+    let running = c.request("tasks.list", json!({"sessionKey": key, "status": "running"})).await.unwrap();
+    let run = running["tasks"][0]["runId"].as_str().unwrap().to_string();
+    let stopped = c.request("sessions.abort", json!({"key": key})).await.unwrap();
+    assert_eq!((stopped["ok"].clone(), stopped["status"].clone()), (json!(true), json!("no-active-run")), "{stopped}");
+    assert_eq!(terminal(&mut c, &run).await["state"], "aborted");
+    let left = c.request("tasks.list", json!({"sessionKey": key, "status": "running"})).await.unwrap();
+    assert_eq!(left["tasks"], json!([]));
 }

@@ -34,6 +34,18 @@ pub fn abort_params(session_key: &str, active_runs: &[String]) -> serde_json::Va
     }
 }
 
+/// The request a Stop sends: `chat.abort` for the conversation's run ([`abort_params`]), or,
+/// while sub-agents it started are working, `sessions.abort {key}`, which stops the
+/// conversation's runs and every sub-agent it controls (`chat.abort` without a run stops none of
+/// them, and with one only that run's own).
+pub fn stop_request(session_key: &str, active_runs: &[String], sub_agents_running: bool) -> (&'static str, serde_json::Value) {
+    if sub_agents_running {
+        (protocol::methods::method::SESSIONS_ABORT, serde_json::json!({"key": session_key}))
+    } else {
+        (protocol::methods::method::CHAT_ABORT, abort_params(session_key, active_runs))
+    }
+}
+
 /// What the page says after a Stop, in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StopOutcome {
@@ -70,7 +82,9 @@ impl StopOutcome {
         }
     }
 
-    /// Reads the gateway's answer to `chat.abort` (`{ok, aborted, runIds}`).
+    /// Reads the gateway's answer to `chat.abort` (`{ok, aborted, runIds}`) or to
+    /// `sessions.abort` (`{ok, abortedRunId, status}`; sent only while sub-agents worked, which it
+    /// stops even when the conversation's own run had ended, so that is a stop too).
     pub fn from_reply(reply: &serde_json::Value, queued_here: usize) -> StopOutcome {
         let aborted = reply.get("aborted").and_then(serde_json::Value::as_bool).unwrap_or(true);
         if aborted { StopOutcome::Stopped { queued_here } } else { StopOutcome::NothingRunning { queued_here } }
@@ -107,6 +121,22 @@ mod tests {
         assert_eq!(stopped, StopOutcome::Stopped { queued_here: 2 });
         assert!(stopped.message().contains("2 messages of this conversation are still queued"));
         assert_eq!(StopOutcome::from_reply(&json!({"ok": true, "aborted": false}), 0).message(), "Nothing was running to stop.");
+        let children = StopOutcome::from_reply(&json!({"ok": true, "status": "no-active-run"}), 0);
+        assert_eq!(children, StopOutcome::Stopped { queued_here: 0 }, "sub-agents were stopped");
         assert!(StopOutcome::Offline.message().contains("Nothing is sent later"));
+    }
+}
+
+#[cfg(test)]
+mod stop_request_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_stop_with_sub_agents_working_stops_them_too() {
+        let runs = vec!["r1".to_string()];
+        assert_eq!(stop_request("k", &runs, false), ("chat.abort", json!({"sessionKey": "k", "runId": "r1"})));
+        assert_eq!(stop_request("k", &runs, true), ("sessions.abort", json!({"key": "k"})));
+        assert_eq!(stop_request("k", &[], true), ("sessions.abort", json!({"key": "k"})));
     }
 }

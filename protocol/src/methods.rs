@@ -44,6 +44,7 @@ pub mod method {
     pub const CHAT_MESSAGE_GET: &str = "chat.message.get";
     pub const CHAT_SEND: &str = "chat.send";
     pub const CHAT_ABORT: &str = "chat.abort";
+    pub const SESSIONS_ABORT: &str = "sessions.abort";
     pub const CHAT_INJECT: &str = "chat.inject";
     pub const QUESTION_LIST: &str = "question.list";
     pub const QUESTION_GET: &str = "question.get";
@@ -87,6 +88,7 @@ pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
     (method::CHAT_MESSAGE_GET, scope::READ, Some(scope::SESSIONS_READ)),
     (method::CHAT_SEND, scope::WRITE, Some(scope::SESSIONS_WRITE)),
     (method::CHAT_ABORT, scope::WRITE, Some(scope::SESSIONS_WRITE)),
+    (method::SESSIONS_ABORT, scope::WRITE, Some(scope::SESSIONS_WRITE)),
     (method::CHAT_INJECT, scope::ADMIN, None),
     (method::QUESTION_LIST, scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),
     (method::QUESTION_GET, scope::QUESTIONS, Some(scope::SESSIONS_WRITE)),

@@ -572,11 +572,12 @@ impl ChatController {
         Ok(whole)
     }
 
-    /// Stop, now: `chat.abort` for the run (`model::command::abort_params`), straight to the
+    /// Stop, now: `chat.abort` for the run, or `sessions.abort` while sub-agents of the
+    /// conversation work (`model::command::stop_request`), straight to the
     /// gateway and never through the outbox, so a Stop is never delivered late. Offline it
     /// says so and nothing is kept to send later. `queued_here` counts this conversation's
     /// messages still queued in the outbox: they stay queued, and the outcome says so.
-    pub fn stop(&self, queued_here: usize) {
+    pub fn stop(&self, queued_here: usize, sub_agents_running: bool) {
         use model::command::StopOutcome;
         let this = *self;
         if self.client.status.get_untracked() != Status::Connected {
@@ -584,10 +585,10 @@ impl ChatController {
             return;
         }
         let session = self.session.get_untracked();
-        let params = self.active_runs.with_untracked(|runs| model::command::abort_params(&session, runs));
+        let (method, params) = self.active_runs.with_untracked(|runs| model::command::stop_request(&session, runs, sub_agents_running));
         self.stop_outcome.set(Some(StopOutcome::Stopping));
         spawn_local(async move {
-            let outcome = match this.client.request(protocol::methods::method::CHAT_ABORT, params).await {
+            let outcome = match this.client.request(method, params).await {
                 Ok(reply) => StopOutcome::from_reply(&reply, queued_here),
                 Err(crate::io::gateway_client::RequestError::Disconnected) => StopOutcome::Failed(
                     "the connection dropped before the gateway answered, so the run may still be going. Nothing is sent again.".into(),

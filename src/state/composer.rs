@@ -41,6 +41,7 @@ pub struct ComposerController {
     files: AttachmentController,
     dock: DockController,
     sessions: SessionsController,
+    tasks: crate::state::tasks::TasksController,
     client: GatewayClient,
 }
 
@@ -52,6 +53,7 @@ impl ComposerController {
         dock: DockController,
         sessions: SessionsController,
         run_settings: RunSettingsController,
+        tasks: crate::state::tasks::TasksController,
         client: GatewayClient,
     ) -> Self {
         let this = ComposerController {
@@ -64,6 +66,7 @@ impl ComposerController {
             files,
             dock,
             sessions,
+            tasks,
             client,
         };
         Effect::new(move |_| {
@@ -124,11 +127,17 @@ impl ComposerController {
         self.client.hello.with(|_| matches!(protocol::methods::access("chat.abort", &self.client.scopes()), Some(Ok(_))))
     }
 
-    /// Stop the conversation's run now (`ChatController::stop`), saying what stays queued.
+    /// Whether the agent works in this conversation (tracked): its run, or sub-agents it started.
+    pub fn working(&self) -> bool {
+        self.chat.run_active.get() || self.tasks.running(&self.chat.session.get())
+    }
+
+    /// Stop the conversation's run now, and its sub-agents with it (`ChatController::stop`),
+    /// saying what stays queued.
     pub fn stop(&self) {
         let session = self.chat.session.get_untracked();
         let queued = self.outbox.rows.with_untracked(|rows| rows.iter().filter(|r| r.session_key == session && r.is_unsent()).count());
-        self.chat.stop(queued);
+        self.chat.stop(queued, self.tasks.running(&session));
     }
 
     /// Send anyway, pressed the second time: exactly the held text goes, if the draft still is

@@ -47,6 +47,11 @@ impl TasksController {
         self.lists.update(|l| l.entry(task.requester.clone()).or_default().put(task));
     }
 
+    /// Whether sub-agents `session` started are working (tracked).
+    pub fn running(&self, session: &str) -> bool {
+        self.lists.with(|l| l.get(session).is_some_and(|t| t.running() > 0))
+    }
+
     pub fn may_list(&self) -> bool {
         matches!(protocol::methods::access(method::TASKS_LIST, &self.client.scopes()), Some(Ok(_)))
     }

@@ -41,6 +41,7 @@ pub fn Pane(
         dock,
         expect_context::<SessionsController>(),
         expect_context::<crate::state::run_settings::RunSettingsController>(),
+        expect_context::<crate::state::tasks::TasksController>(),
         client,
     );
     provide_context(composer);

@@ -1,6 +1,6 @@
-//! The run bar: while the agent works in this pane's conversation, a Stop that is always within
-//! reach (above the dock, so an open question or approval never hides it), and afterwards what
-//! that Stop did, in words.
+//! The run bar: while the agent works in this pane's conversation (its run, or sub-agents it
+//! started), a Stop that is always within reach (above the dock, so an open question or approval
+//! never hides it), and afterwards what that Stop did, in words.
 
 use leptos::prelude::*;
 
@@ -11,8 +11,9 @@ use crate::state::composer::ComposerController;
 #[component]
 pub fn RunBar() -> impl IntoView {
     let chat = expect_context::<ChatController>();
-    let running = move || chat.run_active.get();
     let composer = expect_context::<ComposerController>();
+    // Its run, or sub-agents it started: a Stop here stops them all.
+    let running = move || composer.working();
     let stop = move |_| composer.stop();
     view! {
         <Show when=move || running() || chat.stop_outcome.with(Option::is_some)>

@@ -122,8 +122,22 @@ pub fn spawn(gw: &Arc<Gateway>, requester: &str, words: &str) -> Result<Task, St
     tokio::spawn(async move {
         loop {
             tokio::time::sleep(Duration::from_millis(200)).await;
-            let Some(t) = gw.tasks.get(&id) else { return };
-            let Ok(Some(rec)) = gw.store.session(&t.child) else { return };
+            let Some(t) = gw.tasks.get(&id).filter(|t| t.status == "running") else { return };
+            let rec = match gw.store.session(&t.child) {
+                Ok(Some(rec)) => rec,
+                // Its conversation is gone: the task cannot go on.
+                Ok(None) => {
+                    if let Some(t) = gw.tasks.update(&id, |t| {
+                        t.status = "failed";
+                        t.ended_at = Some(now_ms());
+                        t.error = Some("its conversation is gone".into());
+                    }) {
+                        announce(&gw, &t);
+                    }
+                    return;
+                }
+                Err(_) => continue,
+            };
             if rec.last_run_id.as_deref() != Some(t.run_id.as_str()) {
                 continue;
             }
@@ -132,11 +146,17 @@ pub fn spawn(gw: &Arc<Gateway>, requester: &str, words: &str) -> Result<Task, St
                 Some("killed") => "cancelled",
                 _ => "failed",
             };
-            if let Some(t) = gw.tasks.update(&id, |t| {
-                t.status = status;
-                t.ended_at = Some(now_ms());
-                t.error = rec.last_run_error.clone();
-            }) {
+            // A task stopped meanwhile (`tasks.cancel`, `sessions.abort`) keeps that end.
+            let mut ended = false;
+            let t = gw.tasks.update(&id, |t| {
+                if t.status == "running" {
+                    t.status = status;
+                    t.ended_at = Some(now_ms());
+                    t.error = rec.last_run_error.clone();
+                    ended = true;
+                }
+            });
+            if let Some(t) = t.filter(|_| ended) {
                 announce(&gw, &t);
             }
             return;

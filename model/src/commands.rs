@@ -326,6 +326,9 @@ impl Palette {
                 self.closed_on = Some(draft.to_string());
                 KeyOutcome::Taken
             }
+            // Already what is typed (`/stop`, which `/stop-all` also matches): Enter is the
+            // composer's, and sends it.
+            Key::Choose if lines[at].insert == draft => KeyOutcome::Pass,
             Key::Choose => {
                 self.active = 0;
                 KeyOutcome::Insert(lines[at].insert.clone())
@@ -427,5 +430,11 @@ mod tests {
         let typed_more = "/t";
         assert!(p.open(typed_more, &suggestions(&list, typed_more, &[])), "it opens again once the text changes");
         assert_eq!(Palette::default().key(Key::Choose, "hello", &[]), KeyOutcome::Pass);
+        // A whole command that another one also matches: Enter sends it, it is not put in again.
+        let both = vec![
+            Suggestion { insert: "/stop".into(), label: "/stop".into(), detail: String::new(), from: String::new() },
+            Suggestion { insert: "/stop-all".into(), label: "/stop-all".into(), detail: String::new(), from: String::new() },
+        ];
+        assert_eq!(Palette::default().key(Key::Choose, "/stop", &both), KeyOutcome::Pass);
     }
 }

@@ -87,8 +87,13 @@ fn quoted(text: &str) -> String {
 /// Inline code that survives backticks in `text`.
 fn code(text: &str) -> String {
     let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let ticks = if one_line.contains('`') { "``" } else { "`" };
-    format!("{ticks}{}{ticks}", crate::preview(&one_line, 200))
+    let shown = crate::preview(&one_line, 200);
+    if !shown.contains('`') {
+        return format!("`{shown}`");
+    }
+    // Two backticks around text holding one, with spaces where the text starts or ends with one.
+    let pad = if shown.starts_with('`') || shown.ends_with('`') { " " } else { "" };
+    format!("``{pad}{shown}{pad}``")
 }
 
 fn answers_of(outcome: &Outcome) -> Option<&protocol::question::QuestionAnswers> {
@@ -249,9 +254,13 @@ pub fn markdown(input: &Input) -> String {
                 if !text.trim().is_empty() {
                     // An agent writes Markdown: kept as written. Anything else is quoted.
                     if row.role == "assistant" {
-                        out.push_str(text.trim_end())
+                        out.push_str(text.trim_end());
+                        // A reply cut off inside a code block (stopped) does not swallow the rest.
+                        if text.lines().filter(|l| l.trim_start().starts_with("```")).count() % 2 == 1 {
+                            out.push_str("\n```");
+                        }
                     } else {
-                        out.push_str(&quoted(text.trim_end()))
+                        out.push_str(&quoted(text.trim_end()));
                     }
                     out.push('\n');
                 }
@@ -374,6 +383,16 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_stopped_inside_a_code_block_is_closed() {
+        let mut i = input();
+        i.messages.truncate(1);
+        i.approvals.clear();
+        i.messages.push(json!({"role": "assistant", "timestamp": 1_796_220_001_000.0, "content": "Here:\n\n```sh\necho half"}));
+        let md = markdown(&i);
+        assert!(md.ends_with("```sh\necho half\n```\n"), "{md}");
+    }
+
+    #[test]
     fn the_file_name_is_safe() {
         assert_eq!(file_stem("Deploy: prod / EU!"), "chat-deploy-prod-eu");
         assert_eq!(file_stem("../../etc"), "chat-etc");
@@ -384,7 +403,8 @@ mod tests {
 
     #[test]
     fn backticks_in_a_command_stay_inline_code() {
-        assert_eq!(code("echo `date`"), "``echo `date```");
+        assert_eq!(code("echo `date`"), "`` echo `date` ``");
+        assert_eq!(code("a `b` c"), "``a `b` c``");
         assert_eq!(code("a\n  b"), "`a b`");
     }
 }

@@ -226,9 +226,11 @@ pub fn tokens(n: u64) -> String {
 
 /// `n / unit`, to one decimal below 100 (without a `.0`), whole from 100 on.
 fn trim_point(n: u64, unit: u64, suffix: &str) -> String {
-    let tenths = (n * 10 + unit / 2) / unit;
+    // Divided first, rounded half up, so no count overflows.
+    let rounded = |by: u64| n / by + u64::from(n % by >= by / 2);
+    let tenths = rounded(unit / 10);
     if tenths >= 1_000 {
-        format!("{}{suffix}", (n + unit / 2) / unit)
+        format!("{}{suffix}", rounded(unit))
     } else if tenths % 10 == 0 {
         format!("{}{suffix}", tenths / 10)
     } else {
@@ -477,6 +479,7 @@ mod tests {
         assert_eq!(tokens(12_340), "12.3k");
         assert_eq!(tokens(99_960), "100k");
         assert_eq!(tokens(123_456), "123k");
+        assert_eq!(tokens(u64::MAX), "18446744073710M", "no overflow");
         assert_eq!(dollars(0.01234), "0.0123");
         assert_eq!(dollars(2.5), "2.5000");
     }

@@ -88,8 +88,11 @@ impl CommandsController {
                 Ok(v) => Listed::Ready(read_list(&v)),
                 Err(e) => Listed::Failed(e.to_string()),
             };
+            // Only if the list still waits for it (a disconnect meanwhile cleared it).
             this.lists.update(|l| {
-                l.insert(session, listed);
+                if let Some(slot @ Listed::Loading) = l.get_mut(&session) {
+                    *slot = listed;
+                }
             });
         });
     }

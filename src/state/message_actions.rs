@@ -100,6 +100,9 @@ impl MessageActionsController {
             let result = answer.map_err(|e| e.to_string()).and_then(|v| read_done(cut, &session, &v));
             this.state.update(|s| s.settle(&result));
             let Ok(done) = result else { return };
+            // The pane has moved on meanwhile: it is not pulled back (the rewind's reload comes
+            // with `sessions.changed`, and the fork is in the list).
+            let still_here = this.chat.session.get_untracked() == session;
             if let ActionState::Done { said, .. } = this.state.get_untracked() {
                 this.done.set(Some((done.session.clone(), said)));
                 this.state.set(ActionState::Idle);
@@ -109,7 +112,15 @@ impl MessageActionsController {
                     if let Some(text) = &done.editor_text {
                         this.chat.restore_text(&session, text);
                     }
-                    this.chat.reload().await;
+                    if still_here {
+                        this.chat.reload().await;
+                    }
+                }
+                Cut::Fork if !still_here => {
+                    if let Some(text) = &done.editor_text {
+                        this.chat.restore_text(&done.session, text);
+                    }
+                    this.sessions.reload().await;
                 }
                 Cut::Fork => {
                     this.sessions.open_in(this.chat, &done.session);

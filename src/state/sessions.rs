@@ -200,6 +200,7 @@ impl SessionsController {
         if self.list.with_untracked(|l| l.query == query) {
             return;
         }
+        self.found.set(None);
         self.list.update(|l| {
             l.query = query;
             l.rows.clear();
@@ -236,7 +237,16 @@ impl SessionsController {
                 Ok(v) => {
                     let found = model::sessions::read_search(&query.search, &v);
                     if found.indexing && tries < 5 {
-                        set_timeout(move || this.search_messages(tries + 1), Duration::from_secs(2));
+                        let asked = query.clone();
+                        set_timeout(
+                            move || {
+                                // Only for the words it was asked for.
+                                if this.list.with_untracked(|l| l.query == asked) {
+                                    this.search_messages(tries + 1);
+                                }
+                            },
+                            Duration::from_secs(2),
+                        );
                     }
                     this.found.set(Some(found));
                 }

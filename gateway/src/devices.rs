@@ -110,19 +110,8 @@ pub async fn end_revoked_sockets(gw: std::sync::Arc<Gateway>) {
 }
 
 fn when(ms: i64) -> String {
-    let secs = ms / 1000;
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    // Days since 1970-01-01 to a civil date (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rest / 3600, rest % 3600 / 60)
+    let (y, m, d, h, min, _) = protocol::time::civil(ms);
+    format!("{y:04}-{m:02}-{d:02} {h:02}:{min:02} UTC")
 }
 
 /// `gateway devices list`: one line per paired device.

@@ -32,19 +32,8 @@ pub struct Input {
 
 /// A moment as `2026-12-06 08:01:02 UTC`.
 pub fn utc(ms: f64) -> String {
-    let secs = (ms / 1000.0).floor() as i64;
-    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
-    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rest / 3600, rest % 3600 / 60, rest % 60)
+    let (y, m, d, h, min, sec) = protocol::time::civil(ms.floor() as i64);
+    format!("{y:04}-{m:02}-{d:02} {h:02}:{min:02}:{sec:02} UTC")
 }
 
 /// The file's name before its date: `chat-` and the title in lowercase ASCII letters, digits and
@@ -208,16 +197,7 @@ pub fn markdown(input: &Input) -> String {
             Outcome::DecidedElsewhere { decision, .. } => Outcome::DecidedElsewhere { decision, by: resolver(v) },
             o => o,
         };
-        items.push(Item::Decision(Receipt {
-            id: approval.id.clone(),
-            questions: Vec::new(),
-            outcome,
-            at_ms: resolved_at_ms as f64,
-            unsent_text: String::new(),
-            unsent_held: false,
-            session_key: approval.session_key.clone(),
-            approval: Some(approval.summary()),
-        }));
+        items.push(Item::Decision(Receipt::for_approval(&approval, outcome, resolved_at_ms)));
     }
     items.sort_by(|a, b| when(a).total_cmp(&when(b)));
 

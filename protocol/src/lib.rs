@@ -18,6 +18,7 @@ pub mod frame;
 pub mod methods;
 pub mod question;
 pub mod text;
+pub mod time;
 
 /// The only protocol version this crate speaks.
 pub const PROTOCOL_VERSION: u32 = 4;

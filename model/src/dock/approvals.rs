@@ -71,6 +71,22 @@ pub fn read_snapshot(v: &Value) -> Option<(Approval, SnapshotStatus)> {
     Some((approval, SnapshotStatus::Ended { outcome, resolved_at_ms }))
 }
 
+impl Receipt {
+    /// The summary of an approval that ended with `outcome` at `resolved_at_ms`.
+    pub fn for_approval(approval: &Approval, outcome: Outcome, resolved_at_ms: i64) -> Receipt {
+        Receipt {
+            id: approval.id.clone(),
+            questions: Vec::new(),
+            outcome,
+            at_ms: resolved_at_ms as f64,
+            unsent_text: String::new(),
+            unsent_held: false,
+            session_key: approval.session_key.clone(),
+            approval: Some(approval.summary()),
+        }
+    }
+}
+
 impl Dock {
     /// The pending approval `id` and where it stands locally.
     pub fn approval(&self, id: &str) -> Option<(&Approval, &ApprovalState)> {
@@ -384,16 +400,7 @@ impl Dock {
                 Outcome::DecidedElsewhere { decision, .. } => Outcome::decided(decision),
                 o => o,
             };
-            let receipt = Receipt {
-                id: approval.id.clone(),
-                questions: Vec::new(),
-                outcome,
-                at_ms: resolved_at_ms as f64,
-                unsent_text: String::new(),
-                unsent_held: false,
-                session_key: approval.session_key.clone(),
-                approval: Some(approval.summary()),
-            };
+            let receipt = Receipt::for_approval(&approval, outcome, resolved_at_ms);
             self.receipts.push(receipt.clone());
             fx.push(Effect::SaveReceipt(receipt));
         }

@@ -370,3 +370,110 @@ async function store(response) {
 function named(html) {
   return [...hashes(html, ["ocui-files"]).keys()].map((name) => new URL(name, SCOPE).href);
 }
+
+// Web Push (the gateway's `push.web.*`): a notification for what an agent waits on, while no
+// window of the app shows it. The payload is the real gateway's `{title, body, tag, renotify,
+// url}`, `url` relative to the scope (`approve/<id>`, `ask/<id>`, a conversation); the local
+// gateway adds `choices` (the options of a single single-choice question, at most two) and
+// `secret`. What a lock screen may show is decided here too, whatever the payload says: an
+// approval is named, never its command, and a secrets request never carries a value.
+self.addEventListener("push", (event) => {
+  event.waitUntil(showPush(event.data).catch(() => null));
+});
+
+const APPROVAL = /^approve\/[^/?#]+$/;
+const QUESTION = /^ask\/[^/?#]+$/;
+
+function readPush(data) {
+  let p = null;
+  try {
+    p = data ? data.json() : null;
+  } catch (notJson) {
+    p = { body: data ? data.text() : "" };
+  }
+  return p && typeof p === "object" ? p : {};
+}
+
+function text(value, max) {
+  return typeof value === "string" ? value.slice(0, max) : "";
+}
+
+// The payload's target, kept only inside the scope; the scope itself otherwise.
+function target(url) {
+  try {
+    const href = new URL(typeof url === "string" ? url : "", SCOPE).href;
+    return href.startsWith(SCOPE.href) ? href : SCOPE.href;
+  } catch (bad) {
+    return SCOPE.href;
+  }
+}
+
+// What the notification shows and offers (pure: the e2e tests read it back).
+function notificationFor(p) {
+  const url = target(p.url);
+  const path = url.slice(SCOPE.href.length);
+  const title = text(p.title, 120) || "OpenClaw";
+  const options = { tag: text(p.tag, 200) || "openclaw-notification", renotify: p.renotify === true, icon: "icon-192.png", data: { url, kind: "other" } };
+  if (APPROVAL.test(path)) {
+    // The real gateway replaces a request's notification through its tag once it is decided
+    // or expired ("OpenClaw approval updated"): that one offers nothing.
+    const over = /approval updated$/i.test(title);
+    options.body = over ? "This approval is no longer pending." : "An agent is waiting for your approval. Open it to review what it asks.";
+    options.data.kind = over ? "other" : "approval";
+    // Deny only: Allow never comes from a notification (it opens the card, where the consent
+    // rules apply). The tap opens the card with Deny chosen, for one confirming click.
+    if (!over) options.actions = [{ action: "deny", title: "Deny" }];
+  } else if (QUESTION.test(path)) {
+    options.data.kind = "question";
+    options.body = p.secret === true ? "An agent asks for a secret. Open it to answer." : text(p.body, 300);
+    const choices = Array.isArray(p.choices) ? p.choices.filter((c) => typeof c === "string" && c.trim() !== "") : [];
+    if (p.secret !== true && choices.length >= 1 && choices.length <= 2 && choices.length === p.choices.length) {
+      options.actions = choices.map((c, i) => ({ action: `choose-${i}`, title: c.slice(0, 40) }));
+      options.data.choices = choices;
+    }
+  } else {
+    options.body = text(p.body, 300);
+  }
+  return { title, options };
+}
+
+// Nothing is shown while a visible window of the app shows it already.
+async function showPush(data) {
+  const { title, options } = notificationFor(readPush(data));
+  const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+  if (windows.some((w) => w.visibilityState === "visible" && w.url.startsWith(SCOPE.href))) return;
+  await self.registration.showNotification(title, options);
+}
+
+// A tap opens the target in a window of the app (the first one, navigated; else a new one). An
+// action opens it with the choice made (`?choice=deny`, `?choice=option-<n>`): the page shows
+// the whole card with it chosen, and one click there sends it. Nothing is decided here.
+self.addEventListener("notificationclick", (event) => {
+  event.notification.close();
+  const data = event.notification.data || {};
+  const url = new URL(target(data.url));
+  const chosen = /^choose-([01])$/.exec(event.action || "");
+  if (event.action === "deny" && data.kind === "approval") url.searchParams.set("choice", "deny");
+  else if (chosen && data.kind === "question") url.searchParams.set("choice", `option-${chosen[1]}`);
+  event.waitUntil(openApp(url.href, event.notification.title));
+});
+
+async function openApp(href, title) {
+  const windows = (await self.clients.matchAll({ type: "window", includeUncontrolled: true })).filter((w) => w.url.startsWith(SCOPE.href));
+  for (const w of windows) {
+    try {
+      const moved = await w.navigate(href);
+      if (moved) return await moved.focus();
+    } catch (cannot) {
+      // A window this worker does not control cannot be navigated: the next, or a new one.
+    }
+  }
+  const opened = await self.clients.openWindow(href).catch(() => null);
+  if (!opened) {
+    await self.registration.showNotification("OpenClaw could not open", {
+      body: `Open OpenClaw to answer: ${title}`,
+      tag: "openclaw-open-failed",
+      data: { url: href, kind: "other" },
+    });
+  }
+}

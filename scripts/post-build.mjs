@@ -163,6 +163,10 @@ if (!charset.test(html)) {
   process.exit(1);
 }
 html = html.replace(charset, (m) => `${m}<link rel=preload as=fetch crossorigin href="${base}${packed}">`);
+// 3b. The web manifest (public/app.webmanifest), under the base path: its `start_url` and `scope`
+// are "./", relative to the manifest itself, so one file serves the root and a base path. Not
+// `manifest.webmanifest`: the real gateway rewrites a link to that name for its own UI.
+html = html.replace("</head>", () => `<link rel=manifest href="${base}app.webmanifest"></head>`);
 
 // What the page loads: every built file it names, and the wasm by its packed copy only.
 const files = readdirSync(stage)

@@ -138,6 +138,7 @@ fn content_type(path: &Path) -> &'static str {
         "wasm" => "application/wasm",
         "gz" => "application/gzip",
         "json" => "application/json",
+        "webmanifest" => "application/manifest+json",
         "svg" => "image/svg+xml",
         "png" => "image/png",
         "ico" => "image/x-icon",

@@ -28,15 +28,12 @@ pub fn truncate_for_log(s: &str) -> String {
     protocol::frame::truncate(s, 80)
 }
 
-/// What `encodeURIComponent` leaves as it is: letters, digits and `-_.!~*'()`.
-const URI_COMPONENT: &AsciiSet =
-    &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'!').remove(b'~').remove(b'*').remove(b'\'').remove(b'(').remove(b')');
 /// What a URL fragment's token keeps as it is: letters, digits and `-_.~`.
 const FRAGMENT: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
 
 /// `encodeURIComponent`.
 pub fn encode_uri_component(s: &str) -> String {
-    utf8_percent_encode(s, URI_COMPONENT).to_string()
+    protocol::text::encode_uri_component(s)
 }
 
 /// Escapes a token for a URL fragment (tokens we make are already safe).

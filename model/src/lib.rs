@@ -19,6 +19,7 @@ pub mod offline;
 pub mod outbox;
 pub mod panes;
 pub mod parts;
+pub mod push;
 pub mod reveal;
 pub mod run_settings;
 pub mod sessions;

@@ -18,15 +18,11 @@
 //! - `~key` before the rest forces literal reading; `~dot`, `~dotdot` and a doubled leading `~`
 //!   escape `.`, `..` and `~`.
 
-use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
-
-/// What `encodeURIComponent` leaves as it is: letters, digits and `-_.!~*'()`.
-const COMPONENT: &AsciiSet =
-    &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'!').remove(b'~').remove(b'*').remove(b'\'').remove(b'(').remove(b')');
+use percent_encoding::percent_decode_str;
 
 /// `s` as one query or path component (`encodeURIComponent`).
 pub fn encode_component(s: &str) -> String {
-    utf8_percent_encode(s, COMPONENT).to_string()
+    protocol::text::encode_uri_component(s)
 }
 
 /// A query or fragment value as `URLSearchParams` reads it: `+` is a space, `%XX` a byte,
@@ -36,7 +32,7 @@ fn form_decode(s: &str) -> String {
 }
 
 /// The pairs of a query string (`?a=1&b=2`, the `?` optional), decoded.
-fn query_pairs(search: &str) -> impl Iterator<Item = (String, String)> + '_ {
+pub(crate) fn query_pairs(search: &str) -> impl Iterator<Item = (String, String)> + '_ {
     let body = search.strip_prefix('?').unwrap_or(search);
     body.split('&').filter(|p| !p.is_empty()).map(|p| {
         let (k, v) = p.split_once('=').unwrap_or((p, ""));

@@ -16,6 +16,7 @@ pub mod device;
 pub mod error;
 pub mod frame;
 pub mod methods;
+pub mod push;
 pub mod question;
 pub mod text;
 pub mod time;

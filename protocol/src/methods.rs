@@ -64,6 +64,12 @@ pub mod method {
     pub const APPROVAL_GET: &str = "approval.get";
     pub const APPROVAL_RESOLVE: &str = "approval.resolve";
     pub const APPROVAL_HISTORY: &str = "approval.history";
+    pub const PUSH_VAPID_PUBLIC_KEY: &str = "push.web.vapidPublicKey";
+    pub const PUSH_SUBSCRIBE: &str = "push.web.subscribe";
+    pub const PUSH_UNSUBSCRIBE: &str = "push.web.unsubscribe";
+    pub const PUSH_TEST: &str = "push.web.test";
+    pub const PUSH_PREFERENCES_GET: &str = "push.web.preferences.get";
+    pub const PUSH_PREFERENCES_SET: &str = "push.web.preferences.set";
 }
 
 /// Method → the broad scope it needs, and the narrow guest scope that allows it for the
@@ -108,6 +114,13 @@ pub const METHOD_SCOPES: &[(&str, &str, Option<&str>)] = &[
     (method::APPROVAL_GET, scope::APPROVALS, None),
     (method::APPROVAL_RESOLVE, scope::APPROVALS, None),
     (method::APPROVAL_HISTORY, scope::APPROVALS, None),
+    // Web Push, as the real gateway 2026.9.6 scopes it (reading preferences needs read only).
+    (method::PUSH_VAPID_PUBLIC_KEY, scope::WRITE, None),
+    (method::PUSH_SUBSCRIBE, scope::WRITE, None),
+    (method::PUSH_UNSUBSCRIBE, scope::WRITE, None),
+    (method::PUSH_TEST, scope::WRITE, None),
+    (method::PUSH_PREFERENCES_GET, scope::READ, None),
+    (method::PUSH_PREFERENCES_SET, scope::WRITE, None),
 ];
 
 /// Events a gateway may send to an operator UI.

@@ -1,5 +1,16 @@
 //! Text rules shared by the gateway and the UI.
 
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, utf8_percent_encode};
+
+/// What `encodeURIComponent` leaves as it is: letters, digits and `-_.!~*'()`.
+const URI_COMPONENT: &AsciiSet =
+    &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'!').remove(b'~').remove(b'*').remove(b'\'').remove(b'(').remove(b')');
+
+/// `s` as one query or path component (`encodeURIComponent`).
+pub fn encode_uri_component(s: &str) -> String {
+    utf8_percent_encode(s, URI_COMPONENT).to_string()
+}
+
 /// Unicode lowercase (default case conversion, final sigma included), for the protocol's
 /// case-insensitive comparisons of option labels and reply keys.
 ///

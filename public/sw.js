@@ -437,11 +437,15 @@ function notificationFor(p) {
   return { title, options };
 }
 
-// Nothing is shown while a visible window of the app shows it already.
+// A request or a conversation's news is not shown while a visible window of the app shows it
+// already (its dock and transcript do); anything else (a test) is.
+const SHOWN_IN_PAGE = /^(?:approve|ask|chat)\//;
 async function showPush(data) {
   const { title, options } = notificationFor(readPush(data));
-  const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
-  if (windows.some((w) => w.visibilityState === "visible" && w.url.startsWith(SCOPE.href))) return;
+  if (SHOWN_IN_PAGE.test(options.data.url.slice(SCOPE.href.length))) {
+    const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
+    if (windows.some((w) => w.visibilityState === "visible" && w.url.startsWith(SCOPE.href))) return;
+  }
   await self.registration.showNotification(title, options);
 }
 

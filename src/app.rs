@@ -127,6 +127,7 @@ pub fn App(start: Start) -> impl IntoView {
     let asyncq = AsyncQController::new(panes, outbox, dock, db);
     provide_context(asyncq);
     provide_context(Attention::new(client, dock));
+    provide_context(crate::state::push::PushController::new(client));
     let shell = crate::io::service_worker::ServiceWorker::new(client);
     // Saved history confirms outbox rows whenever a pane's transcript changes.
     for chat in panes.chats.get_value() {

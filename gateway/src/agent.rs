@@ -78,6 +78,9 @@ pub fn start_run(gw: Arc<Gateway>, session: String, run_id: String, text: String
             log::error(&format!("run {run_id}: cannot record its status: {e}"));
         }
         gw.runs.finish(&session, &run_id);
+        if matches!(outcome, Outcome::Done) {
+            crate::push::run_finished(&gw, &run_id, &session);
+        }
         // Still in the session's lane: no next run has started, the row is idle.
         crate::sessions::changed(&gw, &session, "agent.input.settled", |_| {});
     });

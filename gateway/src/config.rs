@@ -35,6 +35,9 @@ pub struct Config {
     /// next is dropped without a close frame (a half-open or frozen peer). The real gateway
     /// pings every 25 s and allows 25 s for the pong.
     pub keepalive: std::time::Duration,
+    /// A PEM certificate Web Push sends trust besides the system's roots (`PUSH_EXTRA_CA`; the
+    /// tests' push service on loopback).
+    pub push_extra_ca: Option<PathBuf>,
 }
 
 /// How failed sign-ins are slowed down (`throttle::AuthThrottle`).
@@ -93,6 +96,7 @@ impl Config {
             auth_backoff: AuthBackoff::default(),
             revocation_poll: std::time::Duration::from_secs(1),
             keepalive: std::time::Duration::from_secs(25),
+            push_extra_ca: None,
         }
     }
 

@@ -21,6 +21,7 @@ pub mod load;
 pub mod log;
 pub mod methods;
 pub mod models;
+pub mod push;
 pub mod questions;
 pub mod session_events;
 pub mod sessions;
@@ -54,6 +55,8 @@ pub struct Gateway {
     pub runs: chat::Runs,
     /// Sub-agent tasks (`tasks.list`, the demo agent's `delegate`).
     pub tasks: tasks::Tasks,
+    /// Web Push (`push.web.*`): where each approval's notification went.
+    pub push: push::Push,
     pub lanes: Lanes,
     pub boot_id: String,
     pub started: Instant,
@@ -82,6 +85,7 @@ impl Gateway {
             approvals: Default::default(),
             runs: Default::default(),
             tasks: Default::default(),
+            push: Default::default(),
             lanes: Lanes::default(),
             faults: Faults::default(),
             drain: Drain::default(),

@@ -48,6 +48,8 @@ fn parse() -> Result<(Config, bool), String> {
     if let Some(list) = env("ALLOWED_ORIGINS") {
         cfg.allowed_origins.extend(list.split([',', ' ']).map(str::trim).filter(|o| !o.is_empty()).map(str::to_string));
     }
+    // Web Push to a push service whose certificate the system does not trust (tests).
+    cfg.push_extra_ca = env("PUSH_EXTRA_CA").map(PathBuf::from);
     if let Some(b) = env("BIND") {
         cfg.bind = b.parse().map_err(|_| format!("BIND must be an IP address, not `{b}`"))?;
     }

@@ -55,6 +55,12 @@ pub const IMPLEMENTED: &[&str] = &[
     method::APPROVAL_GET,
     method::APPROVAL_RESOLVE,
     method::APPROVAL_HISTORY,
+    method::PUSH_VAPID_PUBLIC_KEY,
+    method::PUSH_SUBSCRIBE,
+    method::PUSH_UNSUBSCRIBE,
+    method::PUSH_TEST,
+    method::PUSH_PREFERENCES_GET,
+    method::PUSH_PREFERENCES_SET,
 ];
 
 #[derive(Deserialize)]
@@ -128,6 +134,15 @@ pub async fn dispatch(gw: &Arc<Gateway>, peer: &Peer, req: RequestFrame) -> Resu
             let _ = (sp.agent_id, sp.include_approvals);
             Ok(json!({"subscribed": method.ends_with(".subscribe"), "key": questions::canonical_session_key(&sp.key)}))
         }
+        method::PUSH_VAPID_PUBLIC_KEY => {
+            closed_empty(&p, method)?;
+            crate::push::vapid_public_key(gw)
+        }
+        method::PUSH_SUBSCRIBE => crate::push::subscribe(gw, &caller, params(method, p)?),
+        method::PUSH_UNSUBSCRIBE => crate::push::unsubscribe(gw, &caller, params(method, p)?),
+        method::PUSH_TEST => crate::push::test(gw, params(method, p)?).await,
+        method::PUSH_PREFERENCES_GET => crate::push::preferences_get(gw, &caller, params(method, p)?),
+        method::PUSH_PREFERENCES_SET => crate::push::preferences_set(gw, &caller, params(method, p)?),
         method::CHAT_SEND => chat::send(gw, &caller, params(method, p)?),
         method::CHAT_HISTORY => chat::history(gw, &caller, params(method, p)?),
         method::CHAT_MESSAGE_GET => chat::message_get(gw, &caller, sessions::params_strict(method, chat::MESSAGE_GET_KEYS, p)?),

@@ -145,6 +145,7 @@ pub fn request(gw: &Arc<Gateway>, params: QuestionRequestParams) -> Result<Value
     }
     let payload = serde_json::to_value(&record).unwrap_or_default();
     gw.hub.broadcast("question.requested", &payload, |p| peer_sees(gw, p, &record));
+    crate::push::question_requested(gw, &record);
     // Expiry: the gateway owns the deadline; nothing is ever answered on anyone's behalf.
     let gw2 = gw.clone();
     let expiry_id = id.clone();

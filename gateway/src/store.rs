@@ -121,7 +121,40 @@ const MIGRATIONS: &[&str] = &[
     // keeps them as an earlier branch, but no longer in its history. 0: on the conversation;
     // n: left by the conversation's n-th rewind.
     "ALTER TABLE messages ADD COLUMN branch INTEGER NOT NULL DEFAULT 0;",
+    // 10: Web Push (`push.rs`): one subscription per browser endpoint, bound to the device that
+    // made it (with the scopes it had then), its device preferences; and the gateway's own
+    // state that outlives a restart (its VAPID key).
+    "CREATE TABLE push_subscriptions (
+        endpoint TEXT PRIMARY KEY,
+        subscription_id TEXT NOT NULL,
+        p256dh TEXT NOT NULL,
+        auth TEXT NOT NULL,
+        device_id TEXT NOT NULL,
+        scopes TEXT NOT NULL,
+        preferences TEXT,
+        created_at_ms INTEGER NOT NULL,
+        updated_at_ms INTEGER NOT NULL
+    );
+    CREATE TABLE machine_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
 ];
+
+use crate::push::PushSubscriptionRow;
+
+const PUSH_COLUMNS: &str = "endpoint, subscription_id, p256dh, auth, device_id, scopes, preferences, created_at_ms, updated_at_ms";
+
+fn push_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<PushSubscriptionRow> {
+    Ok(PushSubscriptionRow {
+        endpoint: r.get(0)?,
+        subscription_id: r.get(1)?,
+        p256dh: r.get(2)?,
+        auth: r.get(3)?,
+        device_id: r.get(4)?,
+        scopes: r.get(5)?,
+        preferences: r.get(6)?,
+        created_at_ms: r.get(7)?,
+        updated_at_ms: r.get(8)?,
+    })
+}
 
 /// How long a title derived from the first user message is (characters, then `…`).
 pub const DERIVED_TITLE_CHARS: usize = 60;
@@ -359,6 +392,49 @@ impl Store {
     fn db(&self) -> std::sync::MutexGuard<'_, Connection> {
         // A panic while holding the lock leaves SQLite itself consistent; keep serving.
         self.db.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A value of the gateway's own lasting state; `init` makes and keeps it on first use, and
+    /// every caller gets the value kept first.
+    pub fn machine_state_or(&self, key: &str, init: impl FnOnce() -> String) -> rusqlite::Result<String> {
+        let db = self.db();
+        if let Some(v) = db.query_row("SELECT value FROM machine_state WHERE key = ?1", [key], |r| r.get(0)).optional()? {
+            return Ok(v);
+        }
+        db.execute("INSERT OR IGNORE INTO machine_state (key, value) VALUES (?1, ?2)", rusqlite::params![key, init()])?;
+        db.query_row("SELECT value FROM machine_state WHERE key = ?1", [key], |r| r.get(0))
+    }
+
+    pub fn push_subscription(&self, endpoint: &str) -> rusqlite::Result<Option<PushSubscriptionRow>> {
+        self.db().query_row(&format!("SELECT {PUSH_COLUMNS} FROM push_subscriptions WHERE endpoint = ?1"), [endpoint], push_row).optional()
+    }
+
+    pub fn push_subscriptions(&self) -> rusqlite::Result<Vec<PushSubscriptionRow>> {
+        let db = self.db();
+        let mut stmt = db.prepare(&format!("SELECT {PUSH_COLUMNS} FROM push_subscriptions ORDER BY created_at_ms"))?;
+        stmt.query_map([], push_row)?.collect()
+    }
+
+    pub fn put_push_subscription(&self, row: &PushSubscriptionRow) -> rusqlite::Result<()> {
+        self.db().execute(
+            &format!("INSERT OR REPLACE INTO push_subscriptions ({PUSH_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+            rusqlite::params![
+                row.endpoint,
+                row.subscription_id,
+                row.p256dh,
+                row.auth,
+                row.device_id,
+                row.scopes,
+                row.preferences,
+                row.created_at_ms,
+                row.updated_at_ms
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn delete_push_subscription(&self, endpoint: &str) -> rusqlite::Result<bool> {
+        Ok(self.db().execute("DELETE FROM push_subscriptions WHERE endpoint = ?1", [endpoint])? > 0)
     }
 
     pub fn device(&self, device_id: &str) -> rusqlite::Result<Option<Device>> {

@@ -158,6 +158,9 @@ pub fn spawn(gw: &Arc<Gateway>, requester: &str, words: &str) -> Result<Task, St
             });
             if let Some(t) = t.filter(|_| ended) {
                 announce(&gw, &t);
+                if t.status == "failed" {
+                    crate::push::task_failed(&gw, &t.id, &t.requester);
+                }
             }
             return;
         }

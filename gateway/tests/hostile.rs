@@ -443,6 +443,9 @@ fn valid_params(method: &str) -> serde_json::Value {
         "sessions.search" => json!({"query": "hello"}),
         "tasks.cancel" => json!({"taskId": "nope"}),
         "sessions.abort" => json!({"key": "main"}),
+        "push.web.subscribe" => json!({"endpoint": "https://push.invalid/1", "keys": {"p256dh": "x", "auth": "y"}}),
+        "push.web.unsubscribe" | "push.web.preferences.get" => json!({"endpoint": "https://push.invalid/1"}),
+        "push.web.preferences.set" => json!({"endpoint": "https://push.invalid/1", "scope": "device", "preferences": {"enabled": true}}),
         _ => json!({}),
     }
 }
@@ -476,6 +479,10 @@ fn wrong_type(method: &str) -> Option<(&'static str, serde_json::Value)> {
         "tasks.list" => ("limit", json!("ten")),
         "commands.list" => ("scope", json!(5)),
         "sessions.abort" => ("key", json!(5)),
+        "push.web.subscribe" => ("keys", json!("k")),
+        "push.web.unsubscribe" | "push.web.preferences.get" => ("endpoint", json!(5)),
+        "push.web.preferences.set" => ("scope", json!(5)),
+        "push.web.test" => ("title", json!(5)),
         _ => return None,
     })
 }

@@ -221,3 +221,23 @@ mod tests {
         );
     }
 }
+
+/// Where Web Push stands on this device, for the setting that turns it on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum PushState {
+    /// Not checked yet (not connected since the page opened).
+    #[default]
+    Unknown,
+    /// The browser cannot (why, in words: [`unavailable_reason`], or what failed).
+    Unavailable(String),
+    /// The gateway has no Web Push (`push.web.*`), or refused it (why, in words).
+    GatewayCannot(String),
+    /// This browser's subscription belongs to another gateway: left alone here.
+    OtherGateway,
+    Off,
+    /// The gateway's key changed: the old subscription was dropped; turn on again.
+    TurnOnAgain,
+    On {
+        endpoint: String,
+    },
+}

@@ -44,6 +44,28 @@ fn link_id(id: &str) -> String {
     crate::text::encode_uri_component(id)
 }
 
+/// The Control UI's link to a conversation (`docs/web/urls.md` of `openclaw`), relative:
+/// `chat/<agent>` for an agent's main session, else `chat/<agent>/~key/<segment>/…`, every
+/// segment literal (`.`, `..` and a leading `~` escaped as the contract says).
+pub fn chat_link(session_key: &str) -> String {
+    let mut parts = session_key.split(':');
+    let (Some("agent"), Some(agent)) = (parts.next(), parts.next()) else { return "sessions".into() };
+    let rest: Vec<&str> = parts.collect();
+    if rest == ["main"] {
+        return format!("chat/{}", link_id(agent));
+    }
+    let segments: Vec<String> = rest
+        .iter()
+        .map(|s| match *s {
+            "." => "~dot".to_string(),
+            ".." => "~dotdot".to_string(),
+            s if s.starts_with('~') => link_id(&format!("~{s}")),
+            s => link_id(s),
+        })
+        .collect();
+    format!("chat/{}/~key/{}", link_id(agent), segments.join("/"))
+}
+
 /// An approval waits. The lock screen learns only that one waits: never the command, its
 /// directory, nor the plugin's details.
 pub fn approval_requested(id: &str) -> PushPayload {
@@ -102,7 +124,21 @@ pub fn run_finished(run_id: &str, session_key: &str) -> PushPayload {
         body: "An agent completed its response.".into(),
         tag: format!("openclaw-agent-finished-{run_id}"),
         renotify: false,
-        url: format!("chat/{}", link_id(session_key)),
+        url: chat_link(session_key),
+        choices: None,
+        secret: false,
+    }
+}
+
+/// A background task (a sub-agent) failed or timed out; `url` opens the conversation that
+/// started it.
+pub fn task_failed(task_id: &str, session_key: &str) -> PushPayload {
+    PushPayload {
+        title: "OpenClaw background task failed".into(),
+        body: "A background task needs attention.".into(),
+        tag: format!("openclaw-task-failed-{task_id}"),
+        renotify: false,
+        url: chat_link(session_key),
         choices: None,
         secret: false,
     }
@@ -200,6 +236,14 @@ mod tests {
         let s = question_requested("r", &[secret]);
         assert!(s.secret && s.choices.is_none());
         assert_eq!(s.body, "An agent asks for a secret.", "never the question's own words: they may name the secret");
+    }
+
+    #[test]
+    fn a_conversations_link_is_the_control_uis_literal_one() {
+        assert_eq!(chat_link("agent:main:main"), "chat/main");
+        assert_eq!(chat_link("agent:main:telegram:12 3"), "chat/main/~key/telegram/12%203");
+        assert_eq!(chat_link("agent:main:..:~x"), "chat/main/~key/~dotdot/~~x");
+        assert_eq!(chat_link("global"), "sessions");
     }
 
     #[test]

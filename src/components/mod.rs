@@ -15,6 +15,7 @@ pub mod message_actions;
 pub mod option_group;
 pub mod outbox_tray;
 pub mod pane;
+pub mod push_settings;
 pub mod question_dock;
 pub mod question_receipt;
 pub mod run_bar;

@@ -12,6 +12,7 @@ pub mod identity;
 pub mod json;
 pub mod key_store;
 pub mod markdown_module;
+pub mod push;
 pub mod service_worker;
 pub mod storage;
 pub mod tabs;

@@ -14,6 +14,7 @@ pub mod export;
 pub mod message_actions;
 pub mod outbox;
 pub mod panes;
+pub mod push;
 pub mod run_settings;
 pub mod sessions;
 pub mod tasks;

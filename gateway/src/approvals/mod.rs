@@ -483,6 +483,7 @@ fn register(gw: &Arc<Gateway>, record: ApprovalRecord, timeout_ms: u64) -> Resul
     let entry = record.entry();
     let payload = json!({"approvalKind": record.kind.wire(), "id": id, "request": entry["request"], "createdAtMs": record.created_at_ms, "expiresAtMs": record.expires_at_ms});
     gw.hub.broadcast(&event, &payload, sees_approvals);
+    crate::push::approval_requested(gw, &id, record.expires_at_ms);
     // The gateway owns the deadline; nobody decides on anyone's behalf.
     let gw2 = gw.clone();
     tokio::spawn(async move {
@@ -609,6 +610,7 @@ fn finish(gw: &Arc<Gateway>, id: &str, end: End) -> Result<ApprovalRecord, NotEn
         "ts": record.resolved_at_ms, "request": record.request,
     });
     gw.hub.broadcast(&format!("{}.approval.resolved", record.kind.prefix()), &payload, sees_approvals);
+    crate::push::approval_updated(gw, id);
     Ok(record)
 }
 

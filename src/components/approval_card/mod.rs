@@ -272,6 +272,7 @@ pub fn ApprovalCard(
                     "Reconnect to decide. A decision is only sent while connected, so it never applies to a situation that changed meanwhile."
                 </p>
             })}
+            {move || ctl.choice.note_for(&id.get_value()).map(|m| view! { <p class="dock__notice" role="status" data-testid="notification-choice">{m}</p> })}
             {status.map(|m| view! { <p class="dock__error" role="alert" data-testid="approval-status">{m}</p> })}
             {move || gate.armed.get().map(|d| view! {
                 <p class="dock__notice" role="status" data-testid="approval-confirm">{match d {

@@ -258,6 +258,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
                 <span class="dock__progress" data-testid="step-progress">{move || format!("{}/{n}", step.get() + 1)}</span>
                 <Countdown expires_at_ms=expires/>
             </div>
+            {move || ctl.choice.note_for(&id.get_value()).map(|m| view! { <p class="dock__notice" role="status" data-testid="notification-choice">{m}</p> })}
             {record.with_value(|r| r.questions.iter().any(|q| q.secret_store.is_some())).then(|| {
                 let editable = can_answer();
                 view! { <crate::components::secret_request::SecretRequest record=record.get_value() draft=draft editable=editable/> }

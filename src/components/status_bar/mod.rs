@@ -109,6 +109,7 @@ pub fn StatusBar(
                         </div>
                     </dl>
                     <AttentionControl/>
+                    <crate::components::push_settings::PushSettings/>
                     <Show when=move || !refused()>
                         <button type="button" on:click=move |_| on_settings.run(())>"Connection settings"</button>
                     </Show>

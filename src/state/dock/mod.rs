@@ -17,6 +17,7 @@ use crate::io::storage::LocalDb;
 use crate::io::storage::store::{DRAFTS, RECEIPTS};
 
 pub mod approvals;
+pub mod choice;
 
 /// What the person may do with questions on this connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,6 +74,11 @@ pub struct DockController {
     pub typing_in_composer: RwSignal<bool>,
     /// The answer held because it looks like a credential, if any.
     pub held: RwSignal<Option<HeldAnswer>>,
+    /// What a notification's action chose for the deep-linked request, and what its card says
+    /// of it (`choice.rs`).
+    pub choice: choice::ChoiceFromNotification,
+    /// Set once the saved drafts have loaded (a choice is applied over them, never under).
+    pub drafts_loaded: RwSignal<bool>,
     /// The draft the person confirmed with Send anyway.
     send_anyway: StoredValue<Option<DraftRevision>>,
     pub(crate) client: GatewayClient,
@@ -99,6 +105,8 @@ impl DockController {
             typing_in_dock: RwSignal::new(false),
             typing_in_composer: RwSignal::new(false),
             held: RwSignal::new(None),
+            choice: choice::ChoiceFromNotification::from_address(),
+            drafts_loaded: RwSignal::new(false),
             send_anyway: StoredValue::new(None),
             client,
             db,
@@ -108,6 +116,7 @@ impl DockController {
         c.wire_events();
         c.wire_approvals();
         c.start_clock();
+        c.apply_choice_when_shown();
         // Remember which request was shown, so a reload comes back to it.
         Effect::new(move |_| {
             if let Some(id) = c.dock.with(|d| d.current.clone()) {
@@ -142,6 +151,7 @@ impl DockController {
                 }
             }
         }
+        self.drafts_loaded.set(true);
     }
 
     fn insert_draft(&self, draft: QuestionDraft) -> RwSignal<QuestionDraft> {

@@ -128,6 +128,7 @@ pub fn App(start: Start) -> impl IntoView {
     provide_context(asyncq);
     provide_context(Attention::new(client, dock));
     provide_context(crate::state::push::PushController::new(client));
+    provide_context(crate::state::away::AwayController::new(client, sessions, dock));
     let shell = crate::io::service_worker::ServiceWorker::new(client);
     // Saved history confirms outbox rows whenever a pane's transcript changes.
     for chat in panes.chats.get_value() {
@@ -219,6 +220,7 @@ pub fn App(start: Start) -> impl IntoView {
                 </p>
             </Show>
             <OutboxTray/>
+            <crate::components::away_card::AwayCard/>
             <PaneSwitcher/>
             <div class="workspace" data-drawer=move || if sessions.drawer_open.get() { "open" } else { "closed" }>
                 <Show when=move || dock.deep_link.get().is_none()>

@@ -415,6 +415,76 @@ impl Browser {
         self.client.issue_cmd(Cdp(body)).await.unwrap_or_else(|e| panic!("CDP {cmd}: {e}"))
     }
 
+    /// Delivers a push message to the page's service worker, as the browser does when its push
+    /// service sends one (CDP `ServiceWorker.deliverPushMessage`). The registration's id comes
+    /// only as an event, which chromedriver's CDP command cannot wait for: this speaks to the
+    /// page's DevTools socket itself (`goog:chromeOptions.debuggerAddress`).
+    pub async fn deliver_push(&self, data: &str) {
+        let scope = self.js_async("return (await navigator.serviceWorker.ready).scope;").await.as_str().unwrap_or_default().to_string();
+        let origin = self.js("return location.origin;").await.as_str().unwrap_or_default().to_string();
+        self.deliver_push_to(&origin, &scope, data).await;
+    }
+
+    /// The same, to the worker of `scope` on `origin`, whatever page is open (none of the app's,
+    /// say: `about:blank`).
+    pub async fn deliver_push_to(&self, origin: &str, scope: &str, data: &str) {
+        use futures_util::{SinkExt, StreamExt};
+        use tokio_tungstenite::tungstenite::Message;
+        let caps = self.client.capabilities().cloned().unwrap_or_default();
+        let address = caps
+            .get("goog:chromeOptions")
+            .and_then(|o| o["debuggerAddress"].as_str())
+            .expect("chromedriver names the DevTools address")
+            .to_string();
+        let page_url = self.current_url().await;
+        let targets = devtools_get(&address, "/json/list").await;
+        let ws = targets
+            .as_array()
+            .and_then(|t| t.iter().find(|t| t["type"] == "page" && t["url"] == json!(page_url)))
+            .and_then(|t| t["webSocketDebuggerUrl"].as_str())
+            .unwrap_or_else(|| panic!("no DevTools target for {page_url}: {targets}"))
+            .to_string();
+        let (mut socket, _) = tokio_tungstenite::connect_async(&ws).await.expect("the page's DevTools socket");
+        socket.send(Message::text(json!({"id": 1, "method": "ServiceWorker.enable"}).to_string())).await.unwrap();
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+        let mut registration = None;
+        let mut delivered = false;
+        while tokio::time::Instant::now() < deadline && !delivered {
+            let Ok(Some(Ok(Message::Text(text)))) = tokio::time::timeout_at(deadline, socket.next()).await else { continue };
+            let m: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+            if m["method"] == "ServiceWorker.workerRegistrationUpdated" && registration.is_none() {
+                registration = m["params"]["registrations"]
+                    .as_array()
+                    .and_then(|r| r.iter().find(|r| r["scopeURL"] == json!(scope) && r["isDeleted"] != true))
+                    .and_then(|r| r["registrationId"].as_str())
+                    .map(str::to_string);
+                if let Some(id) = &registration {
+                    let params = json!({"origin": origin, "registrationId": id, "data": data});
+                    socket
+                        .send(Message::text(json!({"id": 2, "method": "ServiceWorker.deliverPushMessage", "params": params}).to_string()))
+                        .await
+                        .unwrap();
+                }
+            }
+            if m["id"] == 2 {
+                assert!(m.get("error").is_none(), "deliverPushMessage failed: {m}");
+                delivered = true;
+            }
+        }
+        assert!(delivered, "the push was delivered to the service worker of {scope} (registration {registration:?})");
+        let _ = socket.close(None).await;
+    }
+
+    /// The notifications the page's service worker shows: `{title, body, tag, actions, data}`.
+    pub async fn notifications(&self) -> serde_json::Value {
+        self.js_async(
+            "const r = await navigator.serviceWorker.ready;
+             return (await r.getNotifications()).map(n => ({title: n.title, body: n.body, tag: n.tag, data: n.data,
+               actions: (n.actions || []).map(a => ({action: a.action, title: a.title}))}));",
+        )
+        .await
+    }
+
     /// Lets the page write and read the clipboard, as a person's focused tab may.
     pub async fn grant_clipboard(&self) {
         let origin = self.js("return location.origin;").await;
@@ -508,5 +578,31 @@ impl Browser {
         let _ = self.client.clone().close().await;
         end_group(&self.driver);
         let _ = self.driver.kill().await;
+    }
+}
+
+/// A GET of Chromium's DevTools HTTP endpoint (`/json/list`), as JSON. Read up to its
+/// `Content-Length`: the endpoint keeps the connection open.
+async fn devtools_get(address: &str, path: &str) -> serde_json::Value {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut tcp = tokio::net::TcpStream::connect(address).await.expect("the DevTools endpoint");
+    tcp.write_all(format!("GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n").as_bytes()).await.unwrap();
+    let mut out = Vec::new();
+    let mut chunk = [0u8; 16384];
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = String::from_utf8_lossy(&out).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)));
+            if length.is_some_and(|n| body.len() >= n) {
+                return serde_json::from_str(body).unwrap_or_else(|e| panic!("DevTools {path} at {address}: {e}: {text}"));
+            }
+        }
+        match tokio::time::timeout_at(deadline, tcp.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => out.extend_from_slice(&chunk[..n]),
+            other => panic!("DevTools {path} at {address}: no whole answer ({other:?}): {}", String::from_utf8_lossy(&out)),
+        }
     }
 }

@@ -4,6 +4,7 @@
 pub mod approvals;
 pub mod browser;
 pub mod model_hold;
+pub mod push_service;
 pub mod questions;
 pub mod real;
 pub mod relay;
@@ -106,6 +107,8 @@ impl LocalGateway {
         let mut cfg = gateway::Config::local(&self.token, self.data_dir.path().to_path_buf(), self.ui_root.clone());
         cfg.device_scopes = self.device_scopes.clone();
         cfg.port = port;
+        // Web Push reaches the tests' push service on loopback (its certificate is the tests').
+        cfg.push_extra_ca = Some(push_service::ca_file());
         // The gateway accepts pages of its own address only (or configured origins): a test
         // that opens one gateway's page and switches it to another gateway started after it
         // (`#gatewayUrl=`) needs the later one to allow the earlier one's page, as a person

@@ -38,6 +38,9 @@ fn run(dir: &Path, port: u16, args: &[&str], ui_root: Option<(&Path, &str)>) -> 
     // enables; it checks each entry against its source and rejects a stale or cut one): a
     // gateway in a fresh directory then starts in about 12.7 s instead of 15.3 s here.
     cmd.env("NODE_COMPILE_CACHE", install_dir().join("node-compile-cache"));
+    // Web Push reaches the tests' push service on loopback (`crate::push_service`), whose
+    // certificate only the tests trust.
+    cmd.env("NODE_EXTRA_CA_CERTS", crate::push_service::ca_file());
     if let Some((root, base_path)) = ui_root {
         cmd.env("CONTROL_UI_ROOT", root);
         if !base_path.is_empty() {
@@ -177,6 +180,18 @@ impl RealGateway {
     /// queued input's follow-up) fails before it takes its input: the input ends "interrupted".
     pub async fn remove_model(&self, agent: &mut gateway::client::Client) {
         config_patch(agent, &serde_json::json!({"models": {"providers": {"fake": null}}}), Some(&["models.providers.fake.models"])).await;
+    }
+
+    /// The last `lines` lines holding `filter` of the gateway's own log (`logs/openclaw.log`) and
+    /// its output, for a failure's message.
+    pub fn log_tail(&self, lines: usize, filter: &str) -> String {
+        let mut out = String::new();
+        for f in ["logs/openclaw.log", "gateway.out"] {
+            let text = std::fs::read_to_string(self.dir.join(f)).unwrap_or_default();
+            let all: Vec<&str> = text.lines().filter(|l| l.contains(filter)).collect();
+            out.push_str(&format!("--- {f}\n{}\n", all[all.len().saturating_sub(lines)..].join("\n")));
+        }
+        out
     }
 
     /// Stops the gateway now (the page then finds it unreachable, as in an outage).

@@ -365,7 +365,10 @@ async fn deliver(gw: &Arc<Gateway>, row: &PushSubscriptionRow, payload: &PushPay
     let encrypted = web_push_native::encrypt(body, &public, &auth).map_err(|e| fail(format!("encryption failed: {e}")))?;
     let uri: http::Uri = row.endpoint.parse().map_err(|_| fail("the endpoint is not a URL".into()))?;
     let key = vapid_key(gw).map_err(|e| fail(e.message))?;
-    let mut request = http::Request::post(uri.clone())
+    // Origin-form (`/path?query`), with the push service's host in `Host`, as a browser's push
+    // service expects.
+    let target = uri.path_and_query().map_or("/", |p| p.as_str()).to_string();
+    let mut request = http::Request::post(target)
         .header(http::header::HOST, uri.authority().map(|a| a.as_str()).unwrap_or_default())
         .header("TTL", d.ttl_s)
         .header("Urgency", d.urgency)

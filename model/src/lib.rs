@@ -5,6 +5,7 @@
 pub mod async_q;
 pub mod attachment;
 pub mod attention;
+pub mod away;
 pub mod command;
 pub mod commands;
 pub mod connection;

@@ -32,6 +32,12 @@ pub struct Conversation {
     pub running: bool,
     #[serde(default)]
     pub archived: bool,
+    /// How its last run ended (`status`: `done`, `failed`, `killed`; `running` while one runs).
+    #[serde(default)]
+    pub status: Option<String>,
+    /// Why its last run failed (`lastRunError`).
+    #[serde(default)]
+    pub last_run_error: Option<String>,
     /// The agent's main conversation (`isMain`): it cannot be archived.
     #[serde(default)]
     pub main: bool,
@@ -60,6 +66,8 @@ impl Conversation {
             updated_at,
             running: row.get("hasActiveRun").and_then(Value::as_bool).unwrap_or(false),
             archived,
+            status: text("status"),
+            last_run_error: text("lastRunError"),
             main: row.get("isMain").and_then(Value::as_bool).unwrap_or(false) || is_main(&key, None),
             settings: crate::run_settings::Settings::read(row),
             usage: crate::run_settings::Usage::read(row, None),

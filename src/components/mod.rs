@@ -3,6 +3,7 @@
 pub mod approval_card;
 pub mod attachment_list;
 pub mod attention_control;
+pub mod away_card;
 pub mod command_palette;
 pub mod composer;
 pub mod connect_form;

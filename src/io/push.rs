@@ -69,10 +69,18 @@ async fn registration() -> Result<JsValue, String> {
     let container = JsValue::from(w.navigator().service_worker());
     let scope = format!("{}/", crate::io::browser::base_path());
     let reg = call(&container, "getRegistration", &[scope.into()]).await?;
-    if reg.is_undefined() || reg.is_null() {
-        return Err("the page's service worker is not registered (reload the page, then try again)".into());
+    if !reg.is_undefined() && !reg.is_null() {
+        return Ok(reg);
     }
-    Ok(reg)
+    // The page registers its worker once it has loaded (`io::service_worker`): wait for it a
+    // while, never for ever (a worker that cannot register would otherwise hang the setting).
+    let ready = JsFuture::from(js_sys::Promise::from(get(&container, "ready")));
+    let gave_up = crate::io::browser::sleep_ms(15_000);
+    futures_util::pin_mut!(ready, gave_up);
+    match futures_util::future::select(ready, gave_up).await {
+        futures_util::future::Either::Left((Ok(reg), _)) => Ok(reg),
+        _ => Err("the page's service worker is not registered (reload the page, then try again)".into()),
+    }
 }
 
 fn read(sub: &JsValue) -> Result<BrowserSubscription, String> {

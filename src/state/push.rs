@@ -39,7 +39,8 @@ impl PushController {
     pub fn new(client: GatewayClient) -> PushController {
         let c = PushController {
             state: RwSignal::new(PushState::Unknown),
-            categories: RwSignal::new(Categories::default()),
+            // What an agent waits on; the gateway keeps the device's choice once turned on.
+            categories: RwSignal::new(Categories { agent_question: true, ..Categories::default() }),
             busy: RwSignal::new(false),
             message: RwSignal::new(None),
             client,

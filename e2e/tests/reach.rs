@@ -201,34 +201,40 @@ async fn coming_back_after_a_while_shows_what_finished_and_what_still_waits() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_real_gateway_pushes_an_approval_that_a_notifications_deny_denies_with_one_click() {
+async fn the_real_gateway_pushes_a_runs_approval_that_a_notifications_deny_denies_with_one_click() {
     let mut push = PushService::start().await;
-    let real = e2e::real::RealGateway::start();
+    let real = tokio::task::spawn_blocking(e2e::real::RealGateway::start).await.unwrap();
+    let model = e2e::scripted_model::ScriptedModel::start().await;
+    let mut agent = real.agent().await;
+    real.use_scripted_model(&mut agent, &model).await;
+    std::fs::write(real.workspace().join("deploy-secret.sh"), "#!/bin/sh\necho deployed\n").unwrap();
     let b = Browser::start_with_notifications_granted().await;
     b.goto(&real.ui_url()).await;
-    b.wait_connected().await;
+    b.wait_connected_within(Duration::from_secs(90)).await;
     b.wait_for_shell_cache().await;
     let sub = TestSubscription::new(push.endpoint("real"));
     stub_push_manager(&b, &sub).await;
     turn_on(&b).await;
 
-    let mut agent = real.agent().await;
-    let id = e2e::approvals::raise_exec(&mut agent, "cat /etc/secret-deploy-key", json!({})).await;
-    let Some(received) = push.next_within(T).await else { panic!("the real gateway sent no push:\n{}", real.log_tail(30, "push")) };
+    // A real run asks to run a command (host exec in mode `ask`): the gateway pushes its approval.
+    b.send_message("exec: sh deploy-secret.sh").await;
+    let Some(received) = push.next_within(e2e::TURN).await else { panic!("the real gateway sent no push:\n{}", real.log_tail(30, "push")) };
     assert_eq!(received.path, "/push/real");
     let payload = sub.decrypt(&received);
     assert_eq!(payload["title"], "OpenClaw approval requested", "{payload}");
-    assert_eq!(payload["url"], json!(format!("approve/{id}")), "{payload}");
-    assert!(!payload.to_string().contains("secret-deploy-key"), "the real gateway never sends the command: {payload}");
+    assert!(!payload.to_string().contains("deploy-secret"), "the real gateway never sends the command: {payload}");
+    let id = payload["url"].as_str().and_then(|u| u.strip_prefix("approve/")).unwrap_or_else(|| panic!("{payload}")).to_string();
+    let id = id.replace("%3A", ":");
 
+    // With no window of the app open, the worker shows it with Deny; Deny opens the card with
+    // Deny chosen; one click there denies it.
     let origin = real.base();
     b.goto("about:blank").await;
     b.deliver_push_to(&origin, &format!("{origin}/"), &payload.to_string()).await;
-    b.goto(&format!("{origin}/approve/{id}?choice=deny")).await;
+    b.goto(&format!("{origin}/{}?choice=deny", payload["url"].as_str().unwrap())).await;
     let shown = b.notifications().await;
     let n = shown.as_array().unwrap().iter().find(|n| n["tag"] == payload["tag"]).unwrap_or_else(|| panic!("{shown}"));
     assert_eq!(n["actions"], json!([{"action": "deny", "title": "Deny"}]), "{n}");
-    assert!(!n["body"].as_str().unwrap_or_default().contains("secret"), "{n}");
     b.wait_connected().await;
     b.wait_text("[data-testid=notification-choice]", T, |t| t.contains("You chose “Deny”")).await;
     assert_eq!(e2e::approvals::record(&mut agent, &id).await["status"], "pending", "nothing was sent before the click");

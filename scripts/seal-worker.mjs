@@ -64,7 +64,10 @@ export function sealWorker(dir) {
   const sealed = source
     .replace(line, () => `const BUILD = ${JSON.stringify(build)};`)
     .split("\n")
-    .filter((l) => l.trim() !== "" && !l.trim().startsWith("//"))
+    // Served as it is (the gateway compresses only the page): without its comment lines and
+    // indentation. No string or template in the worker spans lines, so this changes no value.
+    .map((l) => l.trimStart())
+    .filter((l) => l !== "" && !l.startsWith("//"))
     .join("\n")
     .concat("\n");
   try {

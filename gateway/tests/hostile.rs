@@ -606,7 +606,9 @@ async fn every_method_without_each_scope_it_needs_is_forbidden_and_its_guest_sco
         for granted in [Some(*broad), Some(scope::ADMIN), *narrow].into_iter().flatten() {
             let mut c = Client::connect(ClientOptions::backend(&url, TOKEN, &[granted])).await.unwrap();
             if let Err(e) = c.request(method, valid_params(method)).await {
-                assert_ne!(e.code, "FORBIDDEN", "{method} with {granted}: {e:?}");
+                // Refused for another reason than the scope (`push.web.*` refuses another
+                // device's subscription with FORBIDDEN, as the real gateway does).
+                assert!(e.code != "FORBIDDEN" || !e.message.starts_with("missing scope"), "{method} with {granted}: {e:?}");
             }
         }
         checked += 1;

@@ -136,8 +136,9 @@ impl PushController {
         })
     }
 
-    /// Runs one action at a time, its failure in `message`.
-    fn act(&self, work: impl std::future::Future<Output = Result<Option<String>, String>> + 'static) {
+    /// Runs one action at a time, its failure in `message` (boxed: one copy of this for all
+    /// four actions).
+    fn act(&self, work: std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<String>, String>>>>) {
         if self.busy.get_untracked() {
             return;
         }
@@ -158,7 +159,7 @@ impl PushController {
     /// subscription with the gateway's key, registered there with the chosen categories.
     pub fn turn_on(&self) {
         let c = *self;
-        self.act(async move {
+        self.act(Box::pin(async move {
             if browser_push::request_permission().await != model::push::Permission::Granted {
                 c.availability()?;
                 return Err("The browser did not allow notifications for this page.".into());
@@ -175,12 +176,12 @@ impl PushController {
             c.save_categories(&sub.endpoint).await?;
             c.state.set(PushState::On { endpoint: sub.endpoint });
             Ok(None)
-        });
+        }));
     }
 
     pub fn turn_off(&self) {
         let c = *self;
-        self.act(async move {
+        self.act(Box::pin(async move {
             if let Some(endpoint) = c.endpoint() {
                 c.client.request(method::PUSH_UNSUBSCRIBE, json!({"endpoint": endpoint})).await.map_err(gateway_error)?;
             }
@@ -188,7 +189,7 @@ impl PushController {
             browser::local_remove(&owner_key());
             c.state.set(PushState::Off);
             Ok(None)
-        });
+        }));
     }
 
     pub fn set_categories(&self, change: impl FnOnce(&mut Categories) + 'static) {
@@ -196,16 +197,16 @@ impl PushController {
         let before = self.categories.get_untracked();
         self.categories.update(change);
         let c = *self;
-        self.act(async move {
+        self.act(Box::pin(async move {
             c.save_categories(&endpoint).await.inspect_err(|_| c.categories.set(before))?;
             Ok(None)
-        });
+        }));
     }
 
     /// `push.web.test`: a notification through the push service, to check it arrives.
     pub fn send_test(&self) {
         let c = *self;
-        self.act(async move {
+        self.act(Box::pin(async move {
             let v = c.client.request(method::PUSH_TEST, json!({})).await.map_err(gateway_error)?;
             let failed = v["results"].as_array().map_or(0, |r| r.iter().filter(|r| r["ok"] != Value::Bool(true)).count());
             Ok(Some(if failed == 0 {
@@ -213,7 +214,7 @@ impl PushController {
             } else {
                 format!("The gateway could not deliver {failed} of its test notifications.")
             }))
-        });
+        }));
     }
 }
 

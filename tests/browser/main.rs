@@ -13,6 +13,7 @@ mod attachments_idb;
 mod browser_storage;
 mod crash_banner;
 mod outbox_idb;
+mod push_manager;
 mod status_bar;
 mod storage_idb;
 mod unicode_case;

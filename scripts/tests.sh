@@ -68,7 +68,7 @@ while read -r pkg name dir exe; do
   [ "$pkg" = e2e ] && [ "$name" != e2e ] && { exe_of[$name]=$exe; dir_of[$name]=$dir; }
 done < "$list"
 # The longest first, so the pool ends together (order from the last measured run, docs/testing.md).
-order=(real_runs approvals conversations real_gateway real_gateway_outbox conversation_tools chat async_questions package dock hostile_ui panes attachments
+order=(real_runs approvals conversations real_gateway real_gateway_outbox conversation_tools reach chat async_questions package dock hostile_ui panes attachments
   real_gateway_transcript dock_recovery connection gateway_stores offline credential_guard attention transcript_parts upgrade budgets)
 if [ $# -gt 0 ]; then order=("$@"); fi
 for n in "${order[@]}"; do [ -n "${exe_of[$n]:-}" ] || { echo "[e2e] no such e2e binary: $n" >&2; exit 2; }; done

@@ -15,7 +15,7 @@ use serde_json::json;
 /// carries the stylesheet and the loader). A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance-history.md` and the commit log.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 898_000;
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 922_000;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
@@ -24,10 +24,12 @@ const TOTAL_GZIP_BUDGET_BYTES: u64 = 898_000;
 /// part of a first visit that shows no markdown).
 /// A ratchet, like the one above. The aim is at most half of the incumbent's 1,482 KB (`make
 /// bench`, benchmark 8), 741 KB: the message actions, the command palette, the export, the
-/// content search, the sub-agents panel and the menus of issue 38 took it 32 KB over. Every view is in the app's one wasm (Trunk cannot split
-/// it), so the way back is a smaller early module or views loaded on first use
-/// (`docs/performance.md`).
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 774_000;
+/// content search, the sub-agents panel and the menus of issue 38 took it 32 KB over, and issue
+/// 39's reach (the Web Push setting, a notification's choice on the card, the "while you were
+/// away" card: 21 KB of the app; the service worker's push and notification handlers: 2.7 KB)
+/// 24 KB more. Every view is in the app's one wasm (Trunk cannot split it), so the way back is a
+/// smaller early module or views loaded on first use (`docs/performance.md`).
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 798_000;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");

@@ -18,6 +18,15 @@ if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; the
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
 fi
 
+# The local gateway sends Web Push over HTTPS with the system's TLS (OpenSSL, through
+# native-tls): its headers and pkg-config to build against it.
+if ! pkg-config --exists openssl 2>/dev/null; then
+  say "installing libssl-dev and pkg-config (apt)"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq libssl-dev pkg-config >/dev/null
+fi
+
 # 2. The wasm target.
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   say "adding rust target wasm32-unknown-unknown"

@@ -442,7 +442,10 @@ function notificationFor(p) {
 const SHOWN_IN_PAGE = /^(?:approve|ask|chat)\//;
 async function showPush(data) {
   const { title, options } = notificationFor(readPush(data));
-  if (SHOWN_IN_PAGE.test(options.data.url.slice(SCOPE.href.length))) {
+  // An approval's update replaces its request's notification (same tag): always shown, so a
+  // decided approval never keeps offering Deny.
+  const update = options.data.kind === "other" && APPROVAL.test(options.data.url.slice(SCOPE.href.length));
+  if (!update && SHOWN_IN_PAGE.test(options.data.url.slice(SCOPE.href.length))) {
     const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
     if (windows.some((w) => w.visibilityState === "visible" && w.url.startsWith(SCOPE.href))) return;
   }
@@ -465,11 +468,16 @@ self.addEventListener("notificationclick", (event) => {
 async function openApp(href, title) {
   const windows = (await self.clients.matchAll({ type: "window", includeUncontrolled: true })).filter((w) => w.url.startsWith(SCOPE.href));
   for (const w of windows) {
+    let moved = null;
     try {
-      const moved = await w.navigate(href);
-      if (moved) return await moved.focus();
+      moved = await w.navigate(href);
     } catch (cannot) {
       // A window this worker does not control cannot be navigated: the next, or a new one.
+    }
+    if (moved) {
+      // Navigated: a refused focus (its permission may have run out) opens nothing more.
+      await moved.focus().catch(() => null);
+      return;
     }
   }
   const opened = await self.clients.openWindow(href).catch(() => null);

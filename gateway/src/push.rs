@@ -149,8 +149,10 @@ fn vapid_key(gw: &Gateway) -> Result<SigningKey, ErrorShape> {
     let stored = gw
         .store
         .machine_state_or(VAPID_STATE_KEY, || {
-            let key = SigningKey::from_bytes(&crate::util::random_bytes::<32>().into())
-                .unwrap_or_else(|_| SigningKey::from_bytes(&[7u8; 32].into()).expect("a valid scalar"));
+            // 32 random bytes are a valid scalar but for odds of about 2^-32: drawn again then.
+            let key = std::iter::repeat_with(|| SigningKey::from_bytes(&crate::util::random_bytes::<32>().into()))
+                .find_map(Result::ok)
+                .expect("random scalars");
             protocol::device::encode_b64url(&key.to_bytes())
         })
         .map_err(store_error)?;
@@ -397,7 +399,9 @@ async fn deliver(gw: &Arc<Gateway>, row: &PushSubscriptionRow, payload: &PushPay
 /// origin, valid 12 hours.
 fn vapid_authorization(key: &SigningKey, uri: &http::Uri) -> String {
     let b64 = protocol::device::encode_b64url;
-    let audience = format!("{}://{}", uri.scheme_str().unwrap_or("https"), uri.authority().map(|a| a.as_str()).unwrap_or_default());
+    // The push service's origin: scheme, host and a port other than 443 (no user info).
+    let port = uri.port_u16().filter(|p| *p != 443).map(|p| format!(":{p}")).unwrap_or_default();
+    let audience = format!("{}://{}{port}", uri.scheme_str().unwrap_or("https"), uri.host().unwrap_or_default());
     let exp = crate::util::now_ms() / 1000 + 12 * 3600;
     let header = b64(br#"{"typ":"JWT","alg":"ES256"}"#);
     let claims = b64(json!({"aud": audience, "exp": exp, "sub": VAPID_SUBJECT}).to_string().as_bytes());

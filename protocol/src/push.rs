@@ -100,7 +100,9 @@ pub fn choices(questions: &[Question]) -> Option<Vec<String>> {
 /// else only that a question waits.
 pub fn question_requested(id: &str, questions: &[Question]) -> PushPayload {
     let secret = questions.iter().any(|q| q.secret() || q.secret_store.is_some());
-    let choices = choices(questions);
+    // Cut for the payload (a push carries at most 4 KB; a notification's button shows little):
+    // the page picks by position, from the question itself.
+    let choices = choices(questions).map(|c| c.iter().map(|l| crate::frame::truncate(l, 40)).collect::<Vec<_>>());
     let body = match (&choices, questions) {
         _ if secret => "An agent asks for a secret.".to_string(),
         (Some(_), [q]) => crate::frame::truncate(&q.question, 200),

@@ -181,14 +181,20 @@ impl PushController {
 
     pub fn turn_off(&self) {
         let c = *self;
+        let endpoint = self.endpoint();
         self.act(Box::pin(async move {
-            if let Some(endpoint) = c.endpoint() {
-                c.client.request(method::PUSH_UNSUBSCRIBE, json!({"endpoint": endpoint})).await.map_err(gateway_error)?;
-            }
+            // The browser's subscription first: once it is gone nothing can reach this device,
+            // whatever the gateway answers (it may have dropped the row itself on a 410).
             browser_push::unsubscribe().await?;
             browser::local_remove(&owner_key());
             c.state.set(PushState::Off);
-            Ok(None)
+            match endpoint {
+                Some(endpoint) => match c.client.request(method::PUSH_UNSUBSCRIBE, json!({"endpoint": endpoint})).await {
+                    Ok(_) => Ok(None),
+                    Err(e) => Ok(Some(format!("Turned off in this browser; the gateway could not drop its copy: {}", gateway_error(e)))),
+                },
+                None => Ok(None),
+            }
         }));
     }
 

@@ -35,10 +35,91 @@
 // Only index.html is rewritten (the glue's element, those two meta elements and the preload),
 // then sw.js (its `const BUILD` line, and its comment lines go).
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzip } from "@gfx/zopfli";
 import { sealWorker } from "./seal-worker.mjs";
+
+// 0a. The app's split (Cargo feature `split`, build.rs, `components::on_use`). Code that only a
+// `#[lazy]` function reaches goes into modules of its own, fetched the first time a view needs
+// it. The split works on cargo's output, before wasm-bindgen, so Trunk's wasm-bindgen and
+// wasm-opt of the app are replaced here (index.html: `data-wasm-opt="0"`; Trunk's glue of the
+// unsplit wasm is overwritten). In order:
+//  1. `wasm-split-cli` (wasm_split_cli_support, the splitter cargo-leptos uses; scripts/setup.sh
+//     installs it) reads the relocations that build.rs asked the linker for and writes the main
+//     module, one module per split point (`split_<fn>_<n>.wasm`), modules of code several split
+//     points share (`chunk_<n>.wasm`) and their loader (`__wasm_split.js`, an ES module);
+//  2. wasm-bindgen, as Trunk runs it (`no-modules`), plus `--keep-lld-exports`: the split modules
+//     import the main module's function table, which it would otherwise drop;
+//  3. wasm-opt -Oz on every module (not in a debug build);
+//  4. the loader into wasm-bindgen's glue, which names it as `require("./__wasm_split.js")` (a
+//     classic script has no `import`): its `import { initSync }` goes (the glue's own `initSync`
+//     is in scope, and answers with the running instance), its `export const`s become the object
+//     the `require` stood for, and each module's fetch becomes `window.ocuiFetchPart(file)`
+//     (src/loader.js: the gzip'd copy, kept by the service worker once used). Each module is
+//     named by its content's hash, like the app's wasm. The text of both tools is checked; a
+//     version that writes it differently stops the build.
+async function splitApp(glueFile) {
+  const profile = process.env.TRUNK_PROFILE === "debug" ? "debug" : "release";
+  const source = process.env.TRUNK_SOURCE_DIR || ".";
+  const target = process.env.CARGO_TARGET_DIR || join(source, "target");
+  const cargoWasm = join(target, "wasm32-unknown-unknown", profile, "app.wasm");
+  const stem = glueFile.slice(0, -".js".length);
+  const work = mkdtempSync(join(tmpdir(), "ocui-split-"));
+  const tool = (cmd, args) => {
+    try {
+      execFileSync(cmd, args, { stdio: ["ignore", "ignore", "inherit"] });
+    } catch (e) {
+      console.error(`post-build: ${cmd} failed (${e.message})`);
+      process.exit(1);
+    }
+  };
+  const wasmOpt = [join(source, "node_modules/.bin/wasm-opt")].find((p) => existsSync(p)) || "wasm-opt";
+  const optimise = (from, to) => (profile === "release" ? tool(wasmOpt, ["-Oz", "--output", to, from]) : copyFileSync(from, to));
+  tool("wasm-split-cli", [cargoWasm, join(work, "split"), "--out-name", "app"]);
+  tool("wasm-bindgen", ["--target=no-modules", "--keep-lld-exports", `--out-dir=${join(work, "bg")}`, "--out-name=app", join(work, "split", "app.wasm")]);
+  optimise(join(work, "bg", "app_bg.wasm"), `${stem}_bg.wasm`);
+  let loader = readFileSync(join(work, "split", "__wasm_split.js"), "utf8");
+  const parts = [];
+  for (const f of readdirSync(join(work, "split")).filter((f) => /^(split|chunk)_\w+\.wasm$/.test(f)).sort()) {
+    const out = join(work, `opt-${f}`);
+    optimise(join(work, "split", f), out);
+    const bytes = readFileSync(out);
+    const what = f.replace(/^split_/, "").replace(/(_\d+)?\.wasm$/, "").replace(/_/g, "-");
+    const name = `app-${what}-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}.wasm`;
+    writeFileSync(join(stage, name), bytes);
+    const from = `fetch(new URL("./${f}", import.meta.url))`;
+    if (!loader.includes(from)) {
+      console.error(`post-build: the split loader does not fetch ${f} as \`${from}\` (wasm-split-cli changed?)`);
+      process.exit(1);
+    }
+    loader = loader.replace(from, `window.ocuiFetchPart(${JSON.stringify(name)})`);
+    parts.push(name);
+  }
+  const initImport = /^import \{ initSync \} from "[^"]+";\n/m;
+  const exported = [];
+  loader = loader.replace(initImport, "").replace(/^export const (\w+) =/gm, (_, n) => (exported.push(n), `const ${n} =`));
+  let glue = readFileSync(join(work, "bg", "app.js"), "utf8");
+  const requires = [...glue.matchAll(/const (\w+) = require\("\.\/__wasm_split\.js"\);/g)];
+  if (!exported.length || !requires.length || /^\s*(import|export)\b|import\.meta/m.test(loader) || glue.includes("__wasm_split_placeholder__")) {
+    console.error(`post-build: the split loader or wasm-bindgen's glue is not as expected (${exported.length} split points, ${requires.length} requires)`);
+    process.exit(1);
+  }
+  const first = requires[0][1];
+  glue = glue.replace(/const (\w+) = require\("\.\/__wasm_split\.js"\);/g, (_, v) =>
+    v === first ? `const ${v} = (() => {\n${loader}\nreturn { ${exported.join(", ")} };\n})();` : `const ${v} = ${first};`,
+  );
+  if (/\brequire\(/.test(glue)) {
+    console.error("post-build: wasm-bindgen's glue still requires a module after the split loader went in");
+    process.exit(1);
+  }
+  writeFileSync(glueFile, glue);
+  rmSync(work, { recursive: true });
+  console.log(`post-build: the app split into its main module and ${parts.length} modules fetched on first use`);
+  return parts;
+}
 
 const stage = process.env.TRUNK_STAGING_DIR;
 if (!stage) {
@@ -60,6 +141,7 @@ if (!glueMatch) {
   process.exit(1);
 }
 const glueFile = join(stage, glueMatch[3]);
+const splitParts = await splitApp(glueFile);
 const glue = readFileSync(glueFile, "utf8");
 // Text that would end or confuse an inline script element; wasm-bindgen's glue has none, and the
 // build stops rather than change it if a version ever does.
@@ -174,7 +256,9 @@ const files = readdirSync(stage)
   .concat(packed, early.packed);
 const entry = (f) => `${f} sha384-${createHash("sha384").update(readFileSync(join(stage, f))).digest("base64")}`;
 const entries = files.map(entry);
-const onUse = [markdown.packed].map(entry);
+const splitPacked = [];
+for (const part of splitParts) splitPacked.push(await pack(part));
+const onUse = [markdown.packed, ...splitPacked].map(entry);
 writeFileSync(
   page,
   html.replace("</head>", `<meta name=ocui-files content="${entries.join(" ")}"><meta name=ocui-files-on-use content="${onUse.join(" ")}"></head>`),

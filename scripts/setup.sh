@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 TRUNK_VERSION=0.21.14
 WASM_BINDGEN_VERSION=0.2.130
+WASM_SPLIT_VERSION=0.2.4
 say() { printf '[setup] %s\n' "$*"; }
 
 # 1. OS packages: Chromium + chromedriver for every browser test tier.
@@ -48,6 +49,14 @@ fi
 if ! trunk --version 2>/dev/null | grep -qx "trunk $TRUNK_VERSION"; then
   say "installing trunk $TRUNK_VERSION (about 7 min)"
   cargo install trunk --version "$TRUNK_VERSION" --locked
+fi
+
+# The splitter of the app's wasm (scripts/post-build.mjs: views loaded on first use), the one
+# cargo-leptos uses; its binary is behind the `build-binary` feature.
+if ! cargo install --list 2>/dev/null | grep -qx "wasm_split_cli_support v$WASM_SPLIT_VERSION:" \
+   || ! command -v wasm-split-cli >/dev/null; then
+  say "installing wasm-split-cli $WASM_SPLIT_VERSION (about 1 min)"
+  cargo install wasm_split_cli_support --version "$WASM_SPLIT_VERSION" --features build-binary --locked
 fi
 
 # 4. npm: wasm-opt from binaryen 132 and dart-sass, both run by trunk, and zopfli for the wasm's

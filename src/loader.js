@@ -13,6 +13,9 @@
 // The names this start-up leaves on `window`, each read by one place in Rust:
 // - `ocuiFetchWasm(plain)`: a wasm module's response, fetched by its gzip'd copy and unpacked as
 //   it streams (the plain file without DecompressionStream or the copy). Used here only.
+// - `ocuiFetchPart(file)`: one of the app's split modules (code a view needs only when it is
+//   first shown, `components::on_use`), fetched like the app's wasm and then kept by the service
+//   worker. Called by the split loader that the hook puts into wasm-bindgen's glue.
 // - `ocuiWasm`: the app's wasm download, started before anything else on the page.
 // - `ocuiBuild`: the app's build, named by its wasm file, for the service worker's update check
 //   (src/io/service_worker.rs).
@@ -37,6 +40,12 @@ window.ocuiFetchWasm = function (plain) {
   return fetch(plain + ".gz").then(function (r) {
     if (!r.ok || !r.body) return load();
     return new Response(r.body.pipeThrough(new DecompressionStream("gzip")), { headers: { "content-type": "application/wasm" } });
+  });
+};
+window.ocuiFetchPart = function (file) {
+  return window.ocuiFetchWasm("@BASE@" + file).then(function (r) {
+    if (r.ok && navigator.serviceWorker) navigator.serviceWorker.ready.then(function (reg) { if (reg.active) reg.active.postMessage({ type: "ocui-keep", file: file + ".gz" }); });
+    return r;
   });
 };
 window.ocuiBuild = "@BASE@@APP_WASM@.gz";

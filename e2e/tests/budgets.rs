@@ -15,7 +15,11 @@ use serde_json::json;
 /// carries the stylesheet and the loader). A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance-history.md` and the commit log.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 922_000;
+/// Raised 922 → 987 KB by the split of the app's views (2026-12-06): the split-off modules are
+/// compressed one by one, and each carries its own types, imports and loader stanza, so the same
+/// code is 64 KB more in separate files than inside the one module (what a first visit fetches
+/// fell 48 KB).
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 987_000;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
@@ -23,13 +27,11 @@ const TOTAL_GZIP_BUDGET_BYTES: u64 = 922_000;
 /// compresses nothing else (the markdown module, fetched when a message first needs it, is not
 /// part of a first visit that shows no markdown).
 /// A ratchet, like the one above. The aim is at most half of the incumbent's 1,482 KB (`make
-/// bench`, benchmark 8), 741 KB: the message actions, the command palette, the export, the
-/// content search, the sub-agents panel and the menus of issue 38 took it 32 KB over, and issue
-/// 39's reach (the Web Push setting, a notification's choice on the card, the "while you were
-/// away" card: 21 KB of the app; the service worker's push and notification handlers: 2.7 KB)
-/// 24 KB more. Every view is in the app's one wasm (Trunk cannot split it), so the way back is a
-/// smaller early module or views loaded on first use (`docs/performance.md`).
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 798_000;
+/// bench`, benchmark 8), 741 KB. Issues 38 and 39 took it to 798 KB; splitting off the views a
+/// first visit does not show (`components::on_use`: the approval card, tool cards and live runs,
+/// a message's actions, the palette, receipts, the sub-agents panel, the notification setting,
+/// the away card, the export) brought it back to 750 KB.
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 750_000;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");
@@ -83,13 +85,20 @@ fn every_wasm_js_and_css_file_of_the_build_fits_the_gzip_budget() {
     let dist = e2e::dist_dir();
     let assets = all_assets(&dist);
     let html = std::fs::read_to_string(dist.join("index.html")).unwrap();
-    // The app, the early module that sends the first `connect` while the app downloads, and the
-    // markdown module, fetched the first time a message needs it.
+    // The app, the early module that sends the first `connect` while the app downloads, the
+    // markdown module, fetched the first time a message needs it, and the app's split modules
+    // (`app-<what>-<hash>.wasm`), each fetched the first time a view needs it.
     let modules: Vec<&String> = assets.iter().filter(|a| a.ends_with(".wasm")).collect();
     assert!(
-        modules.len() == 3 && ["app-", "early-", "markdown-"].iter().all(|name| modules.iter().any(|m| m.starts_with(name))),
-        "three wasm modules, the app, the early module and the markdown module: {assets:?}"
+        ["app-", "early-", "markdown-"].iter().all(|name| modules
+            .iter()
+            .filter(|m| m.starts_with(name) && m.ends_with("_bg.wasm"))
+            .count()
+            == 1),
+        "one app, one early module and one markdown module: {assets:?}"
     );
+    let parts = modules.iter().filter(|m| !m.ends_with("_bg.wasm")).count();
+    assert!(parts >= 8, "the app's views shown on first use are split off (the palette, the approval card, …): {assets:?}");
     // The service worker is the one file the page does not name: the app registers it (and
     // counts in the budget like every other script).
     assert!(assets.iter().any(|a| a == "sw.js"), "the service worker is in the build: {assets:?}");
@@ -117,8 +126,11 @@ fn a_first_visit_as_the_real_gateway_sends_it_fits_the_wire_budget() {
     );
     let on_use = on_use_files(&html);
     assert!(
-        on_use.len() == 1 && on_use[0].starts_with("markdown-") && on_use[0].ends_with("_bg.wasm.gz"),
-        "the markdown module is loaded on use, by its gzip'd copy: {on_use:?}"
+        on_use.iter().filter(|f| f.starts_with("markdown-") && f.ends_with("_bg.wasm.gz")).count() == 1
+            && on_use
+                .iter()
+                .all(|f| f.starts_with("markdown-") || f.starts_with("app-") && !f.ends_with("_bg.wasm.gz") && f.ends_with(".wasm.gz")),
+        "the markdown module and the app's split modules are loaded on use, by their gzip'd copies: {on_use:?}"
     );
     for packed in wasm.into_iter().chain(&on_use) {
         let plain = dist.join(packed.trim_end_matches(".gz"));
@@ -169,6 +181,7 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
     // wire budget above counts is what a browser loads.
     let html = std::fs::read_to_string(e2e::dist_dir().join("index.html")).unwrap();
     let named = named_files(&html);
+    let on_use = on_use_files(&html);
     let fetched: Vec<String> = urls
         .iter()
         .filter_map(|u| u.strip_prefix(&format!("{origin}/")))
@@ -193,8 +206,13 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
         "the markdown module was fetched for plain prose: {fetched:?}, for {}",
         b.js("return [...document.querySelectorAll('.md[data-md]')].map(e => e.textContent)").await
     );
+    // Besides those, the split modules of the views this visit showed (a message's actions),
+    // which the wire budget below counts as fetched.
     for f in &fetched {
-        assert!(named.contains(f), "{f} was fetched but the page does not name it among what every load fetches ({named:?})");
+        assert!(
+            named.contains(f) || f.starts_with("app-") && on_use.contains(f),
+            "{f} was fetched but the page names it neither among what every load fetches ({named:?}) nor among the app's split modules"
+        );
     }
     let sent = b.js("return performance.getEntriesByType('resource').reduce((n, e) => n + e.encodedBodySize, 0);").await;
     assert!(

@@ -43,6 +43,9 @@ async fn stub_push_manager(b: &Browser, sub: &TestSubscription) {
 
 /// Opens the status bar's Details and turns notifications on.
 async fn turn_on(b: &Browser) {
+    // The setting is drawn, and its code fetched, once the details are opened.
+    assert!(!b.exists("[data-testid=push-settings]").await, "the setting waits for the details to open");
+    b.click_xpath("//details[contains(@class, 'status-bar__more')]/summary").await;
     let settings = b.wait_content("[data-testid=push-settings]", T, |t| !t.contains("Checked once connected")).await;
     assert!(settings.contains("Turn on notifications"), "the setting offers to turn on: {settings}");
     b.click_xpath("//section[@data-testid='push-settings']//button[normalize-space()='Turn on notifications']").await;

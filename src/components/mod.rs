@@ -13,6 +13,7 @@ pub mod credential_notice;
 pub mod gateway_switch;
 pub mod markdown;
 pub mod message_actions;
+pub mod on_use;
 pub mod option_group;
 pub mod outbox_tray;
 pub mod pane;

@@ -62,73 +62,75 @@ impl ExportController {
         self.state.set(Some(ExportState::Working { session: session.clone() }));
         let this = *self;
         spawn_local(async move {
-            let outcome = this.run(&session).await;
+            let outcome = run(this, session.clone()).await;
             this.state.set(Some(match outcome {
                 Ok(said) => ExportState::Done { session, said },
                 Err(why) => ExportState::Failed { session, said: format!("Not exported: {why}") },
             }));
         });
     }
+}
 
-    async fn run(self, session: &str) -> Result<String, String> {
-        // The whole history, newest page first; each page is oldest first.
-        let mut messages: Vec<Value> = Vec::new();
-        for page in 0.. {
-            if page == MAX_PAGES {
-                return Err(format!("the conversation has more than {} messages.", PAGE * MAX_PAGES));
+/// Reads the whole conversation and its decisions, writes the Markdown and hands it to the
+/// browser as a download. Its code (paging, `model::export`'s writer) is fetched the first time
+/// a conversation is exported (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn run(this: ExportController, session: String) -> Result<String, String> {
+    let session = session.as_str();
+    // The whole history, newest page first; each page is oldest first.
+    let mut messages: Vec<Value> = Vec::new();
+    for page in 0.. {
+        if page == MAX_PAGES {
+            return Err(format!("the conversation has more than {} messages.", PAGE * MAX_PAGES));
+        }
+        let params = json!({"sessionKey": session, "limit": PAGE, "offset": messages.len(), "maxChars": 500_000});
+        let v = this.client.request(method::CHAT_HISTORY, params).await.map_err(|e| e.to_string())?;
+        let mut rows = v.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+        let more = v.get("hasMore").and_then(Value::as_bool).unwrap_or(false) && !rows.is_empty();
+        rows.append(&mut messages);
+        messages = rows;
+        if !more {
+            break;
+        }
+    }
+    let first_ms = messages.first().and_then(|m| m.get("timestamp")).and_then(Value::as_f64).unwrap_or(0.0);
+    // Ended approvals, newest first, back to the conversation's first message.
+    let mut approvals: Vec<Value> = Vec::new();
+    if this.sessions.may(method::APPROVAL_HISTORY) {
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_APPROVAL_PAGES {
+            let mut params = json!({"limit": APPROVAL_PAGE});
+            if let Some(c) = &cursor {
+                params["cursor"] = json!(c);
             }
-            let params = json!({"sessionKey": session, "limit": PAGE, "offset": messages.len(), "maxChars": 500_000});
-            let v = self.client.request(method::CHAT_HISTORY, params).await.map_err(|e| e.to_string())?;
-            let mut rows = v.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
-            let more = v.get("hasMore").and_then(Value::as_bool).unwrap_or(false) && !rows.is_empty();
-            rows.append(&mut messages);
-            messages = rows;
-            if !more {
+            let v =
+                this.client.request(method::APPROVAL_HISTORY, params).await.map_err(|e| format!("the approvals could not be read: {e}"))?;
+            let items = v.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+            let older = items.last().and_then(|i| i.get("resolvedAtMs")).and_then(Value::as_f64).is_some_and(|t| t < first_ms);
+            approvals.extend(items);
+            cursor = v.get("nextCursor").and_then(Value::as_str).map(str::to_string);
+            if cursor.is_none() || older {
                 break;
             }
         }
-        let first_ms = messages.first().and_then(|m| m.get("timestamp")).and_then(Value::as_f64).unwrap_or(0.0);
-        // Ended approvals, newest first, back to the conversation's first message.
-        let mut approvals: Vec<Value> = Vec::new();
-        if self.sessions.may(method::APPROVAL_HISTORY) {
-            let mut cursor: Option<String> = None;
-            for _ in 0..MAX_APPROVAL_PAGES {
-                let mut params = json!({"limit": APPROVAL_PAGE});
-                if let Some(c) = &cursor {
-                    params["cursor"] = json!(c);
-                }
-                let v = self
-                    .client
-                    .request(method::APPROVAL_HISTORY, params)
-                    .await
-                    .map_err(|e| format!("the approvals could not be read: {e}"))?;
-                let items = v.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-                let older = items.last().and_then(|i| i.get("resolvedAtMs")).and_then(Value::as_f64).is_some_and(|t| t < first_ms);
-                approvals.extend(items);
-                cursor = v.get("nextCursor").and_then(Value::as_str).map(str::to_string);
-                if cursor.is_none() || older {
-                    break;
-                }
-            }
-        }
-        let receipts: Vec<model::dock::Receipt> = self.dock.dock.with_untracked(|d| {
-            d.receipts.iter().filter(|r| r.approval.is_none() && r.session_key.as_deref().is_none_or(|k| k == session)).cloned().collect()
-        });
-        let title = self.sessions.row(session).map(|r| r.name()).unwrap_or_else(|| model::sessions::short_name(session));
-        let now = browser::now_ms();
-        let count = messages.iter().filter(|m| matches!(m.get("role").and_then(Value::as_str), Some("user" | "assistant"))).count();
-        let input = model::export::Input {
-            title: title.clone(),
-            session_key: session.to_string(),
-            gateway: model::url::host_of(&self.client.url.get_untracked()),
-            exported_at_ms: now,
-            messages,
-            approvals,
-            receipts,
-        };
-        let text = model::export::markdown(&input);
-        let name = format!("{}-{}.md", model::export::file_stem(&title), &model::export::utc(now)[..10]);
-        browser::download(&name, &text, "text/markdown")?;
-        Ok(format!("Exported {count} messages as {name}."))
     }
+    let receipts: Vec<model::dock::Receipt> = this.dock.dock.with_untracked(|d| {
+        d.receipts.iter().filter(|r| r.approval.is_none() && r.session_key.as_deref().is_none_or(|k| k == session)).cloned().collect()
+    });
+    let title = this.sessions.row(session).map(|r| r.name()).unwrap_or_else(|| model::sessions::short_name(session));
+    let now = browser::now_ms();
+    let count = messages.iter().filter(|m| matches!(m.get("role").and_then(Value::as_str), Some("user" | "assistant"))).count();
+    let input = model::export::Input {
+        title: title.clone(),
+        session_key: session.to_string(),
+        gateway: model::url::host_of(&this.client.url.get_untracked()),
+        exported_at_ms: now,
+        messages,
+        approvals,
+        receipts,
+    };
+    let text = model::export::markdown(&input);
+    let name = format!("{}-{}.md", model::export::file_stem(&title), &model::export::utc(now)[..10]);
+    browser::download(&name, &text, "text/markdown")?;
+    Ok(format!("Exported {count} messages as {name}."))
 }

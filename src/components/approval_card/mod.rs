@@ -68,6 +68,12 @@ fn needs(d: Decision) -> Needs {
 }
 
 /// One pending approval, expanded.
+/// The card, its code fetched with the first approval the page shows (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+pub async fn card(approval: Approval, state: ApprovalState, nav: AnyView, countdown: AnyView) -> AnyView {
+    view! { <ApprovalCard approval=approval state=state nav=nav countdown=countdown/> }.into_any()
+}
+
 #[component]
 pub fn ApprovalCard(
     /// The approval as the gateway sent it.
@@ -324,6 +330,12 @@ fn watch_end(end: NodeRef<leptos::html::Span>, seen: RwSignal<bool>) {
 /// The line a collapsed dock shows for an approval.
 pub fn collapsed_summary(a: &Approval) -> String {
     format!("{} · {}", a.kind.noun(), model::preview(a.subject(), 60))
+}
+
+/// The receipt, its code fetched with the first one the page shows (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+pub async fn receipt(receipt: Receipt) -> AnyView {
+    view! { <ApprovalReceipt receipt=receipt/> }.into_any()
 }
 
 /// The summary a finished approval leaves in its conversation.

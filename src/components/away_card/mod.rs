@@ -26,6 +26,13 @@ fn rows(list: Vec<AwayRow>, sessions: SessionsController) -> impl IntoView {
 #[component]
 pub fn AwayCard() -> impl IntoView {
     let Some(away) = use_context::<AwayController>() else { return ().into_any() };
+    let shown = Memo::new(move |_| away.summary.with(Option::is_some));
+    (move || shown.get().then(|| crate::components::on_use::on_use(card(away)))).into_any()
+}
+
+/// The card, its code fetched the first time there is something to say (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn card(away: AwayController) -> AnyView {
     let sessions = expect_context::<SessionsController>();
     view! {
         {move || away.summary.get().map(|s| view! {

@@ -110,7 +110,7 @@ pub fn Composer() -> impl IntoView {
                     />
                 })}
                 <Show when=move || palette_open.get()>
-                    <crate::components::command_palette::CommandPalette pane=pane lines=lines active=active note=note on_pick=pick/>
+                    {move || crate::components::on_use::on_use(crate::components::command_palette::palette(pane, lines, active, note, pick))}
                 </Show>
                 <div class="composer__row">
                     <label class="composer__label">

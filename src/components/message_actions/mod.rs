@@ -12,6 +12,13 @@ use model::transcript::TranscriptRow;
 use crate::state::chat::ChatController;
 use crate::state::message_actions::MessageActionsController;
 
+/// A message's actions, their code fetched with the first message that offers them
+/// (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+pub async fn actions(row: TranscriptRow) -> AnyView {
+    view! { <MessageActions row=row/> }.into_any()
+}
+
 #[component]
 pub fn MessageActions(row: TranscriptRow) -> impl IntoView {
     let ctl = expect_context::<MessageActionsController>();

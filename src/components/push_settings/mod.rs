@@ -22,6 +22,13 @@ const CHOICES: &[(&str, Pick)] = &[
     ("Scheduled tasks failed", |c| &mut c.scheduled_task_failed),
 ];
 
+/// The setting, its code fetched the first time the status bar's details are opened
+/// (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+pub async fn settings() -> AnyView {
+    view! { <PushSettings/> }.into_any()
+}
+
 #[component]
 pub fn PushSettings() -> impl IntoView {
     let Some(push) = use_context::<PushController>() else { return ().into_any() };

@@ -10,7 +10,6 @@ use model::draft::QuestionDraft;
 use protocol::question::{Question, QuestionRecord};
 use wasm_bindgen::JsCast;
 
-use crate::components::approval_card::ApprovalCard;
 use crate::components::credential_notice::CredentialNotice;
 use crate::components::option_group::{OptionGroup, OptionItem};
 use crate::state::dock::{DockController, DockView, QuestionAccess};
@@ -133,7 +132,7 @@ fn RequestPanel(id: String) -> impl IntoView {
             Some(Entry::Valid { record, state }) => view! { <Stepper record=record state=state/> }.into_any(),
             Some(Entry::Approval { approval, state }) => {
                 let expires = approval.expires_at_ms;
-                view! { <ApprovalCard approval=approval state=state nav=view! { <RequestNav/> }.into_any() countdown=view! { <Countdown expires_at_ms=expires/> }.into_any()/> }.into_any()
+                crate::components::on_use::on_use(crate::components::approval_card::card(approval, state, view! { <RequestNav/> }.into_any(), view! { <Countdown expires_at_ms=expires/> }.into_any()))
             }
             Some(Entry::Invalid(invalid)) => view! {
                 <div class="dock__panel dock__panel--invalid" role="alert">
@@ -261,7 +260,7 @@ fn Stepper(record: QuestionRecord, state: LocalState) -> impl IntoView {
             {move || ctl.choice.note_for(&id.get_value()).map(|m| view! { <p class="dock__notice" role="status" data-testid="notification-choice">{m}</p> })}
             {record.with_value(|r| r.questions.iter().any(|q| q.secret_store.is_some())).then(|| {
                 let editable = can_answer();
-                view! { <crate::components::secret_request::SecretRequest record=record.get_value() draft=draft editable=editable/> }
+                crate::components::on_use::on_use(crate::components::secret_request::prompt(record.get_value(), draft, editable))
             })}
             {move || {
                 if !can_answer() {

@@ -4,6 +4,12 @@
 use leptos::prelude::*;
 use model::dock::{Outcome, Receipt};
 
+/// A receipt, its code fetched with the first one the page shows (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+pub async fn receipt(receipt: Receipt) -> AnyView {
+    view! { <QuestionReceipt receipt=receipt/> }.into_any()
+}
+
 /// One receipt. All agent text is rendered as text.
 #[component]
 pub fn QuestionReceipt(

@@ -68,6 +68,8 @@ pub fn StatusBar(
     let reload = move || client.status.with(|s| matches!(s, Status::Failed { reload: true, .. }));
     let refused = move || client.status.with(|s| matches!(s, Status::Failed { .. } | Status::NeedsToken { .. }));
 
+    // The notification setting is drawn (and its code fetched) once the details were opened.
+    let details_seen = RwSignal::new(false);
     view! {
         <header class="status-bar" data-state=state>
             <div class="status-bar__main" role="status" aria-live="polite">
@@ -89,7 +91,7 @@ pub fn StatusBar(
                     <button type="button" on:click=move |_| on_settings.run(())>"Connection settings"</button>
                 </Show>
             </div>
-            <details class="status-bar__more">
+            <details class="status-bar__more" on:toggle=move |_| if !details_seen.get_untracked() { details_seen.set(true) }>
                 <summary>"Details"</summary>
                 <div class="status-bar__panel">
                     <dl class="status-bar__facts">
@@ -109,7 +111,7 @@ pub fn StatusBar(
                         </div>
                     </dl>
                     <AttentionControl/>
-                    <crate::components::push_settings::PushSettings/>
+                    {move || details_seen.get().then(|| crate::components::on_use::on_use(crate::components::push_settings::settings()))}
                     <Show when=move || !refused()>
                         <button type="button" on:click=move |_| on_settings.run(())>"Connection settings"</button>
                     </Show>

@@ -10,12 +10,12 @@ use crate::io::browser;
 use crate::state::chat::ChatController;
 use crate::state::sessions::SessionsController;
 use crate::state::tasks::TasksController;
+use model::tasks::TaskList;
 
 #[component]
 pub fn TasksPanel() -> impl IntoView {
     let tasks = expect_context::<TasksController>();
     let chat = expect_context::<ChatController>();
-    let sessions = expect_context::<SessionsController>();
     let client = expect_context::<crate::io::gateway_client::GatewayClient>();
     // Read when the pane shows a conversation, and on each connection.
     Effect::new(move |_| {
@@ -44,7 +44,18 @@ pub fn TasksPanel() -> impl IntoView {
             }
         })
     });
-    move || {
+    let shown = Memo::new(move |_| list.with(|l| !l.tasks.is_empty()));
+    move || shown.get().then(|| crate::components::on_use::on_use(panel(list, now)))
+}
+
+/// The list, its code fetched the first time a conversation has sub-agents
+/// (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn panel(list: Memo<TaskList>, now: RwSignal<f64>) -> AnyView {
+    let tasks = expect_context::<TasksController>();
+    let chat = expect_context::<ChatController>();
+    let sessions = expect_context::<SessionsController>();
+    (move || {
         let l = list.get();
         (!l.tasks.is_empty()).then(|| {
             let heading = match l.running() {
@@ -91,5 +102,6 @@ pub fn TasksPanel() -> impl IntoView {
                 </details>
             }
         })
-    }
+    })
+    .into_any()
 }

@@ -11,8 +11,7 @@ use std::collections::HashMap;
 use model::parts::{ImageSource, Part, ToolResult};
 
 use crate::components::markdown::Markdown;
-use crate::components::message_actions::{CutNotice, MessageActions};
-use crate::components::question_receipt::QuestionReceipt;
+use crate::components::message_actions::CutNotice;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::state::chat::{ChatController, TranscriptRow};
 use crate::state::dock::DockController;
@@ -183,15 +182,15 @@ pub fn Transcript() -> impl IntoView {
             <For each=move || items.get() key=Item::key let:item>
                 {view! { <li>{match item {
                     Item::Message(m) => view! { <Message row=m/> }.into_any(),
-                    Item::Receipt(r) if r.approval.is_some() => view! { <crate::components::approval_card::ApprovalReceipt receipt=r/> }.into_any(),
-                    Item::Receipt(r) => view! { <QuestionReceipt receipt=r/> }.into_any(),
+                    Item::Receipt(r) if r.approval.is_some() => crate::components::on_use::on_use(crate::components::approval_card::receipt(r)),
+                    Item::Receipt(r) => crate::components::on_use::on_use(crate::components::question_receipt::receipt(r)),
                 }}</li> }.into_any()}
             </For>
             <PendingInputs/>
             <For
                 each=move || chat.runs.with(|runs| runs.iter().filter(|r| r.is_active() || r.unsaved_reply.is_some()).map(|r| r.id.clone()).collect::<Vec<_>>())
                 key=|id| id.clone()
-                children=|id| view! { <li><LiveRun id=id/></li> }.into_any()
+                children=|id| view! { <li>{crate::components::on_use::on_use(live_run(id))}</li> }.into_any()
             />
             <UnsentEchoes/>
         </ol>
@@ -213,12 +212,18 @@ fn when(ms: f64) -> String {
 #[component]
 fn Message(row: TranscriptRow) -> impl IntoView {
     if let Some(Ok(q)) = model::async_q::recognize(&row.raw) {
-        return view! { <AsyncCard row=row question=q/> }.into_any();
+        return crate::components::on_use::on_use(async_card(row, q));
     }
     view! { <PlainMessage row=row/> }.into_any()
 }
 
 /// An async question in the transcript, with where its answer is.
+/// An async question's card, its code fetched with the first one shown (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn async_card(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> AnyView {
+    view! { <AsyncCard row=row question=question/> }.into_any()
+}
+
 #[component]
 fn AsyncCard(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> impl IntoView {
     use crate::state::async_q::{AsyncQController, AsyncStatus};
@@ -304,7 +309,7 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
         return view! {
             <article class="msg msg--tool" data-testid="message" data-role="toolResult">
                 <header class="msg__who">"Tool result"<span class="msg__note">{result.name.clone()}</span></header>
-                <ToolOutput result=result/>
+                {crate::components::on_use::on_use(tool_output(result))}
             </article>
         }
         .into_any();
@@ -342,7 +347,7 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
             <crate::components::attachment_list::SavedFiles media=if withheld { Vec::new() } else { model::parts::saved_media(&row.raw) } session=session.clone()/>
             {(row.truncated && !withheld).then(|| view! { <ShowWhole key=row.key.clone()/> })}
             <RunFooter key=row.key.clone()/>
-            {(matches!(row.role.as_str(), "user" | "assistant") && !withheld).then(|| view! { <MessageActions row=row.clone()/> })}
+            {(matches!(row.role.as_str(), "user" | "assistant") && !withheld).then(|| crate::components::on_use::on_use(crate::components::message_actions::actions(row.clone())))}
         </article>
     }
     .into_any()
@@ -432,13 +437,13 @@ fn PartView(
             // `tool_call {id, args}` reaches another tool: shown as that tool.
             let (name, arguments) = model::parts::inner_call(&name, &arguments);
             if name == "ask_user" {
-                view! { <AskSummary call_id=id arguments=arguments at_ms=at_ms session=session/> }.into_any()
+                crate::components::on_use::on_use(ask_summary(id, arguments, at_ms, session))
             } else {
-                view! { <ToolCard call_id=id name=name arguments=arguments/> }.into_any()
+                crate::components::on_use::on_use(tool_card(id, name, arguments))
             }
         }
-        Part::ToolResult(result) => view! { <ToolOutput result=result/> }.into_any(),
-        Part::Image { source, alt } => view! { <ImagePart source=source alt=alt/> }.into_any(),
+        Part::ToolResult(result) => crate::components::on_use::on_use(tool_output(result)),
+        Part::Image { source, alt } => crate::components::on_use::on_use(image_part(source, alt)),
         Part::Unsupported { kind, raw } => view! {
             <details class="part part--unsupported" data-testid="unsupported-part">
                 <summary>{format!("unsupported part: {kind}")}</summary>
@@ -452,6 +457,13 @@ fn PartView(
 /// A tool call: the real tool's name and what it works on (for a command, the command), its
 /// state as it happens (from the run's tool events: output as it prints, exit code, duration),
 /// its arguments behind a toggle, and its result once saved.
+/// A tool's card, its code fetched with the first tool call a conversation shows
+/// (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn tool_card(call_id: String, name: String, arguments: serde_json::Value) -> AnyView {
+    view! { <ToolCard call_id=call_id name=name arguments=arguments/> }.into_any()
+}
+
 #[component]
 fn ToolCard(call_id: String, name: String, arguments: serde_json::Value) -> impl IntoView {
     let ToolResults(results) = expect_context::<ToolResults>();
@@ -530,6 +542,12 @@ fn LiveOutput(tool: ToolActivity) -> impl IntoView {
     }
 }
 
+/// A tool's saved result, its code fetched with the first one shown (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn tool_output(result: ToolResult) -> AnyView {
+    view! { <ToolOutput result=result/> }.into_any()
+}
+
 #[component]
 fn ToolOutput(result: ToolResult) -> impl IntoView {
     let label = if result.is_error { "Error" } else { "Result" };
@@ -545,6 +563,12 @@ fn ToolOutput(result: ToolResult) -> impl IntoView {
 /// The summary an `ask_user` call leaves, read from the transcript (so every browser shows
 /// it): the full wording and how it ended. This browser's own record of the same question adds
 /// what the transcript cannot know (answered or skipped elsewhere, text left unsent).
+/// An `ask_user` call's summary, its code fetched with the first one shown (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn ask_summary(call_id: String, arguments: serde_json::Value, at_ms: f64, session: String) -> AnyView {
+    view! { <AskSummary call_id=call_id arguments=arguments at_ms=at_ms session=session/> }.into_any()
+}
+
 #[component]
 fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session: String) -> impl IntoView {
     let ToolResults(results) = expect_context::<ToolResults>();
@@ -579,7 +603,7 @@ fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session
         }
     });
     move || match receipt.get() {
-        Some(r) => view! { <QuestionReceipt receipt=r/> }.into_any(),
+        Some(r) => crate::components::on_use::on_use(crate::components::question_receipt::receipt(r)),
         None => {
             let n = args.with_value(|a| model::parts::ask_questions(a).len());
             view! {
@@ -594,6 +618,12 @@ fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session
 
 /// An image part: shown at once when its bytes are inline or on this page's own origin; from
 /// another site only when asked; a note when the gateway left it out.
+/// An image in a message, its code fetched with the first one shown (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn image_part(source: ImageSource, alt: String) -> AnyView {
+    view! { <ImagePart source=source alt=alt/> }.into_any()
+}
+
 #[component]
 fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
     let alt_text = if alt.trim().is_empty() { "Image".to_string() } else { alt };
@@ -627,6 +657,12 @@ fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
 /// A run as it happens: its phase, what it says it is about to do, its thinking, the tools it
 /// runs that no saved row shows yet, and the reply it is writing. Once it ended, the reply it
 /// wrote that is not saved (yet) stays, with how it ended.
+/// A run as it happens, its code fetched with the first run the page shows (`components::on_use`).
+#[cfg_attr(feature = "split", leptos::lazy)]
+async fn live_run(id: String) -> AnyView {
+    view! { <LiveRun id=id/> }.into_any()
+}
+
 #[component]
 fn LiveRun(id: String) -> impl IntoView {
     let chat = expect_context::<ChatController>();
@@ -685,7 +721,7 @@ fn LiveToolCard(call_id: String) -> impl IntoView {
     let tool = chat.runs.with_untracked(|runs| runs.iter().flat_map(|r| r.tools.iter()).find(|t| t.call_id == id).cloned());
     let Some(tool) = tool else { return ().into_any() };
     let arguments = tool.command.as_ref().map(|c| serde_json::json!({"command": c})).unwrap_or(serde_json::Value::Null);
-    view! { <ToolCard call_id=call_id name=tool.name.clone() arguments=arguments/> }.into_any()
+    crate::components::on_use::on_use(tool_card(call_id, tool.name.clone(), arguments))
 }
 
 /// Messages the gateway accepted while a run was busy, waiting for their turn. One this page

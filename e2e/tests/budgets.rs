@@ -15,11 +15,10 @@ use serde_json::json;
 /// carries the stylesheet and the loader). A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance-history.md` and the commit log.
-/// Raised 922 → 987 KB by the split of the app's views (2026-12-06): the split-off modules are
-/// compressed one by one, and each carries its own types, imports and loader stanza, so the same
-/// code is 64 KB more in separate files than inside the one module (what a first visit fetches
-/// fell 48 KB).
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 987_000;
+/// Raised 922 → 964.5 KB by the split of the app's views (2026-12-06): the split-off modules are
+/// compressed one by one, and each carries its own types and imports, so the same code is 43 KB
+/// more in separate files than inside the one module (what a first visit fetches fell 52 KB).
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 964_500;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
@@ -30,8 +29,8 @@ const TOTAL_GZIP_BUDGET_BYTES: u64 = 987_000;
 /// bench`, benchmark 8), 741 KB. Issues 38 and 39 took it to 798 KB; splitting off the views a
 /// first visit does not show (`components::on_use`: the approval card, tool cards and live runs,
 /// a message's actions, the palette, receipts, the sub-agents panel, the notification setting,
-/// the away card, the export) brought it back to 750 KB.
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 750_000;
+/// the away card, the export) brought it back to 745 KB.
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 745_000;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");
@@ -214,12 +213,21 @@ async fn the_ui_fetches_nothing_outside_the_gateways_origin() {
             "{f} was fetched but the page names it neither among what every load fetches ({named:?}) nor among the app's split modules"
         );
     }
-    let sent = b.js("return performance.getEntriesByType('resource').reduce((n, e) => n + e.encodedBodySize, 0);").await;
+    // What every load fetches fits the first visit's budget; the split modules this visit's
+    // views needed come on top (the question's receipt and the message's actions: what a first
+    // visit that shows neither does not fetch).
+    let resources = b.js("return performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize])").await;
+    let (mut every_load, mut on_first_use) = (0u64, 0u64);
+    for r in resources.as_array().unwrap() {
+        let name = r[0].as_str().unwrap().strip_prefix(&format!("{origin}/")).unwrap_or_default();
+        let bytes = r[1].as_u64().unwrap();
+        if on_use.iter().any(|f| f == name) { on_first_use += bytes } else { every_load += bytes }
+    }
     assert!(
-        sent.as_u64().unwrap() <= FIRST_VISIT_WIRE_BUDGET_BYTES,
-        "everything fetched, over the wire: {sent} bytes: {}",
-        b.js("return performance.getEntriesByType('resource').map(e => [e.name, e.encodedBodySize, e.initiatorType])").await
+        every_load <= FIRST_VISIT_WIRE_BUDGET_BYTES,
+        "what every load fetches, over the wire: {every_load} bytes (and {on_first_use} of split modules): {resources}"
     );
+    assert!(on_first_use > 0, "the receipt and the message's actions came from split modules: {resources}");
     // The WebSocket goes to the page's own host too.
     let status = b.js("return document.body.innerText").await;
     assert!(
@@ -288,4 +296,36 @@ async fn markdown_without_its_module_shows_as_written_and_the_next_message_tries
     say("unblocked", 21, "Now *it* loads");
     b.wait_text(".md em", T, |t| t == "it").await;
     b.wait_gone(".md[data-md=pending]", T).await;
+}
+
+/// An approval whose card's code cannot be fetched (the gateway gone, or a newer build there)
+/// says so where the card goes, with *Reload page*, and offers no decision; once the module can
+/// be fetched, *Reload page* brings the card, and the approval is still pending.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_whose_card_cannot_be_fetched_says_so_and_decides_nothing() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    b.cdp("Network.enable", json!({})).await;
+    b.cdp("Network.setBlockedURLs", json!({"urls": ["*/app-requests-*"]})).await;
+    let mut agent = gw.agent().await;
+    let id = e2e::approvals::raise_exec(&mut agent, "/usr/bin/true split-module", json!({})).await;
+    let note = b.wait_text("[data-testid=not-loaded]", T, |t| !t.is_empty()).await;
+    assert!(note.starts_with("This part of the page could not be loaded from the gateway."), "{note}");
+    let buttons = b.js("return [...document.querySelectorAll('button')].map(e => e.textContent.trim())").await;
+    assert!(
+        !buttons
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|t| ["Allow once", "Deny", "Always allow"].iter().any(|d| t.as_str().unwrap().starts_with(d))),
+        "no decision is offered without the card: {buttons}"
+    );
+    assert_eq!(e2e::approvals::record(&mut agent, &id).await["status"], "pending");
+
+    b.cdp("Network.setBlockedURLs", json!({"urls": []})).await;
+    b.click_button("Reload page").await;
+    b.wait_text(&format!("{} [data-testid=approval-command]", e2e::approvals::card(&id)), T, |t| t.contains("split-module")).await;
+    b.find_xpath("//button[normalize-space()='Allow once']", T).await;
+    assert!(!b.exists("[data-testid=not-loaded]").await);
+    assert_eq!(e2e::approvals::record(&mut agent, &id).await["status"], "pending", "nothing was decided");
 }

@@ -67,11 +67,12 @@ fn needs(d: Decision) -> Needs {
     }
 }
 
-/// One pending approval, expanded.
-/// The card, its code fetched with the first approval the page shows (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-pub async fn card(approval: Approval, state: ApprovalState, nav: AnyView, countdown: AnyView) -> AnyView {
-    view! { <ApprovalCard approval=approval state=state nav=nav countdown=countdown/> }.into_any()
+crate::components::on_use::split! { requests,
+    /// One pending approval, expanded.
+    /// The card, its code fetched with the first approval the page shows (`components::on_use`).
+    pub fn card(approval: Approval, state: ApprovalState, nav: AnyView, countdown: AnyView) -> AnyView {
+        view! { <ApprovalCard approval=approval state=state nav=nav countdown=countdown/> }.into_any()
+    }
 }
 
 #[component]
@@ -332,10 +333,11 @@ pub fn collapsed_summary(a: &Approval) -> String {
     format!("{} · {}", a.kind.noun(), model::preview(a.subject(), 60))
 }
 
-/// The receipt, its code fetched with the first one the page shows (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-pub async fn receipt(receipt: Receipt) -> AnyView {
-    view! { <ApprovalReceipt receipt=receipt/> }.into_any()
+crate::components::on_use::split! { transcript_parts,
+    /// The receipt, its code fetched with the first one the page shows (`components::on_use`).
+    pub fn receipt(receipt: Receipt) -> AnyView {
+        view! { <ApprovalReceipt receipt=receipt/> }.into_any()
+    }
 }
 
 /// The summary a finished approval leaves in its conversation.

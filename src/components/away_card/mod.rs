@@ -30,22 +30,23 @@ pub fn AwayCard() -> impl IntoView {
     (move || shown.get().then(|| crate::components::on_use::on_use(card(away)))).into_any()
 }
 
-/// The card, its code fetched the first time there is something to say (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-async fn card(away: AwayController) -> AnyView {
-    let sessions = expect_context::<SessionsController>();
-    view! {
-        {move || away.summary.get().map(|s| view! {
-            <section class="away" role="region" aria-label="While you were away" data-testid="away-card">
-                <h2 class="away__title">"While you were away"</h2>
-                {(!s.finished.is_empty()).then(|| view! { <h3 class="away__kind">"Finished"</h3> {rows(s.finished, sessions)} })}
-                {(!s.failed.is_empty()).then(|| view! { <h3 class="away__kind">"Failed"</h3> {rows(s.failed, sessions)} })}
-                {(s.waiting > 0).then(|| view! {
-                    <p class="away__waiting">{if s.waiting == 1 { "1 request still waits for your answer.".to_string() } else { format!("{} requests still wait for your answer.", s.waiting) }}</p>
-                })}
-                <button type="button" class="away__dismiss" on:click=move |_| away.dismiss()>"Dismiss"</button>
-            </section>
-        })}
+crate::components::on_use::split! { reach,
+    /// The card, its code fetched the first time there is something to say (`components::on_use`).
+    fn card(away: AwayController) -> AnyView {
+        let sessions = expect_context::<SessionsController>();
+        view! {
+            {move || away.summary.get().map(|s| view! {
+                <section class="away" role="region" aria-label="While you were away" data-testid="away-card">
+                    <h2 class="away__title">"While you were away"</h2>
+                    {(!s.finished.is_empty()).then(|| view! { <h3 class="away__kind">"Finished"</h3> {rows(s.finished, sessions)} })}
+                    {(!s.failed.is_empty()).then(|| view! { <h3 class="away__kind">"Failed"</h3> {rows(s.failed, sessions)} })}
+                    {(s.waiting > 0).then(|| view! {
+                        <p class="away__waiting">{if s.waiting == 1 { "1 request still waits for your answer.".to_string() } else { format!("{} requests still wait for your answer.", s.waiting) }}</p>
+                    })}
+                    <button type="button" class="away__dismiss" on:click=move |_| away.dismiss()>"Dismiss"</button>
+                </section>
+            })}
+        }
+        .into_any()
     }
-    .into_any()
 }

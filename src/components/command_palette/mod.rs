@@ -14,16 +14,11 @@ pub fn line_id(pane: usize, i: usize) -> String {
     format!("command-palette-{pane}-{i}")
 }
 
-/// The palette, its code fetched the first time `/` opens it (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-pub async fn palette(
-    pane: usize,
-    lines: Memo<Vec<Suggestion>>,
-    active: Signal<usize>,
-    note: Signal<Option<String>>,
-    on_pick: Callback<String>,
-) -> AnyView {
-    view! { <CommandPalette pane=pane lines=lines active=active note=note on_pick=on_pick/> }.into_any()
+crate::components::on_use::split! { conversation_tools,
+    /// The palette, its code fetched the first time `/` opens it (`components::on_use`).
+    pub fn palette(pane: usize, lines: Memo<Vec<Suggestion>>, active: Signal<usize>, note: Signal<Option<String>>, on_pick: Callback<String>) -> AnyView {
+        view! { <CommandPalette pane=pane lines=lines active=active note=note on_pick=on_pick/> }.into_any()
+    }
 }
 
 #[component]

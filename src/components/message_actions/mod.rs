@@ -12,11 +12,12 @@ use model::transcript::TranscriptRow;
 use crate::state::chat::ChatController;
 use crate::state::message_actions::MessageActionsController;
 
-/// A message's actions, their code fetched with the first message that offers them
-/// (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-pub async fn actions(row: TranscriptRow) -> AnyView {
-    view! { <MessageActions row=row/> }.into_any()
+crate::components::on_use::split! { conversation_tools,
+    /// A message's actions, their code fetched with the first message that offers them
+    /// (`components::on_use`).
+    pub fn actions(row: TranscriptRow) -> AnyView {
+        view! { <MessageActions row=row/> }.into_any()
+    }
 }
 
 #[component]

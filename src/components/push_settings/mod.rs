@@ -22,11 +22,12 @@ const CHOICES: &[(&str, Pick)] = &[
     ("Scheduled tasks failed", |c| &mut c.scheduled_task_failed),
 ];
 
-/// The setting, its code fetched the first time the status bar's details are opened
-/// (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-pub async fn settings() -> AnyView {
-    view! { <PushSettings/> }.into_any()
+crate::components::on_use::split! { reach,
+    /// The setting, its code fetched the first time the status bar's details are opened
+    /// (`components::on_use`).
+    pub fn settings() -> AnyView {
+        view! { <PushSettings/> }.into_any()
+    }
 }
 
 #[component]

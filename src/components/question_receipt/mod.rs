@@ -4,10 +4,11 @@
 use leptos::prelude::*;
 use model::dock::{Outcome, Receipt};
 
-/// A receipt, its code fetched with the first one the page shows (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-pub async fn receipt(receipt: Receipt) -> AnyView {
-    view! { <QuestionReceipt receipt=receipt/> }.into_any()
+crate::components::on_use::split! { transcript_parts,
+    /// A receipt, its code fetched with the first one the page shows (`components::on_use`).
+    pub fn receipt(receipt: Receipt) -> AnyView {
+        view! { <QuestionReceipt receipt=receipt/> }.into_any()
+    }
 }
 
 /// One receipt. All agent text is rendered as text.

@@ -30,12 +30,13 @@ fn existing_words(existing: &serde_json::Value) -> String {
     }
 }
 
-/// The secrets request's context and its allowed hosts, above the masked field.
-/// The prompt, its code fetched with the first secrets request the page shows
-/// (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-pub async fn prompt(record: QuestionRecord, draft: RwSignal<QuestionDraft>, editable: bool) -> AnyView {
-    view! { <SecretRequest record=record draft=draft editable=editable/> }.into_any()
+crate::components::on_use::split! { requests,
+    /// The secrets request's context and its allowed hosts, above the masked field.
+    /// The prompt, its code fetched with the first secrets request the page shows
+    /// (`components::on_use`).
+    pub fn prompt(record: QuestionRecord, draft: RwSignal<QuestionDraft>, editable: bool) -> AnyView {
+        view! { <SecretRequest record=record draft=draft editable=editable/> }.into_any()
+    }
 }
 
 #[component]

@@ -59,13 +59,19 @@ impl Item {
     }
 }
 
-/// Keeps the newest message in view, as a chat does: on opening, and as rows and stream text
-/// arrive while the person is at the bottom. Someone who scrolled up to read stays where they
-/// are.
+/// Keeps the newest message in view, as a chat does: on opening, and whenever the list grows
+/// while the person is at the bottom. Someone who scrolled up to read stays where they are.
+///
+/// The list's own size says when it grew, whatever made it grow: rows and streamed text, and
+/// also what is drawn later than its row (a view whose code arrives on first use, a markdown
+/// body, an image), which no signal of the chat announces. No work is done per streamed word
+/// beyond the browser's own layout.
 ///
 /// With panes side by side each pane scrolls by itself (`.shell--split .pane`); otherwise the
 /// page does.
-fn follow_the_newest(chat: ChatController, list: NodeRef<leptos::html::Ol>) {
+fn follow_the_newest(list: NodeRef<leptos::html::Ol>) {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::prelude::Closure;
     let Some(window) = web_sys::window() else {
         return;
     };
@@ -74,7 +80,7 @@ fn follow_the_newest(chat: ChatController, list: NodeRef<leptos::html::Ol>) {
     let at_bottom = std::rc::Rc::new(std::cell::Cell::new(true));
     let flag = at_bottom.clone();
     let w = window.clone();
-    let on_scroll = wasm_bindgen::closure::Closure::<dyn Fn()>::new(move || {
+    let on_scroll = Closure::<dyn Fn()>::new(move || {
         let (height, bottom) = match pane() {
             Some(p) => (f64::from(p.scroll_height()), f64::from(p.scroll_top() + p.client_height())),
             None => {
@@ -88,31 +94,38 @@ fn follow_the_newest(chat: ChatController, list: NodeRef<leptos::html::Ol>) {
         flag.set(height - bottom < 120.0);
     });
     // Captured: a pane's own scrolling does not bubble.
-    let _ = window.add_event_listener_with_callback_and_bool("scroll", wasm_bindgen::JsCast::unchecked_ref(on_scroll.as_ref()), true);
+    let _ = window.add_event_listener_with_callback_and_bool("scroll", on_scroll.as_ref().unchecked_ref(), true);
     // The listener lives as long as the page; after its pane closed it finds no list and
     // follows the page, harmlessly.
     on_scroll.forget();
     Effect::new(move |_| {
-        chat.messages.with(|m| m.len());
-        chat.runs.with(|runs| {
-            runs.iter()
-                .map(|r| r.text.len() + r.thinking.len() + r.tools.iter().map(|t| t.output.text.len() + 1).sum::<usize>())
-                .sum::<usize>()
-        });
-        if at_bottom.get() {
-            let w = window.clone();
-            // After this change is painted, so the new height is known.
-            let _ = window.request_animation_frame(wasm_bindgen::JsCast::unchecked_ref(&wasm_bindgen::closure::Closure::once_into_js(
-                move || match pane() {
-                    Some(p) => p.set_scroll_top(p.scroll_height()),
-                    None => {
-                        if let Some(doc) = w.document().and_then(|d| d.document_element()) {
-                            w.scroll_to_with_x_and_y(0.0, f64::from(doc.scroll_height()));
-                        }
+        let Some(el) = list.get() else { return };
+        let at_bottom = at_bottom.clone();
+        let w = window.clone();
+        // Called after layout, before paint: the new height is known and the person never sees
+        // the list above its end.
+        let on_resize = Closure::<dyn Fn()>::new(move || {
+            if !at_bottom.get() {
+                return;
+            }
+            match pane() {
+                Some(p) => p.set_scroll_top(p.scroll_height()),
+                None => {
+                    if let Some(doc) = w.document().and_then(|d| d.document_element()) {
+                        w.scroll_to_with_x_and_y(0.0, f64::from(doc.scroll_height()));
                     }
-                },
-            )));
-        }
+                }
+            }
+        });
+        let Ok(observer) = web_sys::ResizeObserver::new(on_resize.as_ref().unchecked_ref()) else {
+            return;
+        };
+        // Its first report, at once, brings an opened conversation to its newest row.
+        observer.observe(&el);
+        let held = StoredValue::new_local((observer, on_resize));
+        on_cleanup(move || {
+            held.try_with_value(|(o, _)| o.disconnect());
+        });
     });
 }
 
@@ -129,7 +142,7 @@ pub fn Transcript() -> impl IntoView {
     let durations = Memo::new(move |_| chat.messages.with(|rows| ended.with(|runs| model::transcript::run_durations(rows, runs))));
     provide_context(RunDurations(durations));
     let list = NodeRef::<leptos::html::Ol>::new();
-    follow_the_newest(chat, list);
+    follow_the_newest(list);
     let items = Memo::new(move |_| {
         let session = chat.session.get();
         let deep = dock.deep_link.get();
@@ -217,11 +230,12 @@ fn Message(row: TranscriptRow) -> impl IntoView {
     view! { <PlainMessage row=row/> }.into_any()
 }
 
-/// An async question in the transcript, with where its answer is.
-/// An async question's card, its code fetched with the first one shown (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-async fn async_card(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> AnyView {
-    view! { <AsyncCard row=row question=question/> }.into_any()
+crate::components::on_use::split! { transcript_parts,
+    /// An async question in the transcript, with where its answer is.
+    /// An async question's card, its code fetched with the first one shown (`components::on_use`).
+    fn async_card(row: TranscriptRow, question: model::async_q::AsyncQuestion) -> AnyView {
+        view! { <AsyncCard row=row question=question/> }.into_any()
+    }
 }
 
 #[component]
@@ -454,14 +468,15 @@ fn PartView(
     }
 }
 
-/// A tool call: the real tool's name and what it works on (for a command, the command), its
-/// state as it happens (from the run's tool events: output as it prints, exit code, duration),
-/// its arguments behind a toggle, and its result once saved.
-/// A tool's card, its code fetched with the first tool call a conversation shows
-/// (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-async fn tool_card(call_id: String, name: String, arguments: serde_json::Value) -> AnyView {
-    view! { <ToolCard call_id=call_id name=name arguments=arguments/> }.into_any()
+crate::components::on_use::split! { transcript_parts,
+    /// A tool call: the real tool's name and what it works on (for a command, the command), its
+    /// state as it happens (from the run's tool events: output as it prints, exit code, duration),
+    /// its arguments behind a toggle, and its result once saved.
+    /// A tool's card, its code fetched with the first tool call a conversation shows
+    /// (`components::on_use`).
+    fn tool_card(call_id: String, name: String, arguments: serde_json::Value) -> AnyView {
+        view! { <ToolCard call_id=call_id name=name arguments=arguments/> }.into_any()
+    }
 }
 
 #[component]
@@ -542,10 +557,11 @@ fn LiveOutput(tool: ToolActivity) -> impl IntoView {
     }
 }
 
-/// A tool's saved result, its code fetched with the first one shown (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-async fn tool_output(result: ToolResult) -> AnyView {
-    view! { <ToolOutput result=result/> }.into_any()
+crate::components::on_use::split! { transcript_parts,
+    /// A tool's saved result, its code fetched with the first one shown (`components::on_use`).
+    fn tool_output(result: ToolResult) -> AnyView {
+        view! { <ToolOutput result=result/> }.into_any()
+    }
 }
 
 #[component]
@@ -560,13 +576,14 @@ fn ToolOutput(result: ToolResult) -> impl IntoView {
     }
 }
 
-/// The summary an `ask_user` call leaves, read from the transcript (so every browser shows
-/// it): the full wording and how it ended. This browser's own record of the same question adds
-/// what the transcript cannot know (answered or skipped elsewhere, text left unsent).
-/// An `ask_user` call's summary, its code fetched with the first one shown (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-async fn ask_summary(call_id: String, arguments: serde_json::Value, at_ms: f64, session: String) -> AnyView {
-    view! { <AskSummary call_id=call_id arguments=arguments at_ms=at_ms session=session/> }.into_any()
+crate::components::on_use::split! { transcript_parts,
+    /// The summary an `ask_user` call leaves, read from the transcript (so every browser shows
+    /// it): the full wording and how it ended. This browser's own record of the same question adds
+    /// what the transcript cannot know (answered or skipped elsewhere, text left unsent).
+    /// An `ask_user` call's summary, its code fetched with the first one shown (`components::on_use`).
+    fn ask_summary(call_id: String, arguments: serde_json::Value, at_ms: f64, session: String) -> AnyView {
+        view! { <AskSummary call_id=call_id arguments=arguments at_ms=at_ms session=session/> }.into_any()
+    }
 }
 
 #[component]
@@ -616,12 +633,13 @@ fn AskSummary(call_id: String, arguments: serde_json::Value, at_ms: f64, session
     }
 }
 
-/// An image part: shown at once when its bytes are inline or on this page's own origin; from
-/// another site only when asked; a note when the gateway left it out.
-/// An image in a message, its code fetched with the first one shown (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-async fn image_part(source: ImageSource, alt: String) -> AnyView {
-    view! { <ImagePart source=source alt=alt/> }.into_any()
+crate::components::on_use::split! { transcript_parts,
+    /// An image part: shown at once when its bytes are inline or on this page's own origin; from
+    /// another site only when asked; a note when the gateway left it out.
+    /// An image in a message, its code fetched with the first one shown (`components::on_use`).
+    fn image_part(source: ImageSource, alt: String) -> AnyView {
+        view! { <ImagePart source=source alt=alt/> }.into_any()
+    }
 }
 
 #[component]
@@ -654,13 +672,14 @@ fn ImagePart(source: ImageSource, alt: String) -> impl IntoView {
     }
 }
 
-/// A run as it happens: its phase, what it says it is about to do, its thinking, the tools it
-/// runs that no saved row shows yet, and the reply it is writing. Once it ended, the reply it
-/// wrote that is not saved (yet) stays, with how it ended.
-/// A run as it happens, its code fetched with the first run the page shows (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
-async fn live_run(id: String) -> AnyView {
-    view! { <LiveRun id=id/> }.into_any()
+crate::components::on_use::split! { transcript_parts,
+    /// A run as it happens: its phase, what it says it is about to do, its thinking, the tools it
+    /// runs that no saved row shows yet, and the reply it is writing. Once it ended, the reply it
+    /// wrote that is not saved (yet) stays, with how it ended.
+    /// A run as it happens, its code fetched with the first run the page shows (`components::on_use`).
+    fn live_run(id: String) -> AnyView {
+        view! { <LiveRun id=id/> }.into_any()
+    }
 }
 
 #[component]

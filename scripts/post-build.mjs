@@ -36,11 +36,27 @@
 // then sw.js (its `const BUILD` line, and its comment lines go).
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, statSync, utimesSync, readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gzip } from "@gfx/zopfli";
 import { sealWorker } from "./seal-worker.mjs";
+
+const profile = process.env.TRUNK_PROFILE === "debug" ? "debug" : "release";
+const source = process.env.TRUNK_SOURCE_DIR || ".";
+const target = process.env.CARGO_TARGET_DIR || join(source, "target");
+// What this hook made from given bytes (the app's split, zopfli's copies), by their hash.
+const cache = join(target, "post-build-cache");
+const toolVersions = () =>
+  ["wasm-split-cli", "wasm-bindgen", [join(source, "node_modules/.bin/wasm-opt")].find((p) => existsSync(p)) || "wasm-opt"]
+    .map((cmd) => {
+      try {
+        return execFileSync(cmd, ["--version"], { encoding: "utf8" }).trim();
+      } catch (e) {
+        return `${cmd}: ${e.message}`;
+      }
+    })
+    .join("\n");
 
 // 0a. The app's split (Cargo feature `split`, build.rs, `components::on_use`). Code that only a
 // `#[lazy]` function reaches goes into modules of its own, fetched the first time a view needs
@@ -62,11 +78,25 @@ import { sealWorker } from "./seal-worker.mjs";
 //     named by its content's hash, like the app's wasm. The text of both tools is checked; a
 //     version that writes it differently stops the build.
 async function splitApp(glueFile) {
-  const profile = process.env.TRUNK_PROFILE === "debug" ? "debug" : "release";
-  const source = process.env.TRUNK_SOURCE_DIR || ".";
-  const target = process.env.CARGO_TARGET_DIR || join(source, "target");
   const cargoWasm = join(target, "wasm32-unknown-unknown", profile, "app.wasm");
   const stem = glueFile.slice(0, -".js".length);
+  // The same cargo output split, bound and optimised by the same tools and this same script gives
+  // the same files: the second build of a `make test` (the `/ui/` base path, whose wasm is the
+  // root's) takes them from the cache instead of running the tools again.
+  const key = createHash("sha256")
+    .update(readFileSync(cargoWasm))
+    .update(readFileSync(new URL(import.meta.url)))
+    .update(`${profile}\n${toolVersions()}`)
+    .digest("hex");
+  const cached = join(cache, `split-${key}`);
+  if (existsSync(join(cached, "parts.json"))) {
+    const parts = JSON.parse(readFileSync(join(cached, "parts.json"), "utf8"));
+    copyFileSync(join(cached, "main_bg.wasm"), `${stem}_bg.wasm`);
+    copyFileSync(join(cached, "glue.js"), glueFile);
+    for (const part of parts) copyFileSync(join(cached, part), join(stage, part));
+    console.log(`post-build: the app's split taken from ${cached} (${parts.length} modules fetched on first use)`);
+    return parts;
+  }
   const work = mkdtempSync(join(tmpdir(), "ocui-split-"));
   const tool = (cmd, args) => {
     try {
@@ -117,6 +147,16 @@ async function splitApp(glueFile) {
   }
   writeFileSync(glueFile, glue);
   rmSync(work, { recursive: true });
+  // Into the cache, replacing any earlier split (one is all a build reads).
+  mkdirSync(cache, { recursive: true });
+  for (const old of readdirSync(cache).filter((f) => f.startsWith("split-"))) rmSync(join(cache, old), { recursive: true, force: true });
+  const fresh = `${cached}.tmp-${process.pid}`;
+  mkdirSync(fresh);
+  copyFileSync(`${stem}_bg.wasm`, join(fresh, "main_bg.wasm"));
+  copyFileSync(glueFile, join(fresh, "glue.js"));
+  for (const part of parts) copyFileSync(join(stage, part), join(fresh, part));
+  writeFileSync(join(fresh, "parts.json"), JSON.stringify(parts));
+  renameSync(fresh, cached);
   console.log(`post-build: the app split into its main module and ${parts.length} modules fetched on first use`);
   return parts;
 }
@@ -150,10 +190,22 @@ if (/<\/script|<!--/i.test(glue) || /^export /m.test(glue)) {
   process.exit(1);
 }
 // Zopfli: a gzip stream any inflater reads, 4-5% smaller than gzip -9 (about 3 s per build).
+// Each copy is kept in the cache by its input's hash, so a second build of the same bytes (the
+// `/ui/` build) writes it at once; copies no build used for a day are removed at the end.
 const pack = async (file) => {
   const bytes = readFileSync(join(stage, file));
+  const cached = join(cache, `gz-${createHash("sha256").update(bytes).digest("hex")}`);
+  if (existsSync(cached)) {
+    copyFileSync(cached, join(stage, `${file}.gz`));
+    const now = new Date();
+    utimesSync(cached, now, now);
+    return `${file}.gz`;
+  }
   const squeezed = await new Promise((resolve, reject) => gzip(bytes, { numiterations: 1 }, (e, out) => (e ? reject(e) : resolve(out))));
   writeFileSync(join(stage, `${file}.gz`), squeezed);
+  mkdirSync(cache, { recursive: true });
+  writeFileSync(`${cached}.tmp-${process.pid}`, squeezed);
+  renameSync(`${cached}.tmp-${process.pid}`, cached);
   return `${file}.gz`;
 };
 
@@ -271,4 +323,8 @@ try {
 } catch (e) {
   console.error(`post-build: ${e.message}`);
   process.exit(1);
+}
+// 5. Zopfli copies that no build used for a day leave the cache.
+for (const f of readdirSync(cache).filter((f) => f.startsWith("gz-"))) {
+  if (Date.now() - statSync(join(cache, f)).mtimeMs > 86_400_000) rmSync(join(cache, f), { force: true });
 }

@@ -132,6 +132,13 @@ async fn the_local_gateway_pushes_an_approval_and_a_question_and_a_notifications
     assert_eq!(e2e::approvals::record(&mut agent, &id).await["status"], "pending", "nothing was sent before the click");
     b.click_xpath(&format!("//*[@data-approval-id='{id}']//button[normalize-space()='Deny']")).await;
     e2e::approvals::recorded(&mut agent, &id, "denied").await;
+    // Decided, the approval's notification goes: its Deny can no longer be given.
+    let open_for = |target: String| {
+        format!(
+            "const r = await navigator.serviceWorker.ready; return (await r.getNotifications()).filter(n => n.data && n.data.url === {target:?}).length;"
+        )
+    };
+    b.wait_js(&open_for(format!("{origin}/approve/{id}")), |v| v == &json!(0)).await;
     let update = sub.decrypt(&push.next(T).await);
     assert_eq!(
         (update["title"].as_str(), update["tag"].as_str()),
@@ -163,6 +170,8 @@ async fn the_local_gateway_pushes_an_approval_and_a_question_and_a_notifications
     b.click_button("Submit").await;
     let answered = agent.request("question.waitAnswer", json!({"id": qid, "timeoutMs": 20000})).await.unwrap();
     assert!(answered.to_string().contains("\"Hold\"") && !answered.to_string().contains("Ship it\"]"), "answered exactly Hold: {answered}");
+    // Answered, the question's notification goes too (the gateway sends no update for it).
+    b.wait_js(&open_for(format!("{origin}/ask/{qid}")), |v| v == &json!(0)).await;
 
     // Turned off: unsubscribed at the gateway and in the browser; nothing more is sent. (A new
     // page has the browser's own PushManager again: stubbed and turned on once more, which
@@ -243,5 +252,12 @@ async fn the_real_gateway_pushes_a_runs_approval_that_a_notifications_deny_denie
     assert_eq!(e2e::approvals::record(&mut agent, &id).await["status"], "pending", "nothing was sent before the click");
     b.click_xpath(&format!("//*[@data-approval-id='{id}']//button[normalize-space()='Deny']")).await;
     e2e::approvals::recorded(&mut agent, &id, "denied").await;
+    // Decided, the approval's notification goes: its Deny can no longer be given.
+    let open_for = |target: String| {
+        format!(
+            "const r = await navigator.serviceWorker.ready; return (await r.getNotifications()).filter(n => n.data && n.data.url === {target:?}).length;"
+        )
+    };
+    b.wait_js(&open_for(format!("{origin}/approve/{id}")), |v| v == &json!(0)).await;
     real.stop();
 }

@@ -159,6 +159,15 @@ pub fn reconcile(held: Option<&BrowserSubscription>, owner: Option<&str>, this_g
     if sub.server_key == key { Reconcile::Register } else { Reconcile::Drop }
 }
 
+/// The request a notification opens, from its target (`<scope>ask/<id>` or
+/// `<scope>approve/<id>`, with or without a `?choice=`): the id, or `None` for anything else (a
+/// conversation, a test, another scope).
+pub fn notification_request<'a>(target: &'a str, scope: &str) -> Option<&'a str> {
+    let path = target.strip_prefix(scope)?.split(['?', '#']).next()?;
+    let id = path.strip_prefix("ask/").or_else(|| path.strip_prefix("approve/"))?;
+    (!id.is_empty() && !id.contains('/')).then_some(id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -219,6 +228,18 @@ mod tests {
             Reconcile::OtherGateway,
             "another page's subscription is not ours to drop"
         );
+    }
+
+    #[test]
+    fn a_notifications_request_is_read_from_its_target_in_the_scope_only() {
+        let scope = "https://gw.example/ui/";
+        assert_eq!(notification_request("https://gw.example/ui/ask/q-1", scope), Some("q-1"));
+        assert_eq!(notification_request("https://gw.example/ui/approve/exec:7?choice=deny", scope), Some("exec:7"));
+        assert_eq!(notification_request("https://gw.example/ui/chat/agent%3Amain%3Amain", scope), None);
+        assert_eq!(notification_request("https://gw.example/ui/", scope), None);
+        assert_eq!(notification_request("https://gw.example/ui/ask/", scope), None);
+        assert_eq!(notification_request("https://gw.example/ui/ask/q-1/more", scope), None);
+        assert_eq!(notification_request("https://other.example/ui/ask/q-1", scope), None, "another scope's");
     }
 }
 

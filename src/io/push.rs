@@ -138,3 +138,23 @@ pub async fn unsubscribe() -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Closes the notifications of this app's service worker that `ended` picks by their target
+/// and the worker's scope (`model::push::notification_request`): those of requests answered,
+/// decided or expired since they were shown. No worker registered: nothing to close.
+pub async fn close_notifications(ended: impl Fn(&str, &str) -> bool) {
+    let Some(w) = web_sys::window() else { return };
+    let container = JsValue::from(w.navigator().service_worker());
+    let scope = format!("{}/", crate::io::browser::base_path());
+    let Ok(reg) = call(&container, "getRegistration", &[scope.into()]).await else { return };
+    if reg.is_undefined() || reg.is_null() {
+        return;
+    }
+    let scope = string(&reg, "scope");
+    let Ok(shown) = call(&reg, "getNotifications", &[]).await else { return };
+    for n in js_sys::Array::from(&shown).iter() {
+        if ended(&string(&get(&n, "data"), "url"), &scope) {
+            let _ = call_sync(&n, "close");
+        }
+    }
+}

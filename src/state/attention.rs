@@ -127,6 +127,19 @@ impl Attention {
                 show_once(&gateway, notice, dock);
             }
         });
+        // A request that ended (a receipt: answered, decided, expired, here or elsewhere) no
+        // longer keeps the notification the service worker showed for it, which would offer a
+        // choice that can no longer be made. (The real gateway replaces an approval's
+        // notification when it is decided, but not a question's.)
+        let ended = Memo::new(move |_| dock.dock.with(|d| d.receipts.iter().map(|r| r.id.clone()).collect::<Vec<_>>()));
+        Effect::new(move |_| {
+            let ids = ended.get();
+            if !ids.is_empty() {
+                wasm_bindgen_futures::spawn_local(crate::io::push::close_notifications(move |target, scope| {
+                    model::push::notification_request(target, scope).is_some_and(|id| ids.iter().any(|e| e == id))
+                }));
+            }
+        });
         // Permission can change in the browser's site settings while the page is open, and the
         // choice made in another tab applies here too.
         if let Some(w) = web_sys::window() {

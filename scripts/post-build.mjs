@@ -47,16 +47,23 @@ const source = process.env.TRUNK_SOURCE_DIR || ".";
 const target = process.env.CARGO_TARGET_DIR || join(source, "target");
 // What this hook made from given bytes (the app's split, zopfli's copies), by their hash.
 const cache = join(target, "post-build-cache");
-const toolVersions = () =>
-  ["wasm-split-cli", "wasm-bindgen", [join(source, "node_modules/.bin/wasm-opt")].find((p) => existsSync(p)) || "wasm-opt"]
-    .map((cmd) => {
-      try {
-        return execFileSync(cmd, ["--version"], { encoding: "utf8" }).trim();
-      } catch (e) {
-        return `${cmd}: ${e.message}`;
-      }
-    })
-    .join("\n");
+// The tools' versions, for the cache's key (wasm-split-cli prints none: its binary's hash).
+const toolVersions = () => {
+  const run = (cmd, args) => {
+    try {
+      return execFileSync(cmd, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    } catch (e) {
+      return `${cmd}: ${e.message}`;
+    }
+  };
+  const splitter = (process.env.PATH || "").split(":").map((d) => join(d, "wasm-split-cli")).find((p) => existsSync(p));
+  const wasmOpt = [join(source, "node_modules/.bin/wasm-opt")].find((p) => existsSync(p)) || "wasm-opt";
+  return [
+    splitter ? createHash("sha256").update(readFileSync(splitter)).digest("hex") : "no wasm-split-cli",
+    run("wasm-bindgen", ["--version"]),
+    run(wasmOpt, ["--version"]),
+  ].join("\n");
+};
 
 // 0a. The app's split (Cargo feature `split`, build.rs, `components::on_use`). Code that only a
 // `#[lazy]` function reaches goes into modules of its own, fetched the first time a view needs

@@ -30,8 +30,9 @@ const TOTAL_GZIP_BUDGET_BYTES: u64 = 965_500;
 /// first visit does not show (`components::on_use`: the approval card, tool cards and live runs,
 /// a message's actions, the palette, receipts, the sub-agents panel, the notification setting,
 /// the away card, the export) brought it back to 745 KB; closing the notifications of requests
-/// that ended (`state::attention`) took it to 745.5 KB.
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 745_500;
+/// that ended (`state::attention`) and the pane's top (the header and the sub-agents kept in
+/// view together) took it to 745.6 KB.
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 746_000;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");

@@ -307,6 +307,17 @@ async fn a_sub_agent_is_listed_and_stopped_alone_on_the_local_gateway() {
         assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
         shots(&b, "sub-agents", w).await;
     }
+    // On a short window the conversation scrolls under its header and sub-agents, which stay
+    // in view.
+    b.client.set_window_size(390, 480).await.unwrap();
+    let seen = b
+        .js("const d = document.documentElement; window.scrollTo(0, d.scrollHeight);
+             const r = document.querySelector('[data-testid=tasks-panel]').getBoundingClientRect();
+             const h = document.querySelector('.conversation-header').getBoundingClientRect();
+             return [d.scrollHeight > window.innerHeight, window.scrollY > 0, h.top >= 0 && r.top >= h.bottom - 1 && r.bottom <= window.innerHeight];")
+        .await;
+    assert_eq!(seen, json!([true, true, true]), "[the page scrolls, it scrolled, the header and the sub-agents are in view]");
+    b.js("window.scrollTo(0, 0);").await;
     b.client.set_window_size(1000, 800).await.unwrap();
     // Stop: that task alone.
     b.click_xpath("//li[@data-testid='task']//button[normalize-space()='Stop']").await;

@@ -64,17 +64,20 @@ pub fn Pane(
             aria-label=move || format!("Conversation {}", short_name(&chat.session.get()))
             on:focusin=move |_| if panes.active.get_untracked() != index { panes.active.set(index) }
         >
-            <Show when=move || dock.deep_link.get().is_none()>
-                <ConversationHeader>
-                    <Show when=can_add>
-                        <button type="button" class="wide-only" on:click=move |_| panes.add(index)>"Open another pane"</button>
-                    </Show>
-                    <Show when=can_close>
-                        <button type="button" on:click=move |_| panes.close(index)>"Close pane"</button>
-                    </Show>
-                </ConversationHeader>
-            </Show>
-            <crate::components::tasks_panel::TasksPanel/>
+            // The header and the sub-agents stay in view while the transcript scrolls under them.
+            <div class="pane__top">
+                <Show when=move || dock.deep_link.get().is_none()>
+                    <ConversationHeader>
+                        <Show when=can_add>
+                            <button type="button" class="wide-only" on:click=move |_| panes.add(index)>"Open another pane"</button>
+                        </Show>
+                        <Show when=can_close>
+                            <button type="button" on:click=move |_| panes.close(index)>"Close pane"</button>
+                        </Show>
+                    </ConversationHeader>
+                </Show>
+                <crate::components::tasks_panel::TasksPanel/>
+            </div>
             <div class="conversation">
                 <Transcript/>
                 <Show when=empty>

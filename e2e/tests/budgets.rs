@@ -15,10 +15,10 @@ use serde_json::json;
 /// carries the stylesheet and the loader). A ratchet: it sits just
 /// above the last measured build. Lower it when the bundle shrinks; raise it only with the reason
 /// in the commit that does. The size history is in `docs/performance-history.md` and the commit log.
-/// Raised 922 → 965.5 KB by the split of the app's views (2026-12-06): the split-off modules are
+/// Raised 922 → 965 KB by the split of the app's views (2026-12-06): the split-off modules are
 /// compressed one by one, and each carries its own types and imports, so the same code is 43 KB
 /// more in separate files than inside the one module (what a first visit fetches fell 52 KB).
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 965_500;
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 965_000;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
@@ -31,8 +31,8 @@ const TOTAL_GZIP_BUDGET_BYTES: u64 = 965_500;
 /// a message's actions, the palette, receipts, the sub-agents panel, the notification setting,
 /// the away card, the export) brought it back to 745 KB; closing the notifications of requests
 /// that ended (`state::attention`) and the pane's top (the header and the sub-agents kept in
-/// view together) took it to 745.6 KB.
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 746_000;
+/// view together) took it to 745.6 KB, and the export's fallible load back to 744.9 KB.
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 745_500;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");

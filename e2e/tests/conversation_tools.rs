@@ -260,6 +260,25 @@ async fn the_export_holds_every_message_and_every_decision_on_the_local_gateway(
     b.close().await;
 }
 
+/// An export whose code cannot be fetched says so, and the next one, once it can, exports.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_export_whose_code_cannot_be_fetched_says_so_and_the_next_one_exports() {
+    let gw = LocalGateway::start().await;
+    let b = Browser::open_connected(&gw.ui_url()).await;
+    let _dir = downloads(&b).await;
+    b.send_message("hello export").await;
+    b.wait_text("main", T, |t| t.contains("You said: hello export")).await;
+    b.cdp("Network.enable", json!({})).await;
+    b.cdp("Network.setBlockedURLs", json!({"urls": ["*/app-export-*"]})).await;
+    b.click_button("Export as Markdown").await;
+    let said = b.wait_text("[data-testid=export-status]", T, |t| t.starts_with("Exported") || t.starts_with("Not exported")).await;
+    assert!(said.starts_with("Not exported: its code could not be loaded from the gateway."), "{said}");
+    b.cdp("Network.setBlockedURLs", json!({"urls": []})).await;
+    b.click_button("Export as Markdown").await;
+    b.wait_text("[data-testid=export-status]", T, |t| t.starts_with("Exported ")).await;
+    b.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_word_only_inside_a_message_finds_its_conversation_on_the_local_gateway() {
     let gw = LocalGateway::start().await;

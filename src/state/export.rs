@@ -62,7 +62,10 @@ impl ExportController {
         self.state.set(Some(ExportState::Working { session: session.clone() }));
         let this = *self;
         spawn_local(async move {
-            let outcome = run(this, session.clone()).await;
+            let outcome = match exporter(this, session.clone()).await {
+                Ok(export) => export.await,
+                Err(_) => Err("its code could not be loaded from the gateway. Reload the page, then try again.".to_string()),
+            };
             this.state.set(Some(match outcome {
                 Ok(said) => ExportState::Done { session, said },
                 Err(why) => ExportState::Failed { session, said: format!("Not exported: {why}") },
@@ -71,10 +74,25 @@ impl ExportController {
     }
 }
 
+/// An export's work, [`run`]. In the release build (feature `split`) its code (paging,
+/// `model::export`'s writer) is a module of its own, fetched the first time a conversation is
+/// exported (as the views of `components::on_use`); a module that cannot be fetched is an
+/// error the export reports, and the next export tries again.
+type Export = std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>>>>;
+
+#[cfg(feature = "split")]
+#[leptos::wasm_split::wasm_split(export, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn exporter(this: ExportController, session: String) -> Result<Export, leptos::wasm_split::SplitLoaderError> {
+    Ok(Box::pin(run(this, session)))
+}
+
+#[cfg(not(feature = "split"))]
+async fn exporter(this: ExportController, session: String) -> Result<Export, leptos::wasm_split::SplitLoaderError> {
+    Ok(Box::pin(run(this, session)))
+}
+
 /// Reads the whole conversation and its decisions, writes the Markdown and hands it to the
-/// browser as a download. Its code (paging, `model::export`'s writer) is fetched the first time
-/// a conversation is exported (`components::on_use`).
-#[cfg_attr(feature = "split", leptos::lazy)]
+/// browser as a download.
 async fn run(this: ExportController, session: String) -> Result<String, String> {
     let session = session.as_str();
     // The whole history, newest page first; each page is oldest first.

@@ -220,7 +220,7 @@ pub fn suggestions(commands: &[Command], draft: &str, levels: &[crate::run_setti
                 }
             };
             let mut found: Vec<(usize, &Command)> = commands.iter().filter_map(|c| rank(c).map(|r| (r, c))).collect();
-            found.sort_by_key(|(r, _)| *r);
+            crate::order::sort_by_key(&mut found, |(r, _)| *r);
             // A command typed whole (and nothing else like it) needs no palette: Enter sends it.
             if found.len() == 1 && found[0].1.name == q {
                 return Vec::new();

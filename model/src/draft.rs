@@ -187,7 +187,7 @@ impl QuestionDraft {
         } else {
             a.selected.push(label.to_string());
             let order = |l: &String| q.options.iter().position(|o| &o.label == l).unwrap_or(usize::MAX);
-            a.selected.sort_by_key(order);
+            crate::order::sort_by_key(&mut a.selected, order);
         }
     }
 

@@ -199,7 +199,7 @@ pub fn markdown(input: &Input) -> String {
         };
         items.push(Item::Decision(Receipt::for_approval(&approval, outcome, resolved_at_ms)));
     }
-    items.sort_by(|a, b| when(a).total_cmp(&when(b)));
+    crate::order::sort_by(&mut items, |a, b| when(a).total_cmp(&when(b)));
 
     let title = if input.title.trim().is_empty() { input.session_key.as_str() } else { input.title.trim() };
     let mut out = format!("# {title}\n\n");

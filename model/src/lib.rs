@@ -17,6 +17,7 @@ pub mod export;
 pub mod markdown;
 pub mod message_actions;
 pub mod offline;
+pub mod order;
 pub mod outbox;
 pub mod panes;
 pub mod parts;

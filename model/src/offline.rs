@@ -34,7 +34,7 @@ impl SavedIndex {
     pub fn touch(&mut self, session: &str, now_ms: f64) -> Vec<String> {
         self.used.retain(|(k, _)| k != session);
         self.used.insert(0, (session.to_string(), now_ms));
-        self.used.sort_by(|a, b| b.1.total_cmp(&a.1));
+        crate::order::sort_by(&mut self.used, |a, b| b.1.total_cmp(&a.1));
         if self.used.len() <= MAX_CONVERSATIONS {
             return Vec::new();
         }

@@ -104,7 +104,7 @@ impl TaskList {
             Some(t) => *t = task,
             None => self.tasks.push(task),
         }
-        self.tasks.sort_by(|a, b| {
+        crate::order::sort_by(&mut self.tasks, |a, b| {
             b.is_active().cmp(&a.is_active()).then_with(|| {
                 if a.is_active() {
                     a.started_ms.unwrap_or(0.0).total_cmp(&b.started_ms.unwrap_or(0.0))

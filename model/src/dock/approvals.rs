@@ -404,7 +404,7 @@ impl Dock {
             self.receipts.push(receipt.clone());
             fx.push(Effect::SaveReceipt(receipt));
         }
-        self.receipts.sort_by(Receipt::by_time);
+        crate::order::sort_by(&mut self.receipts, Receipt::by_time);
         fx
     }
 }

@@ -383,7 +383,7 @@ impl Dock {
 
     /// Restores receipts saved earlier (they also tombstone their ids).
     pub fn restore_receipts(&mut self, mut receipts: Vec<Receipt>) {
-        receipts.sort_by(Receipt::by_time);
+        crate::order::sort_by(&mut receipts, Receipt::by_time);
         for mut r in receipts {
             // Saved by an earlier build, perhaps with an answer it should not have kept.
             r.outcome = r.outcome.masked(&r.questions);

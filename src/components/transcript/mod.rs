@@ -170,7 +170,7 @@ pub fn Transcript() -> impl IntoView {
             }
         });
         // Receipts go where they happened in time; messages keep their saved order.
-        items.sort_by(|a, b| match (a, b) {
+        model::order::sort_by(&mut items, |a, b| match (a, b) {
             (Item::Message(x), Item::Message(y)) if x.seq > 0 && y.seq > 0 => x.seq.cmp(&y.seq),
             _ => a.time().total_cmp(&b.time()),
         });

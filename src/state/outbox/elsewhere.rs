@@ -56,7 +56,7 @@ impl ElsewhereController {
                 Err(e) => self.problem.set(Some(format!("The messages queued for {host} could not be read ({e})."))),
             }
         }
-        found.sort_by(|a, b| a.row.created_ms.total_cmp(&b.row.created_ms));
+        model::order::sort_by(&mut found, |a, b| a.row.created_ms.total_cmp(&b.row.created_ms));
         self.rows.set(found);
     }
 

@@ -96,7 +96,7 @@ impl OutboxController {
             }
             stored.retain(|r| !old.contains(&r.id));
         }
-        stored.sort_by_key(OutboxRow::queue_order);
+        model::order::sort_by_key(&mut stored, OutboxRow::queue_order);
         if edits.get() != edits_at_start {
             return false;
         }
@@ -129,7 +129,7 @@ impl OutboxController {
             Some(r) => *r = row,
             None => {
                 rows.push(row);
-                rows.sort_by_key(OutboxRow::queue_order);
+                model::order::sort_by_key(rows, OutboxRow::queue_order);
             }
         });
     }

@@ -7,6 +7,9 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::json;
 use tokio::process::{Child, Command};
 
+/// The conversation menu's own actions (`components::conversation_header`).
+const MENU_ACTIONS: [&str; 4] = ["New conversation", "Rename", "Archive", "Export as Markdown"];
+
 pub struct Browser {
     pub client: Client,
     driver: Child,
@@ -188,9 +191,30 @@ impl Browser {
         }
     }
 
-    /// Clicks the button whose visible name is `name`.
+    /// Clicks the button whose visible name is `name`. A conversation's own actions (New
+    /// conversation, Rename, Archive, Export as Markdown) are drawn the first time its menu is
+    /// opened: not on the page yet, the menu is opened first, as a person would.
     pub async fn click_button(&self, name: &str) {
-        self.click_xpath(&format!("//button[normalize-space()='{name}' or @aria-label='{name}']")).await;
+        let xpath = format!("//button[normalize-space()='{name}' or @aria-label='{name}']");
+        if MENU_ACTIONS.contains(&name) && self.client.find(Locator::XPath(&xpath)).await.is_err() {
+            self.open_conversation_menu().await;
+        }
+        self.click_xpath(&xpath).await;
+    }
+
+    /// Opens the first conversation menu that is closed and waits for its actions to be drawn
+    /// (their code is fetched the first time: `components::on_use`). *Export as Markdown* is
+    /// always among them, offered or not.
+    pub async fn open_conversation_menu(&self) {
+        self.js(
+            "const s = document.querySelector('details.conversation-header__menu:not([open]) > summary'); if (s) s.click(); return null;",
+        )
+        .await;
+        self.find_xpath(
+            "//details[contains(@class,'conversation-header__menu')]//button[normalize-space()='Export as Markdown']",
+            crate::T,
+        )
+        .await;
     }
 
     /// Clicks the first element `xpath` finds, once it is in the middle of its scroller: the

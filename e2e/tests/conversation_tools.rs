@@ -253,7 +253,7 @@ async fn the_export_holds_every_message_and_every_decision_on_the_local_gateway(
     assert!(question < md.find("Blue it is.").unwrap() && approval < md.find("> **done** for today").unwrap(), "in order: {md}");
     for (w, h) in [(1000u32, 800u32), (390, 844)] {
         b.client.set_window_size(w, h).await.unwrap();
-        b.js("document.querySelector('details.conversation-header__menu').open = true; return null;").await;
+        b.open_conversation_menu().await;
         assert_eq!(b.horizontal_overflow().await.0, 0, "horizontal overflow at {w} px");
         shots(&b, "conversation-menu", w).await;
     }

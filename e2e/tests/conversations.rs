@@ -182,6 +182,7 @@ async fn flows(t: Target, agent: &mut Client) {
     described(agent, &newer, |r| r["archived"] == true).await;
     b.goto(&t.ui(&format!("/?session={newer}"))).await;
     b.wait_text("[data-testid=archived-banner]", T, |s| s.contains("archived")).await;
+    b.open_conversation_menu().await;
     let header = b.js("return document.querySelector('[data-testid=conversation-header]').textContent;").await;
     assert!(!header.as_str().unwrap().contains("Archive"), "an archived conversation is not offered Archive again: {header}");
     b.click_button("Restore").await;
@@ -190,6 +191,7 @@ async fn flows(t: Target, agent: &mut Client) {
     // The main conversation is never offered for archiving.
     b.goto(&t.ui(&format!("/?session={MAIN}"))).await;
     b.wait_connected().await;
+    b.open_conversation_menu().await;
     b.wait_content("[data-testid=conversation-header]", T, |s| s.contains("Rename")).await;
     assert_eq!(pane_session(&b).await, MAIN);
     let actions = b.js("return document.querySelector('[data-testid=conversation-header]').textContent;").await;
@@ -310,6 +312,8 @@ async fn a_read_only_connection_is_offered_no_conversation_actions() {
     let b = Browser::open_connected(&gw.ui_url()).await;
     b.wait_text(&row_css(&key), T, |s| s.contains("Listed for a reader")).await;
     b.wait_text("[data-testid=run-bar]", T, |s| s.contains("The agent is working.")).await;
+    // The menu opened, its actions drawn: those without the scope are not among them.
+    b.open_conversation_menu().await;
     let page = b.js("return [...document.querySelectorAll('button')].map(e => e.textContent.trim());").await;
     for absent in ["New conversation", "Rename", "Archive", "Stop"] {
         assert!(!page.as_array().unwrap().iter().any(|t| t == absent), "{absent} is not offered without the scope: {page}");

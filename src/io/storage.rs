@@ -8,7 +8,6 @@
 //! then says what is at risk.
 
 use std::cell::RefCell;
-use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
@@ -240,25 +239,51 @@ pub trait KvStore {
 /// In-memory fallback (and a test double for pure logic).
 #[derive(Default)]
 pub struct MemoryStore {
-    data: RefCell<BTreeMap<(String, String), String>>,
+    data: RefCell<Rows>,
     files: RefCell<Vec<(String, StoredFile)>>,
+}
+
+/// The memory store's rows, `(store, key, json)` in key order, as IndexedDB returns them. A
+/// sorted list rather than a `BTreeMap`: the app has one other map of that kind, and each key
+/// type of one costs about 10 KB of wasm.
+#[derive(Default)]
+struct Rows(Vec<(String, String, String)>);
+
+impl Rows {
+    fn find(&self, store: &str, key: &str) -> Result<usize, usize> {
+        self.0.binary_search_by(|(s, k, _)| (s.as_str(), k.as_str()).cmp(&(store, key)))
+    }
+    fn get(&self, store: &str, key: &str) -> Option<String> {
+        self.find(store, key).ok().map(|i| self.0[i].2.clone())
+    }
+    fn put(&mut self, store: &str, key: &str, json: String) {
+        match self.find(store, key) {
+            Ok(i) => self.0[i].2 = json,
+            Err(i) => self.0.insert(i, (store.to_string(), key.to_string(), json)),
+        }
+    }
+    fn remove(&mut self, store: &str, key: &str) {
+        if let Ok(i) = self.find(store, key) {
+            self.0.remove(i);
+        }
+    }
 }
 
 impl KvStore for MemoryStore {
     fn get<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, Option<String>> {
-        let v = self.data.borrow().get(&(store.to_string(), key.to_string())).cloned();
+        let v = self.data.borrow().get(store, key);
         Box::pin(async move { Ok(v) })
     }
     fn get_all<'a>(&'a self, store: &'a str) -> Fut<'a, Vec<(String, String)>> {
-        let rows = self.data.borrow().iter().filter(|((s, _), _)| s == store).map(|((_, k), v)| (k.clone(), v.clone())).collect();
+        let rows = self.data.borrow().0.iter().filter(|(s, _, _)| s == store).map(|(_, k, v)| (k.clone(), v.clone())).collect();
         Box::pin(async move { Ok(rows) })
     }
     fn put<'a>(&'a self, store: &'a str, key: &'a str, json: &'a str) -> Fut<'a, ()> {
-        self.data.borrow_mut().insert((store.into(), key.into()), json.into());
+        self.data.borrow_mut().put(store, key, json.into());
         Box::pin(async { Ok(()) })
     }
     fn delete<'a>(&'a self, store: &'a str, key: &'a str) -> Fut<'a, ()> {
-        self.data.borrow_mut().remove(&(store.to_string(), key.to_string()));
+        self.data.borrow_mut().remove(store, key);
         Box::pin(async { Ok(()) })
     }
     fn update<'a>(
@@ -267,11 +292,10 @@ impl KvStore for MemoryStore {
         key: &'a str,
         change: Box<dyn FnOnce(Option<String>) -> Option<String> + 'a>,
     ) -> Fut<'a, Option<String>> {
-        let k = (store.to_string(), key.to_string());
-        let cur = self.data.borrow().get(&k).cloned();
+        let cur = self.data.borrow().get(store, key);
         let new = change(cur);
         if let Some(v) = &new {
-            self.data.borrow_mut().insert(k, v.clone());
+            self.data.borrow_mut().put(store, key, v.clone());
         }
         Box::pin(async move { Ok(new) })
     }
@@ -279,7 +303,7 @@ impl KvStore for MemoryStore {
         for w in writes {
             match w {
                 Write::Put { store, key, json } => {
-                    self.data.borrow_mut().insert((store.into(), key), json);
+                    self.data.borrow_mut().put(store, &key, json);
                 }
                 Write::PutFile { owner, file } => {
                     let key = file.meta.blob_key(&owner);
@@ -291,7 +315,7 @@ impl KvStore for MemoryStore {
                     if store == FILES {
                         self.files.borrow_mut().retain(|(k, _)| *k != key);
                     } else {
-                        self.data.borrow_mut().remove(&(store.to_string(), key));
+                        self.data.borrow_mut().remove(store, &key);
                     }
                 }
                 Write::DeleteFiles { owner } => {

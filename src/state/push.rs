@@ -48,10 +48,37 @@ impl PushController {
         Effect::new(move |_| {
             let _ = client.connected_epoch.get();
             if client.status.get_untracked() == Status::Connected {
-                spawn_local(c.reconcile());
+                spawn_local(c.on_connect());
             }
         });
         c
+    }
+
+    /// On every connect, a subscription this browser holds is reconciled with the gateway. A
+    /// browser that holds none has nothing to reconcile: whether this gateway can send is read
+    /// when the setting is drawn ([`PushController::check`]), so the code that talks push with
+    /// the gateway is fetched only by a page that shows the setting or holds a subscription.
+    async fn on_connect(self) {
+        if let Err(why) = self.availability() {
+            return self.state.set(PushState::Unavailable(why));
+        }
+        match browser_push::held().await {
+            Ok(None) => self.state.set(PushState::Unknown),
+            Ok(Some(_)) => match reconciler(self).await {
+                Ok(work) => work.await,
+                Err(_) => self.state.set(PushState::Unavailable(
+                    "The notification setting could not be loaded from the gateway. Reload the page to check it.".into(),
+                )),
+            },
+            Err(e) => self.state.set(PushState::Unavailable(format!("The browser's push subscription could not be read: {e}"))),
+        }
+    }
+
+    /// The setting, drawn: a state not read since the connect is read now.
+    pub fn check(self) {
+        if self.state.get_untracked() == PushState::Unknown && self.client.status.get_untracked() == Status::Connected {
+            spawn_local(self.reconcile());
+        }
     }
 
     fn availability(&self) -> Result<(), String> {
@@ -223,6 +250,21 @@ impl PushController {
         }));
     }
 }
+
+/// The reconcile of a held subscription, its code in the `reach` module with the setting's
+/// (`components::on_use`); a module that cannot be fetched is an error.
+#[cfg(feature = "split")]
+#[leptos::wasm_split::wasm_split(reach, wasm_split_path = ::leptos::wasm_split, fallible)]
+fn reconciler(push: PushController) -> Result<Reconciling, leptos::wasm_split::SplitLoaderError> {
+    Ok(Box::pin(push.reconcile()))
+}
+
+#[cfg(not(feature = "split"))]
+async fn reconciler(push: PushController) -> Result<Reconciling, leptos::wasm_split::SplitLoaderError> {
+    Ok(Box::pin(push.reconcile()))
+}
+
+type Reconciling = std::pin::Pin<Box<dyn std::future::Future<Output = ()>>>;
 
 /// `push.web.preferences.get`'s `effective.categories`, the real gateway's full set.
 fn effective_categories(v: &Value) -> Value {

@@ -108,17 +108,14 @@ fn save_as(url: &str, name: &str) {
     }
 }
 
+crate::components::on_use::split! { transcript_parts,
 /// The files the gateway saved with a message: images shown (fetched from the gateway with
-/// this page's credentials), other files named, with a button that downloads them.
-#[component]
-pub fn SavedFiles(
-    /// As `model::parts::saved_media` read them.
-    media: Vec<model::parts::SavedMedia>,
-    /// The conversation of the message (the gateway checks the file belongs to it).
-    session: String,
-) -> impl IntoView {
+/// this page's credentials), other files named, with a button that downloads them. `media` as
+/// `model::parts::saved_media` reads them; `session` the message's conversation (the gateway
+/// checks that the file belongs to it). Drawn only for a message that has some (`components::on_use`); its code is fetched with the
+/// other parts of a transcript the first time one is shown.
+pub fn saved_files(media: Vec<model::parts::SavedMedia>, session: String) -> AnyView {
     let client = expect_context::<crate::io::gateway_client::GatewayClient>();
-    (!media.is_empty()).then(|| {
         view! {
             <ul class="attachments attachments--saved" aria-label="Attached files" data-testid="saved-attachments">
                 {media.into_iter().map(|m| {
@@ -170,5 +167,6 @@ pub fn SavedFiles(
                 }).collect_view()}
             </ul>
         }
-    })
+        .into_any()
+}
 }

@@ -8,6 +8,7 @@ use leptos::task::spawn_local;
 
 use model::sessions::Conversation;
 
+use crate::components::on_use::on_use;
 use crate::io::gateway_client::{GatewayClient, Status};
 use crate::state::chat::ChatController;
 use crate::state::sessions::SessionsController;
@@ -47,15 +48,8 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
         sessions.list.with(|l| l.get(&key).cloned()).or_else(|| described.get().filter(|d| d.key == key))
     });
     let name = move || row.get().map(|r| r.name()).unwrap_or_else(|| model::sessions::short_name(&chat.session.get()));
-    let main_key = move || client.hello.with(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
-    let can_archive = move || {
-        let key = chat.session.get();
-        !key.is_empty()
-            && sessions.may(protocol::methods::method::SESSIONS_PATCH)
-            && !row.get().is_some_and(|r| r.main || r.archived)
-            && !model::sessions::is_main(&key, main_key().as_deref())
-    };
     let renaming = RwSignal::new(None::<String>);
+    let is_renaming = Memo::new(move |_| renaming.with(Option::is_some));
     let export = expect_context::<crate::state::export::ExportController>();
     let exported = move || {
         use crate::state::export::ExportState;
@@ -75,51 +69,23 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
             let _ = d.remove_attribute("open");
         }
     };
-    let save_name = move || {
-        if let Some(label) = renaming.get_untracked() {
-            sessions.rename(&chat.session.get_untracked(), &label);
-            renaming.set(None);
-        }
-    };
+    // The menu's own actions are drawn once it is first opened (their code with the
+    // conversation's other tools, `components::on_use`); the pane's are always there.
+    let menu_opened = RwSignal::new(false);
     view! {
         <header class="conversation-header" data-testid="conversation-header">
             <button type="button" class="conversation-header__drawer" aria-expanded=move || sessions.drawer_open.get().to_string() on:click=move |_| sessions.drawer_open.update(|o| *o = !*o)>
                 "Conversations"
             </button>
-            {move || match renaming.get() {
-                None => view! { <h2 class="conversation-header__name" data-testid="conversation-name">{name}</h2> }.into_any(),
-                Some(_) => view! {
-                    <form class="conversation-header__rename" on:submit=move |ev| { ev.prevent_default(); save_name(); }>
-                        <label>
-                            <span class="sr-only">"Conversation name"</span>
-                            <input
-                                type="text"
-                                maxlength="512"
-                                prop:value=move || renaming.get().unwrap_or_default()
-                                on:input=move |ev| renaming.set(Some(event_target_value(&ev)))
-                                on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Escape" { renaming.set(None) }
-                            />
-                        </label>
-                        <button type="submit">"Save name"</button>
-                        <button type="button" on:click=move |_| renaming.set(None)>"Cancel"</button>
-                    </form>
-                }.into_any(),
+            {move || if is_renaming.get() {
+                on_use(rename_form(renaming))
+            } else {
+                view! { <h2 class="conversation-header__name" data-testid="conversation-name">{name}</h2> }.into_any()
             }}
             <details class="conversation-header__menu" node_ref=menu>
-            <summary data-testid="conversation-menu">"Actions"</summary>
+            <summary data-testid="conversation-menu" on:click=move |_| menu_opened.set(true)>"Actions"</summary>
             <div class="conversation-header__actions" role="group" aria-label="Conversation actions" on:click=close_menu>
-                <Show when=move || sessions.may(protocol::methods::method::SESSIONS_CREATE)>
-                    <button type="button" on:click=move |_| sessions.create_in(chat)>"New conversation"</button>
-                </Show>
-                <Show when=move || renaming.with(Option::is_none) && !chat.session.with(String::is_empty) && sessions.may(protocol::methods::method::SESSIONS_PATCH)>
-                    <button type="button" on:click=move |_| renaming.set(Some(row.get_untracked().filter(|r| r.labelled).map(|r| r.title).unwrap_or_default()))>"Rename"</button>
-                </Show>
-                <Show when=can_archive>
-                    <button type="button" on:click=move |_| sessions.archive(&chat.session.get_untracked())>"Archive"</button>
-                </Show>
-                <button type="button" disabled=move || !export.can() || chat.session.with(String::is_empty) on:click=move |_| export.export(chat.session.get_untracked())>
-                    "Export as Markdown"
-                </button>
+                <Show when=move || menu_opened.get()>{on_use(menu_actions(row, renaming))}</Show>
                 {children()}
             </div>
             </details>
@@ -138,4 +104,69 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
             {move || sessions.notice.get().map(|n| view! { <p class="banner banner--warn" role="alert" data-testid="conversation-notice">{n}</p> })}
         </header>
     }
+}
+
+crate::components::on_use::split! { conversation_tools,
+/// The conversation's own actions in the header's menu: New conversation, Rename, Archive and
+/// Export as Markdown, each offered only with the scope for it.
+fn menu_actions(row: Memo<Option<Conversation>>, renaming: RwSignal<Option<String>>) -> AnyView {
+    let chat = expect_context::<ChatController>();
+    let sessions = expect_context::<SessionsController>();
+    let client = expect_context::<GatewayClient>();
+    let export = expect_context::<crate::state::export::ExportController>();
+    let main_key = move || client.hello.with(|h| h.as_ref().and_then(|h| h.main_session_key.clone()));
+    let can_archive = move || {
+        let key = chat.session.get();
+        !key.is_empty()
+            && sessions.may(protocol::methods::method::SESSIONS_PATCH)
+            && !row.get().is_some_and(|r| r.main || r.archived)
+            && !model::sessions::is_main(&key, main_key().as_deref())
+    };
+    view! {
+        <Show when=move || sessions.may(protocol::methods::method::SESSIONS_CREATE)>
+            <button type="button" on:click=move |_| sessions.create_in(chat)>"New conversation"</button>
+        </Show>
+        <Show when=move || renaming.with(Option::is_none) && !chat.session.with(String::is_empty) && sessions.may(protocol::methods::method::SESSIONS_PATCH)>
+            <button type="button" on:click=move |_| renaming.set(Some(row.get_untracked().filter(|r| r.labelled).map(|r| r.title).unwrap_or_default()))>"Rename"</button>
+        </Show>
+        <Show when=can_archive>
+            <button type="button" on:click=move |_| sessions.archive(&chat.session.get_untracked())>"Archive"</button>
+        </Show>
+        <button type="button" disabled=move || !export.can() || chat.session.with(String::is_empty) on:click=move |_| export.export(chat.session.get_untracked())>
+            "Export as Markdown"
+        </button>
+    }
+    .into_any()
+}
+}
+
+crate::components::on_use::split! { conversation_tools,
+/// The name being edited in place of the heading: Save name (Enter), Cancel (Escape).
+fn rename_form(renaming: RwSignal<Option<String>>) -> AnyView {
+    let chat = expect_context::<ChatController>();
+    let sessions = expect_context::<SessionsController>();
+    let save_name = move || {
+        if let Some(label) = renaming.get_untracked() {
+            sessions.rename(&chat.session.get_untracked(), &label);
+            renaming.set(None);
+        }
+    };
+    view! {
+        <form class="conversation-header__rename" on:submit=move |ev| { ev.prevent_default(); save_name(); }>
+            <label>
+                <span class="sr-only">"Conversation name"</span>
+                <input
+                    type="text"
+                    maxlength="512"
+                    prop:value=move || renaming.get().unwrap_or_default()
+                    on:input=move |ev| renaming.set(Some(event_target_value(&ev)))
+                    on:keydown=move |ev: leptos::ev::KeyboardEvent| if ev.key() == "Escape" { renaming.set(None) }
+                />
+            </label>
+            <button type="submit">"Save name"</button>
+            <button type="button" on:click=move |_| renaming.set(None)>"Cancel"</button>
+        </form>
+    }
+    .into_any()
+}
 }

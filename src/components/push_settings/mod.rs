@@ -34,6 +34,13 @@ crate::components::on_use::split! { reach,
 pub fn PushSettings() -> impl IntoView {
     let Some(push) = use_context::<PushController>() else { return ().into_any() };
     let client = expect_context::<GatewayClient>();
+    // What a connect did not read (this browser holds no subscription) is read once drawn.
+    Effect::new(move |_| {
+        let _ = client.status.get();
+        if push.state.get() == PushState::Unknown {
+            push.check();
+        }
+    });
     let may = move || client.scopes().iter().any(|s| s == protocol::methods::scope::WRITE || s == protocol::methods::scope::ADMIN);
     let busy = move || push.busy.get();
     let turn_on = move |label: &'static str| {

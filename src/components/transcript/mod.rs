@@ -358,7 +358,7 @@ fn PlainMessage(row: TranscriptRow) -> impl IntoView {
                 {by_model.map(|m| view! { <span class="msg__model" data-testid="reply-model">{m}</span> })}
             </header>
             {parts.into_iter().map(|p| view! { <PartView part=p at_ms=timestamp session=session.clone() markdown=markdown/> }).collect_view()}
-            <crate::components::attachment_list::SavedFiles media=if withheld { Vec::new() } else { model::parts::saved_media(&row.raw) } session=session.clone()/>
+            {(!withheld).then(|| model::parts::saved_media(&row.raw)).filter(|media| !media.is_empty()).map(|media| crate::components::on_use::on_use(crate::components::attachment_list::saved_files(media, session.clone())))}
             {(row.truncated && !withheld).then(|| view! { <ShowWhole key=row.key.clone()/> })}
             <RunFooter key=row.key.clone()/>
             {(matches!(row.role.as_str(), "user" | "assistant") && !withheld).then(|| crate::components::on_use::on_use(crate::components::message_actions::actions(row.clone())))}

@@ -19,8 +19,9 @@ use serde_json::json;
 /// compressed one by one, and each carries its own types and imports, so the same code is 43 KB
 /// more in separate files than inside the one module (what a first visit fetches fell 52 KB).
 /// Lowered to 957.5 KB by one instance of the standard sort (`model::order`) and the views moved
-/// to split modules after it.
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 957_500;
+/// to split modules after it; raised to 958.5 KB by the rows queued for other gateways drawn on
+/// first use (the build +1.5 KB, a first visit −4.2 KB).
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 958_500;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as
@@ -37,8 +38,9 @@ const TOTAL_GZIP_BUDGET_BYTES: u64 = 957_500;
 /// instance of the standard library's sort for every list of rows (`model::order`), a message's
 /// saved files, the header's menu and rename form drawn on first use, and Web Push reconciled by
 /// the `reach` module only for a browser that holds a subscription took it to 721.5 KB, below
-/// the 721.7 KB of the day issue 38 (the conversation tools) began.
-const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 721_700;
+/// the 721.7 KB of the day issue 38 (the conversation tools) began; the rows queued for other
+/// gateways, drawn on first use, to 717.3 KB.
+const FIRST_VISIT_WIRE_BUDGET_BYTES: u64 = 717_500;
 
 fn gzip_level(file: &Path, level: &str) -> Vec<u8> {
     let out = Command::new("gzip").args([level, "-c", "-n"]).arg(file).output().expect("gzip runs");

@@ -4,6 +4,7 @@
 use leptos::prelude::*;
 use model::outbox::{SendState, describe};
 
+use crate::components::on_use::on_use;
 use crate::state::outbox::{OutboxController, stale_ms};
 
 /// The unsent-messages tray.
@@ -112,29 +113,42 @@ pub fn OutboxTray() -> impl IntoView {
                 </ul>
             </section>
         </Show>
+        // Rare, and never sent from here: drawn on first use, with the conversation's other
+        // tools (which a conversation with messages has fetched already).
         <Show when=move || !elsewhere.rows.with(Vec::is_empty) || elsewhere.problem.with(Option::is_some)>
-            <section class="tray tray--elsewhere" aria-labelledby="elsewhere-title" data-testid="elsewhere-tray">
-                <header class="tray__head">
-                    <h2 id="elsewhere-title">"Queued for other gateways"</h2>
-                </header>
-                <p class="tray__note">"Each is sent only by a page connected to the gateway it was written for, never to this one."</p>
-                {move || elsewhere.problem.get().map(|p| view! { <p class="tray__refused" role="alert">{p}</p> })}
-                <ul class="tray__list">
-                    <For each=move || elsewhere.rows.get() key=|r| format!("{}\u{1f}{}", r.db, r.row.id) let:item>
-                        {
-                            let stored = StoredValue::new(item.clone());
-                            view! {
-                                <li class="tray__row" data-testid="elsewhere-row">
-                                    <span class="tray__status">{format!("Queued for {}", item.host)}</span>
-                                    <span class="tray__text">{item.row.title(80)}</span>
-                                    <span class="tray__session">{item.row.session_key.clone()}</span>
-                                    <button type="button" on:click=move |_| elsewhere.discard(&stored.get_value())>"Discard"</button>
-                                </li>
-                            }
-                        }
-                    </For>
-                </ul>
-            </section>
+            {on_use(elsewhere_tray())}
         </Show>
     }
+}
+
+crate::components::on_use::split! { conversation_tools,
+/// The rows queued for other gateways, each with Discard.
+fn elsewhere_tray() -> AnyView {
+    let elsewhere = expect_context::<crate::state::outbox::elsewhere::ElsewhereController>();
+    view! {
+        <section class="tray tray--elsewhere" aria-labelledby="elsewhere-title" data-testid="elsewhere-tray">
+            <header class="tray__head">
+                <h2 id="elsewhere-title">"Queued for other gateways"</h2>
+            </header>
+            <p class="tray__note">"Each is sent only by a page connected to the gateway it was written for, never to this one."</p>
+            {move || elsewhere.problem.get().map(|p| view! { <p class="tray__refused" role="alert">{p}</p> })}
+            <ul class="tray__list">
+                <For each=move || elsewhere.rows.get() key=|r| format!("{}\u{1f}{}", r.db, r.row.id) let:item>
+                    {
+                        let stored = StoredValue::new(item.clone());
+                        view! {
+                            <li class="tray__row" data-testid="elsewhere-row">
+                                <span class="tray__status">{format!("Queued for {}", item.host)}</span>
+                                <span class="tray__text">{item.row.title(80)}</span>
+                                <span class="tray__session">{item.row.session_key.clone()}</span>
+                                <button type="button" on:click=move |_| elsewhere.discard(&stored.get_value())>"Discard"</button>
+                            </li>
+                        }
+                    }
+                </For>
+            </ul>
+        </section>
+    }
+    .into_any()
+}
 }

@@ -33,6 +33,9 @@ pub fn TasksPanel() -> impl IntoView {
                 h.clear();
             }
             if running {
+                // Set now as well: a clock made before the task started would read it as
+                // running for no time until its first tick.
+                now.set(browser::now_ms());
                 *t = set_interval_with_handle(move || now.set(browser::now_ms()), Duration::from_secs(1)).ok();
             }
         });

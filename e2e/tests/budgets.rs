@@ -20,8 +20,9 @@ use serde_json::json;
 /// more in separate files than inside the one module (what a first visit fetches fell 52 KB).
 /// Lowered to 957.5 KB by one instance of the standard sort (`model::order`) and the views moved
 /// to split modules after it; raised to 958.5 KB by the rows queued for other gateways drawn on
-/// first use (the build +1.5 KB, a first visit −4.2 KB).
-const TOTAL_GZIP_BUDGET_BYTES: u64 = 958_500;
+/// first use (the build +1.5 KB, a first visit −4.2 KB), and to 959 KB by one Web Push
+/// reconcile at a time and the conversation menu drawn on any opening (+0.3 KB).
+const TOTAL_GZIP_BUDGET_BYTES: u64 = 959_000;
 
 /// What a first visit moves over the wire when the real OpenClaw gateway serves the build from
 /// its `controlUi.root`: the page compressed (the gateway compresses only HTML, counted here as

@@ -23,6 +23,9 @@ pub struct PushController {
     pub state: RwSignal<PushState>,
     pub categories: RwSignal<Categories>,
     pub busy: RwSignal<bool>,
+    /// A reconcile is on its way: the connect's and the setting's never run together (one
+    /// could drop a subscription while the other, finding none, said Off).
+    reconciling: StoredValue<bool>,
     /// What the last action came to, in words (a test sent, or why something failed).
     pub message: RwSignal<Option<String>>,
     client: GatewayClient,
@@ -42,6 +45,7 @@ impl PushController {
             // What an agent waits on; the gateway keeps the device's choice once turned on.
             categories: RwSignal::new(Categories { agent_question: true, ..Categories::default() }),
             busy: RwSignal::new(false),
+            reconciling: StoredValue::new(false),
             message: RwSignal::new(None),
             client,
         };
@@ -94,6 +98,15 @@ impl PushController {
     }
 
     async fn reconcile(self) {
+        if self.reconciling.get_value() {
+            return;
+        }
+        self.reconciling.set_value(true);
+        self.reconcile_now().await;
+        self.reconciling.set_value(false);
+    }
+
+    async fn reconcile_now(self) {
         if let Err(why) = self.availability() {
             self.state.set(PushState::Unavailable(why));
             return;

@@ -82,8 +82,10 @@ pub fn ConversationHeader(children: Children) -> impl IntoView {
             } else {
                 view! { <h2 class="conversation-header__name" data-testid="conversation-name">{name}</h2> }.into_any()
             }}
-            <details class="conversation-header__menu" node_ref=menu>
-            <summary data-testid="conversation-menu" on:click=move |_| menu_opened.set(true)>"Actions"</summary>
+            // Opened by any means (a click, the keyboard, the browser's find in page): the first
+            // toggle is an opening.
+            <details class="conversation-header__menu" node_ref=menu on:toggle=move |_| menu_opened.set(true)>
+            <summary data-testid="conversation-menu">"Actions"</summary>
             <div class="conversation-header__actions" role="group" aria-label="Conversation actions" on:click=close_menu>
                 <Show when=move || menu_opened.get()>{on_use(menu_actions(row, renaming))}</Show>
                 {children()}

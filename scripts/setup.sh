@@ -10,13 +10,15 @@ WASM_BINDGEN_VERSION=0.2.130
 WASM_SPLIT_VERSION=0.2.4
 say() { printf '[setup] %s\n' "$*"; }
 
-# 1. OS packages: Chromium + chromedriver for every browser test tier.
+# 1. OS packages: Chromium + chromedriver for every browser test tier, and Chromium's headless
+# shell, the same engine without the desktop browser, which most browser tests drive (it starts
+# on a third of the CPU; e2e/src/browser.rs).
 # Never Debian's binaryen: its wasm-opt 108 silently produces a broken app.
-if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then
-  say "installing chromium and chromium-driver (apt)"
+if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null || ! command -v chromium-headless-shell >/dev/null; then
+  say "installing chromium, chromium-headless-shell and chromium-driver (apt)"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-headless-shell chromium-driver >/dev/null
 fi
 
 # The local gateway sends Web Push over HTTPS with the system's TLS (OpenSSL, through

@@ -30,6 +30,31 @@ fn end_group(driver: &Child) {
     }
 }
 
+/// Which Chromium a test drives.
+#[derive(Clone, Copy)]
+enum Engine {
+    /// Chromium's headless shell: the same engine without the desktop browser around it. A
+    /// session starts on about a third of the desktop browser's CPU, which on a 2-core machine
+    /// is most of what a hundred browser starts cost.
+    Shell,
+    /// The desktop browser, headless: tabs that hide one another, desktop notifications.
+    Desktop { notifications_granted: bool },
+}
+
+/// The headless shell: `CHROMIUM_SHELL` if set, else the `chromium-headless-shell` package's
+/// (which `make test` installs), else the desktop browser.
+pub fn chromium() -> String {
+    std::env::var("CHROMIUM_SHELL").unwrap_or_else(|_| {
+        let shell = "/usr/bin/chromium-headless-shell";
+        if std::path::Path::new(shell).exists() { shell.to_string() } else { desktop_chromium() }
+    })
+}
+
+/// The desktop browser: `CHROMIUM` if set, else Debian's `chromium`.
+pub fn desktop_chromium() -> String {
+    std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into())
+}
+
 impl Drop for Browser {
     fn drop(&mut self) {
         end_group(&self.driver);
@@ -37,33 +62,44 @@ impl Drop for Browser {
 }
 
 impl Browser {
-    /// Starts chromedriver on a free port and a fresh headless Chromium profile.
+    /// Starts chromedriver on a free port and a fresh headless browser profile, in
+    /// Chromium's headless shell ([`chromium`]).
     pub async fn start() -> Browser {
         Self::start_sized(1280, 900).await
     }
 
     pub async fn start_sized(width: u32, height: u32) -> Browser {
-        Self::start_with(width, height, false).await
+        Self::start_with(width, height, Engine::Shell).await
     }
 
-    /// A browser whose profile allows desktop notifications for every site, as a person who
-    /// said yes to the permission prompt has.
+    /// Headless Chromium, the desktop browser: for what the headless shell does not have, a
+    /// tab hidden behind another (`visibilitychange`) and desktop notifications.
+    pub async fn start_desktop() -> Browser {
+        Self::start_with(1280, 900, Engine::Desktop { notifications_granted: false }).await
+    }
+
+    /// The desktop browser with a profile that allows desktop notifications for every site, as
+    /// a person who said yes to the permission prompt has.
     pub async fn start_with_notifications_granted() -> Browser {
-        Self::start_with(1280, 900, true).await
+        Self::start_with(1280, 900, Engine::Desktop { notifications_granted: true }).await
     }
 
-    async fn start_with(width: u32, height: u32, notifications_granted: bool) -> Browser {
+    async fn start_with(width: u32, height: u32, engine: Engine) -> Browser {
         let port = crate::free_port();
         let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+        // chromedriver makes the browser's fresh profile in its TMPDIR, this temporary directory,
+        // removed when the Browser is dropped. (Chromium's headless shell given a
+        // `--user-data-dir` never tells chromedriver its DevTools port, and the session hangs.)
+        let profile = tempfile::tempdir().expect("profile dir");
         let driver = Command::new(&chromedriver)
             .arg(format!("--port={port}"))
+            .env("TMPDIR", profile.path())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
             .process_group(0)
             .spawn()
             .unwrap_or_else(|e| panic!("cannot start {chromedriver}: {e} (make test installs chromium-driver)"));
-        let profile = tempfile::tempdir().expect("profile dir");
         // Chromium keeps windows at least 500 px wide; narrower layouts use device emulation.
         let emulation = if width < 500 {
             json!({"deviceMetrics": {"width": width, "height": height, "pixelRatio": 1.0}})
@@ -72,12 +108,11 @@ impl Browser {
         };
         let mut caps = json!({
             "goog:chromeOptions": {
-                "binary": std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into()),
+                "binary": match engine { Engine::Shell => chromium(), Engine::Desktop { .. } => desktop_chromium() },
                 "args": [
                     "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
                     "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
                     format!("--window-size={width},{height}"),
-                    format!("--user-data-dir={}", profile.path().display()),
                 ]
             },
             "goog:loggingPrefs": { "browser": "ALL" }
@@ -85,7 +120,7 @@ impl Browser {
         if !emulation.is_null() {
             caps["goog:chromeOptions"]["mobileEmulation"] = emulation;
         }
-        if notifications_granted {
+        if let Engine::Desktop { notifications_granted: true } = engine {
             caps["goog:chromeOptions"]["prefs"] = json!({"profile.default_content_setting_values.notifications": 1});
         }
         let caps = caps.as_object().expect("object").clone();

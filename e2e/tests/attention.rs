@@ -27,7 +27,10 @@ async fn wait_title(b: &Browser, want: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_question_raised_while_the_page_is_hidden_puts_a_count_in_the_title_and_a_badge_on_the_icon() {
     let gw = LocalGateway::start().await;
-    let b = Browser::open_connected(&gw.ui_url()).await;
+    // The desktop browser: the headless shell never hides a tab behind another.
+    let b = Browser::start_desktop().await;
+    b.goto(&gw.ui_url()).await;
+    b.wait_connected().await;
     let ours = b.client.window().await.unwrap();
     assert_eq!(b.client.title().await.unwrap(), "OpenClaw Control");
     let icon = b.js("return document.querySelector(\"link[rel~='icon']\").getAttribute('href');").await;

@@ -79,19 +79,28 @@ fn follow_the_newest(list: NodeRef<leptos::html::Ol>) {
     let pane = move || list.try_get_untracked().flatten().and_then(|l| l.closest(".shell--split .pane").ok().flatten());
     let at_bottom = std::rc::Rc::new(std::cell::Cell::new(true));
     let flag = at_bottom.clone();
+    // Where the view's top was at the previous scroll event. Only a move up leaves the bottom:
+    // the list growing under a view that has not scrolled yet is not the person leaving it (a
+    // scroll event can come a frame after this code scrolled, when the list has grown again).
+    let last_top = std::cell::Cell::new(0.0_f64);
     let w = window.clone();
     let on_scroll = Closure::<dyn Fn()>::new(move || {
-        let (height, bottom) = match pane() {
-            Some(p) => (f64::from(p.scroll_height()), f64::from(p.scroll_top() + p.client_height())),
+        let (height, top, view) = match pane() {
+            Some(p) => (f64::from(p.scroll_height()), f64::from(p.scroll_top()), f64::from(p.client_height())),
             None => {
                 let Some(doc) = w.document().and_then(|d| d.document_element()) else {
                     return;
                 };
                 let view = w.inner_height().ok().and_then(|h| h.as_f64()).unwrap_or(0.0);
-                (f64::from(doc.scroll_height()), w.scroll_y().unwrap_or(0.0) + view)
+                (f64::from(doc.scroll_height()), w.scroll_y().unwrap_or(0.0), view)
             }
         };
-        flag.set(height - bottom < 120.0);
+        if height - (top + view) < 120.0 {
+            flag.set(true);
+        } else if top < last_top.get() - 1.0 {
+            flag.set(false);
+        }
+        last_top.set(top);
     });
     // Captured: a pane's own scrolling does not bubble.
     let _ = window.add_event_listener_with_callback_and_bool("scroll", on_scroll.as_ref().unchecked_ref(), true);

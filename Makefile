@@ -88,7 +88,7 @@ test-native:
 test-wasm:
 	@bash scripts/tier.sh "wasm+builds: wasm tests" cargo test --target wasm32-unknown-unknown -p control-ui
 
-## Every e2e binary, E2E_JOBS (2) at a time with E2E_THREADS (2) tests each (scripts/tests.sh);
+## Every e2e module (e2e/tests/flows, one binary), E2E_JOBS (2) at a time with E2E_THREADS (2) tests each (scripts/tests.sh);
 ## `scripts/tests.sh e2e chat dock` runs only those.
 test-e2e: real-gateway
 	OPENCLAW_REAL_DIR=$(REAL_DIR) bash scripts/tests.sh e2e

@@ -2,11 +2,12 @@
 # Test binaries from one build: `scripts/tests.sh build` compiles every test of protocol, model,
 # gateway and e2e in one cargo invocation (two invocations with different package sets resolve
 # different dependency features and rebuild most of the tree); `native` runs the first three's
-# binaries two at a time; `e2e [name ...]` runs the e2e binaries E2E_JOBS (2) at a time, each
-# with E2E_THREADS (2) test threads. Each e2e test starts its own browser, driver, local gateway
-# (free port, temporary data dir) and real gateway (its own directory), so binaries share nothing.
-# Every binary's output is kept in target/test-logs/<name>.log and a failing one's is printed
-# whole; each e2e binary's time goes to target/test-e2e-times.txt (scripts/test-times.sh).
+# binaries two at a time; `e2e [module ...]` runs the modules of the e2e flows binary
+# (e2e/tests/flows) E2E_JOBS (2) at a time, each with E2E_THREADS (2) test threads. Each e2e test
+# starts its own browser, driver, local gateway (free port, temporary data dir) and real gateway
+# (its own directory), so modules share nothing. Every binary's or module's output is kept in
+# target/test-logs/<name>.log and a failing one's is printed whole; each e2e module's time goes
+# to target/test-e2e-times.txt (scripts/test-times.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 logs=target/test-logs
@@ -26,10 +27,10 @@ build() {
 build
 [ "$mode" = build ] && exit 0
 
-run_one() { # name dir exe threads
+run_one() { # name dir exe threads [filter]
   local start rc
   start=$(date +%s)
-  (cd "$2" && "$3" --test-threads="$4") > "$logs/$1.log" 2>&1
+  (cd "$2" && "$3" --test-threads="$4" ${5:+"$5"}) > "$logs/$1.log" 2>&1
   rc=$?
   printf '%-26s %4d s  %s\n' "$1" $(( $(date +%s) - start )) "$([ $rc = 0 ] && echo ok || echo "FAILED (exit $rc)")"
   return $rc
@@ -63,22 +64,35 @@ fi
 JOBS="${E2E_JOBS:-2}"
 THREADS="${E2E_THREADS:-2}"
 : > target/test-e2e-times.txt
-declare -A exe_of dir_of
-while read -r pkg name dir exe; do
-  [ "$pkg" = e2e ] && [ "$name" != e2e ] && { exe_of[$name]=$exe; dir_of[$name]=$dir; }
-done < "$list"
+# Every flow is a module of one binary, e2e/tests/flows (one compile, one link); each module
+# runs as a job of its own, `<module>::` as the binary's filter, and is named after the module.
+read -r _ _ flows_dir flows_exe < <(awk '$1 == "e2e" && $2 == "flows"' "$list")
+[ -n "${flows_exe:-}" ] || { echo "[e2e] no e2e flows binary in $list" >&2; exit 2; }
+mapfile -t modules < <("$flows_exe" --list --format terse 2>/dev/null | sed -n 's/^\([a-z_0-9]*\)::.*: test$/\1/p' | sort -u)
+# A filter is a substring: a module named as the end of another (`outbox`, `real_gateway_outbox`)
+# would run the other's tests too.
+for a in "${modules[@]}"; do for b in "${modules[@]}"; do
+  [[ "$b" == *"_$a" ]] && { echo "[e2e] module $a is the end of module $b: rename one (a filter is a substring)" >&2; exit 2; }
+done; done
 # The longest first, so the pool ends together (order from the last measured run, docs/testing.md).
-order=(real_runs approvals conversations real_gateway real_gateway_outbox conversation_tools reach chat async_questions package dock hostile_ui panes attachments
-  real_gateway_transcript dock_recovery connection gateway_stores offline credential_guard attention transcript_parts upgrade budgets)
+order=(real_runs approvals conversations real_gateway conversation_tools reach real_gateway_outbox consent real_gateway_transcript run_settings package chat offline async_questions
+  credential_guard dock transcript_parts panes attachments connection gateway_stores attention hostile_ui dock_recovery upgrade budgets)
 if [ $# -gt 0 ]; then order=("$@"); fi
-for n in "${order[@]}"; do [ -n "${exe_of[$n]:-}" ] || { echo "[e2e] no such e2e binary: $n" >&2; exit 2; }; done
-if [ $# -eq 0 ]; then for n in "${!exe_of[@]}"; do [[ " ${order[*]} " == *" $n "* ]] || order+=("$n"); done; fi
-for n in "${order[@]}"; do echo "$n ${dir_of[$n]} ${exe_of[$n]} $THREADS"; done \
-  | xargs -P "$JOBS" -L 1 bash -c 'run_one "$0" "$1" "$2" "$3"' | tee -a target/test-e2e-times.txt
+for n in "${order[@]}"; do [[ " ${modules[*]} " == *" $n "* ]] || { echo "[e2e] no such e2e module: $n" >&2; exit 2; }; done
+if [ $# -eq 0 ]; then for n in "${modules[@]}"; do [[ " ${order[*]} " == *" $n "* ]] || order+=("$n"); done; fi
+# The e2e package's other test binaries (its helpers' own tests) run first, each as one job.
+others=()
+if [ $# -eq 0 ]; then
+  while read -r pkg name dir exe; do
+    [ "$pkg" = e2e ] && [ "$name" != flows ] && others+=("$name $dir $exe $THREADS")
+  done < "$list"
+fi
+{ for o in "${others[@]}"; do echo "$o"; done; for n in "${order[@]}"; do echo "$n $flows_dir $flows_exe $THREADS $n::"; done; } \
+  | xargs -P "$JOBS" -L 1 bash -c 'run_one "$0" "$1" "$2" "$3" "$4"' | tee -a target/test-e2e-times.txt
 failed=$(grep -c FAILED target/test-e2e-times.txt)
 if [ "$failed" != 0 ]; then
   report_failures target/test-e2e-times.txt
-  echo "[e2e] $failed of ${#order[@]} binaries failed" >&2
+  echo "[e2e] $failed of $(wc -l < target/test-e2e-times.txt) jobs failed" >&2
   exit 1
 fi
-echo "[e2e] ${#order[@]} binaries passed ($(for n in "${order[@]}"; do grep -h '^test result' "$logs/$n.log"; done | awk '{s+=$4} END {print s}') tests)"
+echo "[e2e] ${#order[@]} modules passed ($(for n in "${order[@]}"; do grep -h '^test result' "$logs/$n.log"; done | awk '{s+=$4} END {print s}') tests)"

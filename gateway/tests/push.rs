@@ -1,6 +1,6 @@
 //! `push.web.*` as the real gateway 2026.9.6 answers it: the VAPID key kept, subscriptions
 //! bound to the device that made them, device preferences, and its refusals. Delivery through
-//! a push service is tested end to end (`e2e/tests/reach.rs`).
+//! a push service is tested end to end (`e2e/tests/flows/reach.rs`).
 
 use gateway::client::{Client, ClientOptions};
 use gateway::{Config, Running};

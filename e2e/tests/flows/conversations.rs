@@ -251,6 +251,13 @@ async fn flows(t: Target, agent: &mut Client) {
     // The saved copy shows the shortened row before the socket is up (a click then waits for the
     // history: transcript_parts pins that); here the row is read from the gateway's history.
     b.wait_connected().await;
+    // The run the message started has ended (a reply, or a failed run on a gateway with no
+    // model): nothing grows under the button while it is clicked.
+    b.wait_js(
+        "const rows = [...document.querySelectorAll('[data-testid=message]')]; const l = rows[rows.length - 1]; return !!l && l.dataset.role !== 'user';",
+        |v| v == &json!(true),
+    )
+    .await;
     let cut = "return document.querySelectorAll('[data-testid=message-cut]').length;";
     let before = b.wait_js(cut, |v| v.as_u64().is_some_and(|n| n > 0)).await.as_u64().unwrap();
     let longest = "return Math.max(0, ...[...document.querySelectorAll('[data-testid=message][data-role=user] .msg__text')].map(e => e.textContent.length));";

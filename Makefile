@@ -37,8 +37,8 @@ build: setup
 ## (target/ui/wasm-bindgen/release): side by side, one build copied the other's half-written wasm
 ## and served a module of zeros.
 release-builds:
-	@bash scripts/tier.sh "wasm+builds: build" $(MAKE) --no-print-directory build
-	@bash scripts/tier.sh "wasm+builds: build /ui/" $(MAKE) --no-print-directory build-ui-base-path
+	@bash scripts/tier.sh "release build" $(MAKE) --no-print-directory build
+	@bash scripts/tier.sh "release build /ui/" $(MAKE) --no-print-directory build-ui-base-path
 
 ## The same build for a gateway with `controlUi.basePath: "/ui"`, for the real-gateway e2e test.
 build-ui-base-path: setup
@@ -59,20 +59,31 @@ run: build gateway
 
 ## Every test tier: native, wasm-bindgen-test in headless Chromium, then e2e in Chromium
 ## against the local gateway and the real OpenClaw gateway.
-## Each tier is timed (scripts/tier.sh); the times are printed at the end. The wasm tests and the
-## release builds run side by side: each alone leaves a core idle for much of its time (the
-## release link, wasm-opt and the browser harnesses are single-threaded).
+## Each tier is timed (scripts/tier.sh); the times are printed at the end. Before e2e, three
+## chains run side by side (test-before-e2e): the native tests' build then the native tests,
+## the wasm tests, and the release builds then the package. Each alone leaves a core idle for
+## much of its time (a link, wasm-opt, zopfli and the browser harnesses are single-threaded);
+## together they keep both cores busy. Each has its own cargo build directory: one directory
+## admits one build at a time.
 test:
 	@rm -f target/test-times.txt target/test-e2e-times.txt
 	@T=scripts/tier.sh; \
 	$$T setup $(MAKE) --no-print-directory setup && \
 	$$T fmt-check $(MAKE) --no-print-directory fmt-check && \
-	$$T "native (build)" bash scripts/tests.sh build && \
-	$$T native $(MAKE) --no-print-directory test-native && \
-	$$T wasm+builds $(MAKE) --no-print-directory -j2 --output-sync=target test-wasm release-builds && \
-	$$T package bash scripts/package.sh && \
+	$$T "builds, native, wasm" $(MAKE) --no-print-directory -j3 --output-sync=target test-before-e2e && \
 	$$T e2e $(MAKE) --no-print-directory test-e2e; \
 	rc=$$?; bash scripts/test-times.sh; [ $$rc = 0 ] && bash scripts/check-leftovers.sh
+
+.PHONY: test-before-e2e native-chain release-chain
+test-before-e2e: native-chain test-wasm release-chain
+
+native-chain:
+	@bash scripts/tier.sh "native (build)" bash scripts/tests.sh build
+	@bash scripts/tier.sh native $(MAKE) --no-print-directory test-native
+
+release-chain:
+	@$(MAKE) --no-print-directory release-builds
+	@bash scripts/tier.sh package bash scripts/package.sh
 
 ## One formatter (rustfmt.toml): `cargo fmt --all` fixes what this refuses. Then the app's
 ## layers (scripts/check-layers.sh): io below state below components, and no loop.
@@ -85,8 +96,11 @@ fmt-check:
 test-native:
 	bash scripts/tests.sh native
 
+## In a cargo build directory of their own (target/wasm-tests), so that they build beside the
+## native tests' build in target/.
+WASM_TESTS_TARGET_DIR = $(or $(CARGO_TARGET_DIR),$(CURDIR)/target)/wasm-tests
 test-wasm:
-	@bash scripts/tier.sh "wasm+builds: wasm tests" cargo test --target wasm32-unknown-unknown -p control-ui
+	@CARGO_TARGET_DIR=$(WASM_TESTS_TARGET_DIR) bash scripts/tier.sh "wasm tests" cargo test --target wasm32-unknown-unknown -p control-ui
 
 ## Every e2e module (e2e/tests/flows, one binary), E2E_JOBS (2) at a time with E2E_THREADS (2) tests each (scripts/tests.sh);
 ## `scripts/tests.sh e2e chat dock` runs only those.

@@ -74,19 +74,12 @@ test:
 	$$T e2e $(MAKE) --no-print-directory test-e2e; \
 	rc=$$?; bash scripts/test-times.sh; [ $$rc = 0 ] && bash scripts/check-leftovers.sh
 
-## The release builds end on long single-threaded steps (the app's LTO link, wasm-opt, zopfli),
-## so they go first: the other two chains compile at a lower priority (nice) and take what CPU
-## the release builds leave. Tests run at the normal priority (their deadlines assume it).
-.PHONY: test-before-e2e native-chain wasm-chain release-chain
-test-before-e2e: native-chain wasm-chain release-chain
+.PHONY: test-before-e2e native-chain release-chain
+test-before-e2e: native-chain test-wasm release-chain
 
 native-chain:
-	@nice -n 10 bash scripts/tier.sh "native (build)" bash scripts/tests.sh build
+	@bash scripts/tier.sh "native (build)" bash scripts/tests.sh build
 	@bash scripts/tier.sh native $(MAKE) --no-print-directory test-native
-
-wasm-chain:
-	@CARGO_TARGET_DIR=$(WASM_TESTS_TARGET_DIR) nice -n 10 bash scripts/tier.sh "wasm tests (build)" cargo test --target wasm32-unknown-unknown -p control-ui --no-run
-	@$(MAKE) --no-print-directory test-wasm
 
 release-chain:
 	@$(MAKE) --no-print-directory release-builds

@@ -63,8 +63,8 @@ run: build gateway
 ## chains run side by side (test-before-e2e): the native tests' build then the native tests,
 ## the wasm tests, and the release builds then the package. Each alone leaves a core idle for
 ## much of its time (a link, wasm-opt, zopfli and the browser harnesses are single-threaded);
-## together they keep both cores busy. Each has its own cargo build directory: one directory
-## admits one build at a time.
+## side by side they fill some of those gaps (docs/performance.md). Each has its own cargo build
+## directory: one directory admits one build at a time.
 test:
 	@rm -f target/test-times.txt target/test-e2e-times.txt
 	@T=scripts/tier.sh; \

@@ -43,7 +43,7 @@ enum Engine {
 
 /// The headless shell: `CHROMIUM_SHELL` if set, else the `chromium-headless-shell` package's
 /// (which `make test` installs), else the desktop browser.
-pub fn chromium() -> String {
+fn chromium() -> String {
     std::env::var("CHROMIUM_SHELL").unwrap_or_else(|_| {
         let shell = "/usr/bin/chromium-headless-shell";
         if std::path::Path::new(shell).exists() { shell.to_string() } else { desktop_chromium() }
@@ -51,7 +51,7 @@ pub fn chromium() -> String {
 }
 
 /// The desktop browser: `CHROMIUM` if set, else Debian's `chromium`.
-pub fn desktop_chromium() -> String {
+fn desktop_chromium() -> String {
     std::env::var("CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into())
 }
 

@@ -414,13 +414,8 @@ async fn two_tabs_editing_the_same_queued_row_the_last_save_wins_and_it_is_sent_
 }
 
 /// Whether the newest message's bottom is inside the window, and the page's scroll offset.
-async fn newest_in_view(b: &Browser) -> (bool, f64) {
-    let v = b
-        .js("const rows = [...document.querySelectorAll('[data-testid=message]')]; const r = rows[rows.length - 1].getBoundingClientRect();
-             return [r.bottom <= window.innerHeight + 1, window.scrollY];")
-        .await;
-    (v[0].as_bool().unwrap(), v[1].as_f64().unwrap())
-}
+const NEWEST_IN_VIEW: &str = "const rows = [...document.querySelectorAll('[data-testid=message]')];
+    return [rows[rows.length - 1].getBoundingClientRect().bottom <= window.innerHeight + 1, window.scrollY];";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_transcript_follows_the_newest_row_until_the_person_scrolls_up_to_read() {
@@ -434,20 +429,20 @@ async fn the_transcript_follows_the_newest_row_until_the_person_scrolls_up_to_re
     last_assistant(&b, |t| t == "You said: line 24 of a long conversation").await;
     let page_scrolls = b.js("return document.documentElement.scrollHeight > window.innerHeight * 2;").await;
     assert_eq!(page_scrolls, json!(true), "the conversation is longer than two windows");
-    b.wait_js("const rows = [...document.querySelectorAll('[data-testid=message]')]; return rows[rows.length - 1].getBoundingClientRect().bottom <= window.innerHeight + 1;", |v| v == &json!(true)).await;
+    b.wait_js(NEWEST_IN_VIEW, |v| v[0] == json!(true)).await;
     // Scrolled up to read: new rows arrive below, and the page stays where the person is.
     b.js("window.scrollTo(0, 0); return null;").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     agent.request("chat.send", send(25)).await.unwrap();
     last_assistant(&b, |t| t == "You said: line 25 of a long conversation").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    let (in_view, top) = newest_in_view(&b).await;
-    assert!(!in_view && top == 0.0, "the page stayed where the person was reading (scrollY {top})");
+    let seen = b.js(NEWEST_IN_VIEW).await;
+    assert_eq!(seen, json!([false, 0]), "[the newest row in view, scrollY]: the page stayed where the person was reading");
     // Back at the bottom, the transcript follows again.
     b.js("window.scrollTo(0, document.documentElement.scrollHeight); return null;").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     agent.request("chat.send", send(26)).await.unwrap();
     last_assistant(&b, |t| t == "You said: line 26 of a long conversation").await;
-    b.wait_js("const rows = [...document.querySelectorAll('[data-testid=message]')]; return rows[rows.length - 1].getBoundingClientRect().bottom <= window.innerHeight + 1;", |v| v == &json!(true)).await;
+    b.wait_js(NEWEST_IN_VIEW, |v| v[0] == json!(true)).await;
     b.close().await;
 }

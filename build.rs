@@ -1,7 +1,7 @@
 // The `split` build (Cargo.toml's feature) links the app's wasm with wasm-ld's relocations
 // (`--emit-relocs`): `wasm-split-cli` reads them to find which code only a split point reaches
 // (scripts/post-build.mjs). A link argument of this one binary's final link, so no dependency is
-// built again and the early and markdown modules are linked as before.
+// built again and the early module is linked as before.
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let split = std::env::var_os("CARGO_FEATURE_SPLIT").is_some();

@@ -240,8 +240,9 @@ async function offlinePage(why) {
 }
 
 // `file name -> "sha384-…"` from a page's `<meta name=ocui-files>` (the files every load
-// fetches, kept at install) and `<meta name=ocui-files-on-use>` (fetched the first time a
-// page needs them, the markdown module: kept once used), or from one of the two (`which`).
+// fetches, kept at install) and `<meta name=ocui-files-on-use>` (the app's split modules,
+// fetched the first time a page needs them, and the early module, which a page asks to have kept:
+// kept once used or asked for), or from one of the two (`which`).
 function hashes(html, which = ["ocui-files", "ocui-files-on-use"]) {
   const out = new Map();
   for (const name of which) {

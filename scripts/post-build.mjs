@@ -3,10 +3,11 @@
 //
 // 0. wasm-bindgen's glue (its `no-modules` output, a classic script) goes into the page, as it
 //    is, in place of its `<script src>`, and its file is removed; around it, the parts of the
-//    page's loader (src/loader.js: the start-up, in one place) and the glue of the early and
-//    markdown modules. The real gateway compresses
+//    page's loader (src/loader.js: the start-up, in one place). The real gateway compresses
 //    the page and no other file of a configured root, and hashes every inline script into its
-//    CSP: the glue's 88 KB cross the wire as part of the page's gzip, with no request of its own.
+//    CSP: the glue's 107 KB cross the wire as part of the page's gzip, with no request of its own.
+//    The early module's glue (an ES module) stays a file of its own, named by its hash, which
+//    the loader imports on the visits that start the early module.
 // 1. The wasm gets a gzip'd copy (zopfli), `app-…_bg.wasm.gz`, which the page's loader
 //    (src/loader.js, put into the page in step 0) fetches and unpacks with the browser's DecompressionStream. The real
 //    OpenClaw gateway sends a configured `controlUi.root` uncompressed (it compresses only its
@@ -17,8 +18,9 @@
 //    files and serves a cached one only if its bytes match what the page fresh from the gateway
 //    names, so a same-origin script that wrote the cache cannot persist. (No `integrity`
 //    attributes: Chromium's warning about SRI on a preload names the page URL, #token fragment
-//    included, in its console.) The markdown module, which a first visit does not fetch, is
-//    named apart (`<meta name="ocui-files-on-use">`): the worker keeps it once it is used.
+//    included, in its console.) The files a first visit does not fetch (the app's split
+//    modules, among them `markdown`, and the early module's glue and wasm) are named apart
+//    (`<meta name="ocui-files-on-use">`): the worker keeps each once it is used or asked for.
 //
 // 3. The page preloads the app's gzip'd wasm (`<link rel=preload as=fetch crossorigin>`, right after
 //    the charset): the browser's preload scanner reads it as the page's first bytes arrive, before
@@ -35,7 +37,7 @@
 // Only index.html is rewritten (the glue's element, those two meta elements and the preload),
 // then sw.js (its `const BUILD` line, and its comment lines go).
 import { createHash } from "node:crypto";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, statSync, utimesSync, readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -76,7 +78,8 @@ const toolVersions = () => {
 //     points share (`chunk_<n>.wasm`) and their loader (`__wasm_split.js`, an ES module);
 //  2. wasm-bindgen, as Trunk runs it (`no-modules`), plus `--keep-lld-exports`: the split modules
 //     import the main module's function table, which it would otherwise drop;
-//  3. wasm-opt -Oz on every module (not in a debug build);
+//  3. wasm-opt -Oz on every module (not in a debug build): the main module (the longest) beside
+//     the others, one after another, two at a time in all;
 //  4. the loader into wasm-bindgen's glue, which names it as `require("./__wasm_split.js")` (a
 //     classic script has no `import`): its `import { initSync }` goes (the glue's own `initSync`
 //     is in scope, and answers with the running instance), its `export const`s become the object
@@ -114,16 +117,31 @@ async function splitApp(glueFile) {
     }
   };
   const wasmOpt = [join(source, "node_modules/.bin/wasm-opt")].find((p) => existsSync(p)) || "wasm-opt";
-  const optimise = (from, to) => (profile === "release" ? tool(wasmOpt, ["-Oz", "--output", to, from]) : copyFileSync(from, to));
+  const optimise = (from, to) =>
+    profile !== "release"
+      ? Promise.resolve(copyFileSync(from, to))
+      : new Promise((resolve) =>
+          execFile(wasmOpt, ["-Oz", "--output", to, from], (e, _out, err) => {
+            if (e) {
+              console.error(`post-build: wasm-opt failed on ${from} (${e.message})\n${err}`);
+              process.exit(1);
+            }
+            resolve();
+          }),
+        );
   tool("wasm-split-cli", [cargoWasm, join(work, "split"), "--out-name", "app"]);
   tool("wasm-bindgen", ["--target=no-modules", "--keep-lld-exports", `--out-dir=${join(work, "bg")}`, "--out-name=app", join(work, "split", "app.wasm")]);
-  optimise(join(work, "bg", "app_bg.wasm"), `${stem}_bg.wasm`);
+  const split = readdirSync(join(work, "split")).filter((f) => /^(split|chunk)_\w+\.wasm$/.test(f)).sort();
+  await Promise.all([
+    optimise(join(work, "bg", "app_bg.wasm"), `${stem}_bg.wasm`),
+    (async () => {
+      for (const f of split) await optimise(join(work, "split", f), join(work, `opt-${f}`));
+    })(),
+  ]);
   let loader = readFileSync(join(work, "split", "__wasm_split.js"), "utf8");
   const parts = [];
-  for (const f of readdirSync(join(work, "split")).filter((f) => /^(split|chunk)_\w+\.wasm$/.test(f)).sort()) {
-    const out = join(work, `opt-${f}`);
-    optimise(join(work, "split", f), out);
-    const bytes = readFileSync(out);
+  for (const f of split) {
+    const bytes = readFileSync(join(work, `opt-${f}`));
     const what = f.replace(/^split_/, "").replace(/(_\d+)?\.wasm$/, "").replace(/_/g, "-");
     const name = `app-${what}-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}.wasm`;
     writeFileSync(join(stage, name), bytes);
@@ -175,6 +193,9 @@ if (!stage) {
 }
 const page = join(stage, "index.html");
 let html = readFileSync(page, "utf8");
+// index.html's comments are notes for whoever reads the source, not for the browser: they go, as
+// the loader's and the service worker's comment lines do (every first visit fetches the page).
+html = html.replace(/<!--[\s\S]*?-->/g, "").replace(/\n\s*\n/g, "\n");
 if (!html.includes("</head>")) {
   console.error("post-build: index.html has no </head>");
   process.exit(1);
@@ -217,31 +238,28 @@ const pack = async (file) => {
 };
 
 // A module that Trunk built as a `worker` asset (built, then left to the page): its glue,
-// wasm-bindgen's `web` output (an ES module), checked to go into the page as it is in a module
-// script; its wasm renamed by its hash (Trunk names a worker's files without one, and a new build
-// must be a new URL) and packed. `exports` are the glue's named exports that its start uses.
-const workerModule = async (name, exports) => {
-  const glueFile = join(stage, `${name}.js`);
-  const glue = readFileSync(glueFile, "utf8");
-  const missing = exports.filter((e) => !new RegExp(`^export function ${e}\\(`, "m").test(glue));
-  if (/<\/script|<!--/i.test(glue) || !/^export \{ initSync, __wbg_init as default \};$/m.test(glue) || missing.length) {
-    console.error(`post-build: ${name}.js cannot go into the page unchanged (it holds "</script" or "<!--", or does not export \`__wbg_init\` as its default, or ${JSON.stringify(missing)})`);
+// wasm-bindgen's `web` output (an ES module that the loader imports), and its wasm, each renamed
+// by its hash (Trunk names a worker's files without one, and a new build must be new URLs); the
+// wasm is packed.
+const workerModule = async (name) => {
+  const glueBytes = readFileSync(join(stage, `${name}.js`));
+  if (!/^export \{ initSync, __wbg_init as default \};$/m.test(glueBytes.toString("utf8"))) {
+    console.error(`post-build: ${name}.js does not export \`__wbg_init\` as its default (wasm-bindgen's \`web\` output changed?)`);
     process.exit(1);
   }
+  const glue = `${name}-${createHash("sha256").update(glueBytes).digest("hex").slice(0, 16)}.js`;
+  renameSync(join(stage, `${name}.js`), join(stage, glue));
   const bytes = readFileSync(join(stage, `${name}_bg.wasm`));
   const wasm = `${name}-${createHash("sha256").update(bytes).digest("hex").slice(0, 16)}_bg.wasm`;
   renameSync(join(stage, `${name}_bg.wasm`), join(stage, wasm));
   const packed = await pack(wasm);
-  rmSync(glueFile);
   return { glue, wasm, packed };
 };
 const base = glueMatch[2] || "";
 
-// 0b. The early module (src/bin/early.rs), started by the loader's part "early" if the page
-// opened the gateway's socket, and the markdown module (src/bin/markdown.rs), fetched the first
-// time a message needs it (part "markdown", `window.ocuiRenderMarkdown`).
-const early = await workerModule("early", []);
-const markdown = await workerModule("markdown", ["render"]);
+// 0b. The early module (src/bin/early.rs), started by the loader's part "early" when the page
+// opened the gateway's socket and the service worker holds the module.
+const early = await workerModule("early");
 
 const appWasm = readdirSync(stage).filter((f) => /^app-.*_bg\.wasm$/.test(f));
 if (appWasm.length !== 1) {
@@ -253,7 +271,7 @@ if (appWasm.length !== 1) {
 const loader = {};
 {
   const source = readFileSync(new URL("../src/loader.js", import.meta.url), "utf8");
-  const names = { BASE: base, APP_WASM: appWasm[0], EARLY_WASM: early.wasm, MARKDOWN_WASM: markdown.wasm, MARKDOWN_PACKED: markdown.packed };
+  const names = { BASE: base, APP_WASM: appWasm[0], EARLY_GLUE: early.glue, EARLY_WASM: early.wasm, EARLY_PACKED: early.packed };
   let part = null;
   for (const line of source.split("\n")) {
     const mark = line.match(/^\/\/ @part (\S+)$/);
@@ -270,7 +288,7 @@ const loader = {};
       }) + "\n";
     }
   }
-  for (const want of ["before-glue", "early", "markdown", "start-app"]) {
+  for (const want of ["before-glue", "early", "start-app"]) {
     if (!loader[want]) {
       console.error(`post-build: src/loader.js has no part "${want}"`);
       process.exit(1);
@@ -286,8 +304,7 @@ html = html.replace(
   glueTag,
   () =>
     `<script>${loader["before-glue"]}</script>` +
-    `<script type=module>${early.glue}${loader.early}</script>` +
-    `<script type=module>${markdown.glue}${loader.markdown}</script>` +
+    `<script>${loader.early}</script>` +
     `<script>${glue}</script><script>${loader["start-app"]}</script>`,
 );
 rmSync(glueFile);
@@ -312,17 +329,17 @@ html = html.replace("</head>", () => `<link rel=manifest href="${base}app.webman
 // What the page loads: every built file it names, and the wasm by its packed copy only.
 const files = readdirSync(stage)
   .filter((f) => /\.(?:js|css|svg)$/.test(f) && new RegExp(`(?:src|href)=["']?[^"' >]*/${f.replace(/\./g, "\\.")}["' >]`).test(html))
-  .concat(packed, early.packed);
+  .concat(packed);
 const entry = (f) => `${f} sha384-${createHash("sha384").update(readFileSync(join(stage, f))).digest("base64")}`;
 const entries = files.map(entry);
 const splitPacked = [];
 for (const part of splitParts) splitPacked.push(await pack(part));
-const onUse = [markdown.packed, ...splitPacked].map(entry);
+const onUse = [early.glue, early.packed, ...splitPacked].map(entry);
 writeFileSync(
   page,
   html.replace("</head>", `<meta name=ocui-files content="${entries.join(" ")}"><meta name=ocui-files-on-use content="${onUse.join(" ")}"></head>`),
 );
-console.log(`post-build: ${packed}, ${early.packed} and ${markdown.packed} written; ${entries.length} files named in index.html, ${onUse.length} kept on use`);
+console.log(`post-build: ${packed} and ${early.packed} written; ${entries.length} files named in index.html, ${onUse.length} kept on use`);
 // 4. Nothing may change the page after this.
 try {
   const sealed = sealWorker(stage);

@@ -5,8 +5,7 @@
 // wasm-bindgen's glue, which the hook inlines between these parts:
 //
 //   <script>  part "before-glue"                     the wasm's download, the gateway's socket
-//   <script type=module>  the early module's glue, part "early"
-//   <script type=module>  the markdown module's glue, part "markdown"
+//   <script>  part "early"                           the early module, when the worker holds it
 //   <script>  wasm-bindgen's glue (its `no-modules` output, defining `wasm_bindgen`)
 //   <script>  part "start-app"                       starts the app once the page is parsed
 //
@@ -14,20 +13,19 @@
 // - `ocuiFetchWasm(plain)`: a wasm module's response, fetched by its gzip'd copy and unpacked as
 //   it streams (the plain file without DecompressionStream or the copy). Used here only.
 // - `ocuiFetchPart(file)`: one of the app's split modules (code a view needs only when it is
-//   first shown, `components::on_use`), fetched like the app's wasm and then kept by the service
-//   worker. Called by the split loader that the hook puts into wasm-bindgen's glue.
+//   first shown, `components::on_use`, markdown among them), fetched like the app's wasm and then
+//   kept by the service worker. Called by the split loader that the hook puts into
+//   wasm-bindgen's glue.
 // - `ocuiWasm`: the app's wasm download, started before anything else on the page.
 // - `ocuiBuild`: the app's build, named by its wasm file, for the service worker's update check
 //   (src/io/service_worker.rs).
 // - `ocuiSocket`: the page's own gateway's WebSocket, opened while the app downloads, with the
 //   frames that arrived on it and the early module's `ready` promise (src/io/early_socket.rs).
-// - `ocuiRenderMarkdown(element, text)`: renders markdown, loading the markdown module the first
-//   time (src/io/markdown_module.rs).
 // - `wasmBindings`: wasm-bindgen's exports once the app started (Trunk's convention).
 //
 // Filled in by the hook: `@BASE@` the public URL's path ("/" at the root, "/ui/" under a base
-// path), `@APP_WASM@`, `@EARLY_WASM@` and `@MARKDOWN_WASM@` the modules' plain file names,
-// `@MARKDOWN_PACKED@` the markdown module's gzip'd copy.
+// path), `@APP_WASM@` and `@EARLY_WASM@` the modules' plain file names, `@EARLY_PACKED@` the early
+// module's gzip'd copy and `@EARLY_GLUE@` its glue.
 
 // @part before-glue
 // The app's download goes out first, before the socket and sessionStorage (whose first use
@@ -70,33 +68,37 @@ window.ocuiWasm = window.ocuiFetchWasm("@BASE@@APP_WASM@");
 })();
 
 // @part early
-// The early module (src/bin/early.rs): if the socket above opened, fetch the module and start it;
-// its `main` signs and sends `connect` on that socket before the app arrives.
-const early = window.ocuiSocket;
-if (early && early.settle) {
-  __wbg_init({ module_or_path: window.ocuiFetchWasm("@BASE@@EARLY_WASM@") }).catch(function (e) {
+// The early module (src/bin/early.rs): its `main` signs and sends `connect` on the socket above
+// before the app arrives. It is no part of a first visit, whose bytes go to the app's wasm: its
+// glue and wasm are kept on use. On a visit that the service worker controls and whose worker
+// does not hold them yet, the worker is asked to keep them once the app has started; on a visit
+// whose worker holds both, the module starts from them. Otherwise the app connects by itself, on
+// the same socket.
+(function () {
+  var early = window.ocuiSocket;
+  if (!early || !early.settle) return;
+  var worker = navigator.serviceWorker && navigator.serviceWorker.controller;
+  var files = ["@EARLY_GLUE@", "@EARLY_PACKED@"];
+  var held = worker && window.caches
+    ? Promise.all(files.map(function (f) { return caches.match(new URL("@BASE@" + f, location.href).href); }))
+    : Promise.resolve([]);
+  held.then(function (found) {
+    if (found.length === files.length && found.every(Boolean)) {
+      return import("@BASE@@EARLY_GLUE@").then(function (glue) {
+        return glue.default({ module_or_path: window.ocuiFetchWasm("@BASE@@EARLY_WASM@") });
+      });
+    }
+    early.settle();
+    if (worker) {
+      addEventListener("TrunkApplicationStarted", function () {
+        files.forEach(function (f) { worker.postMessage({ type: "ocui-keep", file: f }); });
+      }, { once: true });
+    }
+  }).catch(function (e) {
     console.warn("The early connect could not start; the app connects by itself:", e);
     early.settle();
   });
-}
-
-// @part markdown
-// The markdown module (src/bin/markdown.rs), fetched the first time a message needs it, then
-// kept by the service worker (a first visit does not fetch it, so it is kept on use, not at
-// install). After a failed try, messages within the next 3 s are shown as written without
-// another fetch: a reply streaming while the module cannot be fetched would otherwise fetch it
-// again on every update.
-let loading = null, failure = null, failedAt = 0;
-window.ocuiRenderMarkdown = function (element, text) {
-  if (!loading && failure && Date.now() - failedAt < 3000) return Promise.reject(failure);
-  if (!loading) {
-    loading = __wbg_init({ module_or_path: window.ocuiFetchWasm("@BASE@@MARKDOWN_WASM@") });
-    loading.then(function () {
-      if (navigator.serviceWorker) navigator.serviceWorker.ready.then(function (r) { if (r.active) r.active.postMessage({ type: "ocui-keep", file: "@MARKDOWN_PACKED@" }); });
-    }, function (e) { loading = null; failure = e; failedAt = Date.now(); });
-  }
-  return loading.then(function () { render(element, text); });
-};
+})();
 
 // @part start-app
 // Starts the app once the page is parsed (it mounts into <body>); its wasm's download started

@@ -610,6 +610,26 @@ impl Browser {
         }
     }
 
+    /// Makes the service worker hold the page's early module (its glue and wasm, kept on use),
+    /// as a person's earlier visits do: the first visit at `url` registers the worker, and a
+    /// visit the worker controls asks it to keep the module once the app has started. The next
+    /// load of the page starts the early module from the worker's cache.
+    pub async fn hold_the_early_module(&self, url: &str) {
+        self.goto(url).await;
+        self.wait_connected().await;
+        self.wait_for_shell_cache().await;
+        self.goto(url).await;
+        self.wait_connected().await;
+        self.wait_js(
+            "const files = document.querySelector('meta[name=ocui-files-on-use]').content.split(/\\s+/).filter(f => f.startsWith('early-'));
+             const scope = (await navigator.serviceWorker.ready).scope;
+             const held = await Promise.all(files.map(f => caches.match(new URL(f, scope).href)));
+             return files.length === 2 && held.every(Boolean);",
+            |v| v == &json!(true),
+        )
+        .await;
+    }
+
     /// Attaches files to the first composer, as picking them in its file dialog does.
     pub async fn attach_files(&self, paths: &[&std::path::Path]) {
         let input = self.find_xpath("//form[contains(@class,'composer')]//input[@type='file']", Duration::from_secs(20)).await;

@@ -11,7 +11,6 @@ pub mod gateway_client;
 pub mod identity;
 pub mod json;
 pub mod key_store;
-pub mod markdown_module;
 pub mod push;
 pub mod service_worker;
 pub mod storage;

@@ -47,10 +47,11 @@ async fn the_app_connects_on_the_socket_the_loader_opened_during_the_download() 
     b.close().await;
 }
 
-/// The page's early module signs and sends `connect` and the dock's first listing on the
-/// loader's socket while the app's wasm is still on its way. Here the app's wasm never comes
-/// (CDP blocks it), and the gateway still answers the early `connect` with `hello-ok` and the
-/// listing with the question: the frames the loader keeps for the app.
+/// On a visit whose service worker holds it, the page's early module signs and sends `connect`
+/// and the dock's first listing on the loader's socket while the app's wasm is still on its way.
+/// Here the app's wasm never comes (the page's `ocuiWasm` fails), and the gateway still answers
+/// the early `connect` with `hello-ok` and the listing with the question: the frames the loader
+/// keeps for the app.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_first_connect_goes_out_before_the_app_wasm_has_arrived() {
     let gw = LocalGateway::start().await;
@@ -62,10 +63,14 @@ async fn the_first_connect_goes_out_before_the_app_wasm_has_arrived() {
         )
         .await
         .unwrap();
-    let before = gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed);
     let b = Browser::start().await;
-    b.cdp("Network.enable", serde_json::json!({})).await;
-    b.cdp("Network.setBlockedURLs", serde_json::json!({"urls": ["*/app-*_bg.wasm*"]})).await;
+    b.hold_the_early_module(&gw.ui_url()).await;
+    // The app's wasm comes from the worker's cache, which no network block reaches: the page's
+    // handle on it fails instead.
+    let hold_back =
+        "Object.defineProperty(window, 'ocuiWasm', { get() { return Promise.reject(new Error('held back by the test')); }, set(_) {} });";
+    b.cdp("Page.addScriptToEvaluateOnNewDocument", serde_json::json!({"source": hold_back})).await;
+    let before = gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed);
     b.goto(&gw.ui_url()).await;
     let kept = b
         .wait_js("return ((window.ocuiSocket || {}).messages || []).map((f) => JSON.parse(f));", |v| {
@@ -83,9 +88,10 @@ async fn the_first_connect_goes_out_before_the_app_wasm_has_arrived() {
     b.close().await;
 }
 
-/// With both modules arriving, the app takes the early module's `connect` and listing as its
-/// own: one `connect` and one `question.list` leave the page, and the question the listing
-/// carried is on screen.
+/// With both modules arriving (the early one from the service worker, which holds it after the
+/// earlier visits), the app takes the early module's `connect` and listing as its own: one
+/// `connect` and one `question.list` leave the page, and the question the listing carried is on
+/// screen.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_app_takes_the_early_connect_and_its_listing_as_its_own() {
     let gw = LocalGateway::start().await;
@@ -97,8 +103,9 @@ async fn the_app_takes_the_early_connect_and_its_listing_as_its_own() {
         )
         .await
         .unwrap();
-    let before = gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed);
     let b = Browser::start().await;
+    b.hold_the_early_module(&gw.ui_url()).await;
+    let before = gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed);
     // Every frame the page sends, recorded before any of its scripts runs.
     let record = "window.__sent = []; const send = WebSocket.prototype.send; WebSocket.prototype.send = function (d) { window.__sent.push(String(d)); return send.call(this, d); };";
     b.cdp("Page.addScriptToEvaluateOnNewDocument", serde_json::json!({"source": record})).await;

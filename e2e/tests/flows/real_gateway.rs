@@ -207,6 +207,9 @@ async fn our_ui_on_the_real_gateway() {
     let b = Browser::start().await;
     b.goto(&format!("{}/ui/ask/pending#token={}", gw.base(), e2e::real::TOKEN)).await;
     b.wait_connected_within(Duration::from_secs(90)).await;
+    // Visits before: the service worker holds the early module (kept on use) under the base
+    // path, and the link below starts it.
+    b.hold_the_early_module(&format!("{}/ui/", gw.base())).await;
     let mut agent = gw.agent().await;
     // The link names the older of two pending requests: only `/ui/ask/<id>` read as the app's
     // `/ask/<id>` opens that one (the dock alone would show the newer, a one-step question).
@@ -228,9 +231,11 @@ async fn our_ui_on_the_real_gateway() {
     let files: Vec<&str> = files.as_array().unwrap().iter().filter_map(Value::as_str).collect();
     // The loader fetches the gzip'd wasm (the real gateway does not compress a configured root).
     assert!(files.iter().any(|f| f.ends_with("_bg.wasm.gz")), "{files:?}");
-    // The early module, fetched from the base path too, sent the first `connect` under the real
-    // gateway's CSP, and the app took it as its own.
-    assert!(files.iter().any(|f| f.starts_with(&format!("{}/ui/early-", gw.base())) && f.ends_with("_bg.wasm.gz")), "{files:?}");
+    // The early module (its glue imported, its wasm by its gzip'd copy), from the base path too,
+    // sent the first `connect` under the real gateway's CSP, and the app took it as its own.
+    for end in [".js", "_bg.wasm.gz"] {
+        assert!(files.iter().any(|f| f.starts_with(&format!("{}/ui/early-", gw.base())) && f.ends_with(end)), "early-…{end}: {files:?}");
+    }
     assert_eq!(b.js("return performance.getEntriesByName('ocui-early-connect-sent').length;").await, json!(1));
     assert_eq!(b.js("return performance.getEntriesByName('ocui-early-socket-taken').length;").await, json!(1));
     let outside: Vec<&&str> = files.iter().filter(|f| !f.starts_with(&format!("{}/ui/", gw.base()))).collect();

@@ -103,13 +103,12 @@ async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its
     let deadline = tokio::time::Instant::now() + T;
     let cached = loop {
         let keys = b.js_async("if (!navigator.serviceWorker.controller) return null; const c = await caches.open('ocui-shell-v1'); return (await c.keys()).map(r => new URL(r.url).pathname);").await;
-        // The markdown module too: this first visit loaded it before the worker controlled the
-        // page, and the page asked the worker to keep it.
-        let has = |prefix: &str| {
-            keys.as_array()
-                .is_some_and(|k| k.iter().any(|p| p.as_str().is_some_and(|p| p.starts_with(prefix) && p.ends_with("_bg.wasm.gz"))))
+        // The app's `markdown` module too: this first visit loaded it before the worker
+        // controlled the page, and the page asked the worker to keep it.
+        let has = |prefix: &str, end: &str| {
+            keys.as_array().is_some_and(|k| k.iter().any(|p| p.as_str().is_some_and(|p| p.starts_with(prefix) && p.ends_with(end))))
         };
-        if has("/ui/app-") && has("/ui/markdown-") {
+        if has("/ui/app-", "_bg.wasm.gz") && has("/ui/app-markdown-", ".wasm.gz") {
             break keys;
         }
         assert!(tokio::time::Instant::now() < deadline, "no service worker cache under /ui: {keys}; log {:#?}", b.browser_log().await);

@@ -8,11 +8,14 @@
 //! typed view per element kind compiles to. One click listener on the message serves every
 //! Copy and image button inside it.
 //!
-//! The parser and the builder ([`fill`]) run in the markdown module (`src/bin/markdown.rs`),
-//! not in the app: a blank text and a message of plain prose (`model::markdown::parse_without_parser`)
-//! are shown at once as what they parse to; any other shows as written until the module is there
-//! (the first time, over the network; then from the service worker), then as markdown.
+//! The parser and the builder ([`fill`]) are the app's `markdown` split module
+//! (`components::on_use`), fetched the first time a message needs it and kept by the service
+//! worker from then on: the parser is about a tenth of the app's code, and most first views never
+//! need it (a question, a plain transcript). A blank text and a message of plain prose
+//! (`model::markdown::parse_without_parser`) are shown at once as what they parse to; any other
+//! shows as written until the module is there, then as markdown.
 
+use crate::components::on_use::NotLoaded;
 use leptos::prelude::*;
 use model::markdown::{Align, Kind, MdNode};
 use wasm_bindgen::JsCast;
@@ -44,22 +47,53 @@ fn markdown_dom(el: Element, text: String) {
         self::text(&doc, &p, &text);
     }
     leptos::task::spawn_local(async move {
-        match crate::io::markdown_module::render(&el, &text).await {
+        match render(el.clone(), text).await {
             Ok(()) => {
                 let _ = el.set_attribute("data-md", "rendered");
             }
-            Err(why) => {
+            Err(NotLoaded) => {
                 let _ = el.set_attribute("data-md", "failed");
                 if let Some(note) = element(&doc, &el, "p", "md-note") {
-                    self::text(&doc, &note, &format!("Shown as written: the formatting could not be loaded ({}).", why.0));
+                    self::text(&doc, &note, "Shown as written: the formatting could not be loaded from the gateway.");
                 }
             }
         }
     });
 }
 
-/// Replaces `el`'s children with the nodes of the markdown `text` (the markdown module's work).
-pub fn fill(el: &Element, text: &str) {
+thread_local! {
+    /// When the module last failed to arrive (`io::browser::now_ms`).
+    static FAILED_AT: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
+}
+
+/// After a failed fetch of the module, messages within the next 3 s are shown as written without
+/// another try: a reply streaming while the gateway cannot be reached would otherwise fetch it
+/// again on every update.
+const RETRY_AFTER_MS: f64 = 3_000.0;
+
+/// The module's work, fetching it the first time (and again after a failure, at most every
+/// [`RETRY_AFTER_MS`]).
+async fn render(el: Element, text: String) -> Result<(), NotLoaded> {
+    let now = crate::io::browser::now_ms();
+    if FAILED_AT.get().is_some_and(|at| now - at < RETRY_AFTER_MS) {
+        return Err(NotLoaded);
+    }
+    let done = fill_in_module(el, text).await;
+    if done.is_err() {
+        FAILED_AT.set(Some(crate::io::browser::now_ms()));
+    }
+    done
+}
+
+crate::components::on_use::split! { markdown,
+    /// [`fill`], in the `markdown` module.
+    fn fill_in_module(el: Element, text: String) -> () {
+        fill(&el, &text)
+    }
+}
+
+/// Replaces `el`'s children with the nodes of the markdown `text` (the `markdown` module's work).
+fn fill(el: &Element, text: &str) {
     let Some(doc) = el.owner_document() else {
         return;
     };

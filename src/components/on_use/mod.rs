@@ -71,22 +71,22 @@ impl Future for Untracked {
     }
 }
 
-/// Declares `fn name(args) -> AnyView { … }` as an `async fn` (its view, or `NotLoaded`, for
-/// [`on_use`]) whose code goes into the split
-/// module named first (`transcript_parts`, `conversation_tools`, `requests`, `reach`): Leptos'
-/// `wasm_split` in the release build, a plain `async fn` otherwise.
+/// Declares `fn name(args) -> T { … }` as an `async fn` returning `Result<T, NotLoaded>` (a
+/// view for [`on_use`], or the markdown module's work) whose code goes into the split module
+/// named first (`transcript_parts`, `conversation_tools`, `requests`, `reach`, `markdown`):
+/// Leptos' `wasm_split` in the release build, a plain `async fn` otherwise.
 macro_rules! split {
-    ($module:ident, $(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> AnyView $body:block) => {
+    ($module:ident, $(#[$attr:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) -> $ret:ty $body:block) => {
         #[cfg(feature = "split")]
         #[::leptos::wasm_split::wasm_split($module, wasm_split_path = ::leptos::wasm_split, fallible)]
         $(#[$attr])*
-        $vis fn $name($($arg: $ty),*) -> Result<AnyView, $crate::components::on_use::NotLoaded> {
+        $vis fn $name($($arg: $ty),*) -> Result<$ret, $crate::components::on_use::NotLoaded> {
             Ok($body)
         }
 
         #[cfg(not(feature = "split"))]
         $(#[$attr])*
-        $vis async fn $name($($arg: $ty),*) -> Result<AnyView, $crate::components::on_use::NotLoaded> {
+        $vis async fn $name($($arg: $ty),*) -> Result<$ret, $crate::components::on_use::NotLoaded> {
             Ok($body)
         }
     };

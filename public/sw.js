@@ -294,7 +294,8 @@ async function file(event) {
 
 // Keeps a file that the page names for keeping on use (`ocui-files-on-use`), from `response`
 // or else fetched (from the browser's HTTP cache when it holds it: a page that no worker
-// controlled yet loaded it itself and asks for it to be kept). Only bytes matching the named
+// controlled yet loaded a split module itself and asks for it to be kept; the early module, which
+// a page asks for without having used it, comes from the network). Only bytes matching the named
 // hash are stored; a file the page does not name for it is left alone. Queued: never beside a
 // new build's store(), and a second keep of a file finds the first's entry.
 function keep(name, response) {

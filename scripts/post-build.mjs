@@ -1,5 +1,4 @@
-// Trunk post_build hook (Trunk.toml). Three things, all on the staged build, before it becomes
-// dist/:
+// Trunk post_build hook (Trunk.toml). All on the staged build, before it becomes dist/:
 //
 // 0. wasm-bindgen's glue (its `no-modules` output, a classic script) goes into the page, as it
 //    is, in place of its `<script src>`, and its file is removed; around it, the parts of the
@@ -34,10 +33,11 @@
 //    its cached page only if it is exactly this page, with a CSP built from those hashes. The
 //    page never names the worker, so nothing feeds back into it.
 //
-// Only index.html is rewritten (the glue's element, those two meta elements and the preload),
-// then sw.js (its `const BUILD` line, and its comment lines go).
+// Only index.html is rewritten (its comments go; the glue's element, those two meta elements and
+// the preload), then sw.js (its `const BUILD` line, and its comment lines go); the early module's
+// files are renamed by their hashes.
 import { createHash } from "node:crypto";
-import { execFile, execFileSync } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, statSync, utimesSync, readFileSync, writeFileSync, readdirSync, renameSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -117,17 +117,14 @@ async function splitApp(glueFile) {
     }
   };
   const wasmOpt = [join(source, "node_modules/.bin/wasm-opt")].find((p) => existsSync(p)) || "wasm-opt";
+  // Its messages go to the build's output as they come; a failure rejects, and the build stops.
   const optimise = (from, to) =>
     profile !== "release"
       ? Promise.resolve(copyFileSync(from, to))
-      : new Promise((resolve) =>
-          execFile(wasmOpt, ["-Oz", "--output", to, from], (e, _out, err) => {
-            if (e) {
-              console.error(`post-build: wasm-opt failed on ${from} (${e.message})\n${err}`);
-              process.exit(1);
-            }
-            resolve();
-          }),
+      : new Promise((resolve, reject) =>
+          spawn(wasmOpt, ["-Oz", "--output", to, from], { stdio: ["ignore", "ignore", "inherit"] })
+            .on("error", reject)
+            .on("exit", (code, signal) => (code === 0 ? resolve() : reject(new Error(`post-build: wasm-opt failed on ${from} (exit ${code ?? signal})`)))),
         );
   tool("wasm-split-cli", [cargoWasm, join(work, "split"), "--out-name", "app"]);
   tool("wasm-bindgen", ["--target=no-modules", "--keep-lld-exports", `--out-dir=${join(work, "bg")}`, "--out-name=app", join(work, "split", "app.wasm")]);

@@ -77,23 +77,27 @@ window.ocuiWasm = window.ocuiFetchWasm("@BASE@@APP_WASM@");
 (function () {
   var early = window.ocuiSocket;
   if (!early || !early.settle) return;
-  var worker = navigator.serviceWorker && navigator.serviceWorker.controller;
+  var controlled = !!(navigator.serviceWorker && navigator.serviceWorker.controller);
   var files = ["@EARLY_GLUE@", "@EARLY_PACKED@"];
-  var held = worker && window.caches
+  var held = controlled && window.caches
     ? Promise.all(files.map(function (f) { return caches.match(new URL("@BASE@" + f, location.href).href); }))
-    : Promise.resolve([]);
-  held.then(function (found) {
-    if (found.length === files.length && found.every(Boolean)) {
-      return import("@BASE@@EARLY_GLUE@").then(function (glue) {
-        return glue.default({ module_or_path: window.ocuiFetchWasm("@BASE@@EARLY_WASM@") });
-      });
-    }
-    early.settle();
-    if (worker) {
-      addEventListener("TrunkApplicationStarted", function () {
-        files.forEach(function (f) { worker.postMessage({ type: "ocui-keep", file: f }); });
-      }, { once: true });
-    }
+        .then(function (found) { return found.every(Boolean); })
+    : Promise.resolve(false);
+  if (controlled) {
+    // The worker that controls the page when the app has started (a new build's may have taken
+    // over since the load) is asked, if its cache lacks the module.
+    addEventListener("TrunkApplicationStarted", function () {
+      held.then(function (yes) {
+        var worker = navigator.serviceWorker.controller;
+        if (!yes && worker) files.forEach(function (f) { worker.postMessage({ type: "ocui-keep", file: f }); });
+      }, function () {});
+    }, { once: true });
+  }
+  held.then(function (yes) {
+    if (!yes) return early.settle();
+    return import("@BASE@@EARLY_GLUE@").then(function (glue) {
+      return glue.default({ module_or_path: window.ocuiFetchWasm("@BASE@@EARLY_WASM@") });
+    });
   }).catch(function (e) {
     console.warn("The early connect could not start; the app connects by itself:", e);
     early.settle();

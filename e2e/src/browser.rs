@@ -613,21 +613,34 @@ impl Browser {
     /// Makes the service worker hold the page's early module (its glue and wasm, kept on use),
     /// as a person's earlier visits do: the first visit at `url` registers the worker, and a
     /// visit the worker controls asks it to keep the module once the app has started. The next
-    /// load of the page starts the early module from the worker's cache.
+    /// load of the page starts the early module from the worker's cache. (The visit that asks is
+    /// a reload: the address may differ from `url` only by its `#token=` fragment, which `goto`
+    /// would take as a move within the page.)
     pub async fn hold_the_early_module(&self, url: &str) {
+        const HELD: &str = "const files = document.querySelector('meta[name=ocui-files-on-use]').content.split(/\\s+/).filter(f => f.startsWith('early-'));
+             const scope = (await navigator.serviceWorker.ready).scope;
+             const held = await Promise.all(files.map(f => caches.match(new URL(f, scope).href)));
+             return files.length === 2 && held.every(Boolean);";
         self.goto(url).await;
         self.wait_connected().await;
         self.wait_for_shell_cache().await;
-        self.goto(url).await;
+        // A visit that the worker controlled from its load on (an earlier one registered it)
+        // has asked already.
+        let controlled_from_load = self.js("return performance.getEntriesByType('navigation')[0].workerStart > 0;").await;
+        if controlled_from_load == json!(true) {
+            self.wait_js(HELD, |v| v == &json!(true)).await;
+            return;
+        }
+        self.client.refresh().await.expect("the page reloads");
         self.wait_connected().await;
-        self.wait_js(
-            "const files = document.querySelector('meta[name=ocui-files-on-use]').content.split(/\\s+/).filter(f => f.startsWith('early-'));
-             const scope = (await navigator.serviceWorker.ready).scope;
-             const held = await Promise.all(files.map(f => caches.match(new URL(f, scope).href)));
-             return files.length === 2 && held.every(Boolean);",
-            |v| v == &json!(true),
-        )
-        .await;
+        // A visit whose worker does not hold the module yet settles the early wait at once: the
+        // app took the loader's socket while it was fresh (after the app's 10 s wait for a
+        // module that never came, it would be stale and closed).
+        let marks = self
+            .js("return ['ocui-early-connect-sent', 'ocui-early-socket-taken'].map(n => performance.getEntriesByName(n).length);")
+            .await;
+        assert_eq!(marks, json!([0, 1]), "no early connect, and the app connected on the loader's socket");
+        self.wait_js(HELD, |v| v == &json!(true)).await;
     }
 
     /// Attaches files to the first composer, as picking them in its file dialog does.

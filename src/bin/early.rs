@@ -1,7 +1,8 @@
 //! The page's early module: signs and sends the first `connect` while the app's wasm is still
 //! on its way (`control_ui::io::early_connect`). Built by Trunk beside the app (`index.html`,
-//! a `rel="rust"` asset of type `worker`, which Trunk builds and leaves to the page to load)
-//! and started by the module script that `scripts/post-build.mjs` puts into the page.
+//! a `rel="rust"` asset of type `worker`, which Trunk builds and leaves to the page to load);
+//! its glue and wasm are kept on use, and the loader's part "early" (`src/loader.js`) imports
+//! and starts it on visits whose service worker holds both.
 //!
 //! It links only what sending `connect` needs: the identity, the token and the request, none of
 //! the views. If it panics, the message goes to the console and the loader's `ready` promise

@@ -1,7 +1,8 @@
-//! The page's early module (`src/bin/early.rs`): a small wasm of its own, fetched beside the
-//! app's, that signs and sends the first `connect` and [`FIRST_READS`] on the loader's socket
-//! ([`crate::io::early_socket`]) while the app's wasm is still on its way. Over a real link the
-//! gateway's handshake then overlaps the download instead of following it, and the app finds
+//! The page's early module (`src/bin/early.rs`): a small wasm of its own, started from the
+//! service worker's cache on the visits after the worker was asked to keep it, that signs and
+//! sends the first `connect` and [`FIRST_READS`] on the loader's socket
+//! ([`crate::io::early_socket`]) while the app's wasm is still being compiled. The gateway's
+//! handshake then overlaps the app's start instead of following it, and the app finds
 //! `hello-ok` and the dock's first listing among the socket's kept frames.
 //!
 //! It decides nothing the app would decide differently: the same identity (it creates it when

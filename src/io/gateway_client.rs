@@ -729,9 +729,10 @@ impl GatewayClient {
 }
 
 /// How long the app waits for the page's early module to send `connect` before it loads the
-/// identity and connects itself. The early module is a tenth of the app's size, fetched beside
-/// it, and settles the wait on every path (a failed fetch and a panic included), so this only
-/// bounds a module whose fetch stalled; generous, so a loaded machine never races the two.
+/// identity and connects itself. The early module is a tenth of the app's size, started only
+/// from the service worker's cache (a visit that does not start it settles the wait at once),
+/// and settles the wait on every path (a failed fetch and a panic included), so this only bounds
+/// a module whose start stalled; generous, so a loaded machine never races the two.
 const EARLY_CONNECT_WAIT: Duration = Duration::from_secs(10);
 
 /// Takes the `connect` and reads the early module sent as this client's own: their answers,

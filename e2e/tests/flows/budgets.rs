@@ -302,7 +302,7 @@ async fn markdown_without_its_module_shows_as_written_and_the_next_message_tries
     };
     say("blocked", 20, "Some **bold** <img src=x onerror=window.__xss=1> words");
     let note = b.wait_text(".md[data-md=failed] .md-note", T, |t| !t.is_empty()).await;
-    assert_eq!(note, "Shown as written: the formatting could not be loaded from the gateway.");
+    assert_eq!(note, "Shown as written: the formatting could not be loaded.");
     let shown = b.js("const m = document.querySelector('.md[data-md=failed]'); return [m.querySelector('.md-source').textContent, m.querySelectorAll('strong, img').length, window.__xss || 0];").await;
     assert_eq!(shown, json!(["Some **bold** <img src=x onerror=window.__xss=1> words", 0, 0]), "as written, inert");
 

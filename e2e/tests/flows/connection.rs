@@ -71,7 +71,7 @@ async fn the_first_connect_goes_out_before_the_app_wasm_has_arrived() {
         "Object.defineProperty(window, 'ocuiWasm', { get() { return Promise.reject(new Error('held back by the test')); }, set(_) {} });";
     b.cdp("Page.addScriptToEvaluateOnNewDocument", serde_json::json!({"source": hold_back})).await;
     let before = gw.gateway().sockets_accepted.load(std::sync::atomic::Ordering::Relaxed);
-    b.goto(&gw.ui_url()).await;
+    b.client.refresh().await.unwrap();
     let kept = b
         .wait_js("return ((window.ocuiSocket || {}).messages || []).map((f) => JSON.parse(f));", |v| {
             v.as_array().is_some_and(|frames| ["connect:early", "early:1"].iter().all(|id| frames.iter().any(|f| f["id"] == *id)))
@@ -109,7 +109,7 @@ async fn the_app_takes_the_early_connect_and_its_listing_as_its_own() {
     // Every frame the page sends, recorded before any of its scripts runs.
     let record = "window.__sent = []; const send = WebSocket.prototype.send; WebSocket.prototype.send = function (d) { window.__sent.push(String(d)); return send.call(this, d); };";
     b.cdp("Page.addScriptToEvaluateOnNewDocument", serde_json::json!({"source": record})).await;
-    b.goto(&gw.ui_url()).await;
+    b.client.refresh().await.unwrap();
     b.wait_connected().await;
     b.wait_text("[data-testid=question-panel]", T, |t| t.contains("Shown from the early listing?")).await;
     let sent: Vec<String> = serde_json::from_value(b.js("return window.__sent;").await).unwrap();

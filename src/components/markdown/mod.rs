@@ -54,7 +54,7 @@ fn markdown_dom(el: Element, text: String) {
             Err(NotLoaded) => {
                 let _ = el.set_attribute("data-md", "failed");
                 if let Some(note) = element(&doc, &el, "p", "md-note") {
-                    self::text(&doc, &note, "Shown as written: the formatting could not be loaded from the gateway.");
+                    self::text(&doc, &note, "Shown as written: the formatting could not be loaded.");
                 }
             }
         }

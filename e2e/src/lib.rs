@@ -53,6 +53,13 @@ pub fn artifacts_dir() -> PathBuf {
     dir
 }
 
+/// A word no earlier run wrote (8 hex digits of the clock): a test finds its own rows by it in
+/// a gateway's transcript, and a script keyed by it answers only that test's turns.
+pub fn nonce() -> String {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).expect("the clock is after 1970");
+    format!("{:x}", now.as_nanos() % 0xffff_ffff)
+}
+
 /// A free loopback port.
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port()

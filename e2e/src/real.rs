@@ -15,6 +15,14 @@ pub fn install_dir() -> PathBuf {
 
 pub const TOKEN: &str = "TEST";
 
+/// A real gateway whose agent runs real turns on the project's scripted model, with the
+/// trusted backend client that configured it ([`RealGateway::start_with_scripted_model`]).
+pub struct WithScriptedModel {
+    pub gw: RealGateway,
+    pub model: crate::scripted_model::ScriptedModel,
+    pub agent: gateway::client::Client,
+}
+
 pub struct RealGateway {
     pub port: u16,
     /// `gateway.controlUi.basePath` ("" at the root).
@@ -68,6 +76,16 @@ impl RealGateway {
     /// Installs (once; cached), then starts the real gateway serving a copy of our build.
     pub fn start() -> RealGateway {
         Self::start_serving(&crate::dist_dir(), "")
+    }
+
+    /// Starts the real gateway (as [`RealGateway::start`]) with the scripted model as its agent's
+    /// model provider.
+    pub async fn start_with_scripted_model() -> WithScriptedModel {
+        let gw = tokio::task::spawn_blocking(RealGateway::start).await.expect("the real gateway starts");
+        let model = crate::scripted_model::ScriptedModel::start().await;
+        let mut agent = gw.agent().await;
+        gw.use_scripted_model(&mut agent, &model).await;
+        WithScriptedModel { gw, model, agent }
     }
 
     /// Starts the real gateway serving a copy of `dist` under `base_path` ("" for the root,

@@ -415,16 +415,12 @@ async fn rewind_is_not_offered_without_the_admin_scope_nor_either_while_the_agen
 /// reply, a fork, and a rewind (the real gateway keeps what left as a branch).
 #[tokio::test(flavor = "multi_thread")]
 async fn copy_rewind_and_fork_on_the_real_gateway() {
-    use e2e::scripted_model::ScriptedModel;
-    let gw = tokio::task::spawn_blocking(e2e::real::RealGateway::start).await.unwrap();
-    let scripted = ScriptedModel::start().await;
-    let mut agent = gw.agent().await;
-    gw.use_scripted_model(&mut agent, &scripted).await;
+    let e2e::real::WithScriptedModel { gw, model: _scripted, mut agent } = e2e::real::RealGateway::start_with_scripted_model().await;
     let b = Browser::start().await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), e2e::real::TOKEN)).await;
     b.wait_connected_within(std::time::Duration::from_secs(90)).await;
     b.grant_clipboard().await;
-    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let nonce = e2e::nonce();
     b.send_message(&format!("md: alpha {nonce}")).await;
     b.wait_text("[data-testid=run-took]", e2e::TURN, |_| true).await;
     b.send_message(&format!("beta {nonce}")).await;

@@ -124,7 +124,7 @@ fn row_css(key: &str) -> String {
 /// as it was; rename; archive with Undo; an archived one opened says so and restores; search
 /// finds one beyond the first 100; the marks for waiting on you and news; screenshots.
 async fn flows(t: Target, agent: &mut Client) {
-    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let nonce = e2e::nonce();
     let b = Browser::start_sized(1000, 900).await;
     b.goto(&t.ui("/")).await;
     b.wait_connected().await;

@@ -215,10 +215,7 @@ async fn coming_back_after_a_while_shows_what_finished_and_what_still_waits() {
 #[tokio::test(flavor = "multi_thread")]
 async fn the_real_gateway_pushes_a_runs_approval_that_a_notifications_deny_denies_with_one_click() {
     let mut push = PushService::start().await;
-    let real = tokio::task::spawn_blocking(e2e::real::RealGateway::start).await.unwrap();
-    let model = e2e::scripted_model::ScriptedModel::start().await;
-    let mut agent = real.agent().await;
-    real.use_scripted_model(&mut agent, &model).await;
+    let e2e::real::WithScriptedModel { gw: real, model: _model, mut agent } = e2e::real::RealGateway::start_with_scripted_model().await;
     std::fs::write(real.workspace().join("deploy-secret.sh"), "#!/bin/sh\necho deployed\n").unwrap();
     let b = Browser::start_with_notifications_granted().await;
     b.goto(&real.ui_url()).await;

@@ -147,7 +147,7 @@ async fn our_ui_on_the_real_gateway() {
     // 7. Chat through the outbox. Without a model the real gateway saves the user message
     // and then fails the run: confirmation comes from saved history, the failure is shown.
     // The real gateway's state dir is reused between runs: make this run's texts unique.
-    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let nonce = e2e::nonce();
     let hello = format!("hello from the outbox {nonce}");
     let lost = format!("ack lost on the way {nonce}");
     let dedupe = format!("dedupe me {nonce}");
@@ -284,7 +284,7 @@ async fn a_message_sent_during_a_held_run_reads_interrupted_when_the_run_fails()
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), e2e::real::TOKEN)).await;
     b.wait_connected_within(Duration::from_secs(90)).await;
     let mut agent = gw.agent().await;
-    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let nonce = e2e::nonce();
     let model = e2e::model_hold::ModelHold::start().await;
     gw.use_model(&mut agent, &model).await;
     let busy = format!("first while idle {nonce}");

@@ -74,7 +74,7 @@ async fn summary_in(b: &Browser, scope: &str, nonce: &str, accept: impl Fn(&str)
 async fn attachments_and_edited_async_answers_on_the_real_gateway() {
     let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
     let mut agent = gw.agent().await;
-    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let nonce = e2e::nonce();
 
     // 1. An image sent from the composer: saved by the real gateway with its message, and
     // shown in the transcript from the gateway's media route with this page's credentials.

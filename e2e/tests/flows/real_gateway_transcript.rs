@@ -43,7 +43,7 @@ fn turn(nonce: &str) -> Vec<Value> {
 async fn a_real_agent_turn_reads_whole_on_the_real_gateway_and_offline_under_its_base_path() {
     let gw = tokio::task::spawn_blocking(|| RealGateway::start_serving(&e2e::dist_dir_ui(), "/ui")).await.unwrap();
     let mut agent = gw.agent().await;
-    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let nonce = e2e::nonce();
     let rows = turn(&nonce);
     // Each test's real gateway starts with no state: its main conversation has no row until it is
     // used, and chat.inject needs one.

@@ -7,13 +7,12 @@
 use std::time::Duration;
 
 use e2e::browser::Browser;
-use e2e::real::RealGateway;
+use e2e::real::{RealGateway, WithScriptedModel};
 use e2e::scripted_model::ScriptedModel;
-use e2e::{T, TURN};
+use e2e::{T, TURN, nonce};
 use serde_json::{Value, json};
 
-/// A run's first turn on a fresh gateway: it prepares its context (workspace, tools, skills)
-/// before the model is asked, which took over 30 s on a loaded machine.
+/// The conversation every run here goes to.
 const MAIN: &str = "agent:main:main";
 
 struct Setup {
@@ -24,18 +23,11 @@ struct Setup {
 }
 
 async fn setup() -> Setup {
-    let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
-    let model = ScriptedModel::start().await;
-    let mut agent = gw.agent().await;
-    gw.use_scripted_model(&mut agent, &model).await;
+    let WithScriptedModel { gw, model, agent } = RealGateway::start_with_scripted_model().await;
     let b = Browser::start_sized(1100, 900).await;
     b.goto(&gw.ui_url()).await;
     b.wait_connected_within(Duration::from_secs(90)).await;
     Setup { gw, model, agent, b }
-}
-
-fn nonce() -> String {
-    format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() % 0xffff_ffff)
 }
 
 /// The text of the transcript (saved rows, live runs and unsent messages).
@@ -274,10 +266,7 @@ async fn run_to_end(agent: &mut gateway::client::Client, text: &str, key: &str) 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_conversation_of_40_real_runs_opens_on_its_newest_row_and_shows_a_new_runs_rows() {
-    let gw = tokio::task::spawn_blocking(RealGateway::start).await.unwrap();
-    let model = ScriptedModel::start().await;
-    let mut agent = gw.agent().await;
-    gw.use_scripted_model(&mut agent, &model).await;
+    let WithScriptedModel { gw, model: _model, mut agent } = RealGateway::start_with_scripted_model().await;
     let ws = gw.workspace();
     let n = nonce();
     // 40 real runs: tool calls (read), tools reached through tool_call, markdown and thinking.

@@ -121,15 +121,12 @@ async fn a_send_waits_for_a_model_change_and_does_not_go_when_it_never_landed() 
 /// and each reply names the model that wrote it.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_model_and_thinking_on_the_real_gateway() {
-    use e2e::scripted_model::{MODEL, PROVIDER, SECOND_MODEL, ScriptedModel};
-    let gw = tokio::task::spawn_blocking(e2e::real::RealGateway::start).await.unwrap();
-    let scripted = ScriptedModel::start().await;
-    let mut agent = gw.agent().await;
-    gw.use_scripted_model(&mut agent, &scripted).await;
+    use e2e::scripted_model::{MODEL, PROVIDER, SECOND_MODEL};
+    let e2e::real::WithScriptedModel { gw, model: _scripted, mut agent } = e2e::real::RealGateway::start_with_scripted_model().await;
     let b = Browser::start().await;
     b.goto(&format!("{}/?session=agent%3Amain%3Amain#token={}", gw.base(), e2e::real::TOKEN)).await;
     b.wait_connected_within(std::time::Duration::from_secs(90)).await;
-    let nonce = format!("{:x}", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis());
+    let nonce = e2e::nonce();
     let area = b.find_xpath("//textarea[@name='message']", T).await;
     area.send_keys(&format!("hello {nonce}")).await.unwrap();
     area.send_keys(&fantoccini::key::Key::Enter.to_string()).await.unwrap();
